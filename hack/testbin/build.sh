@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# build.sh builds the real components that the test environment runs:
+# kube-apiserver, etcd, kubectl, source-controller and kustomize-controller.
+#
+# Download sites for envtest binaries are unreachable here, so every binary is
+# compiled from the Go module proxy through a throwaway wrapper module. Each
+# binary is cached by name and version in a per-user cache directory and
+# linked into bin/, so a fresh clone on the same machine (CI's) reuses it and
+# a second run takes seconds.
+#
+# Usage: hack/testbin/build.sh [component...]
+#   components: kube-apiserver etcd kubectl source-controller kustomize-controller
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "${here}/../.." && pwd)"
+# shellcheck source=versions.env
+source "${here}/versions.env"
+
+cache="${REFLUX_TESTBIN_CACHE:-${XDG_CACHE_HOME:-${HOME}/.cache}/reflux/testbin}"
+bindir="${root}/bin"
+mkdir -p "${cache}" "${bindir}"
+
+# Never let a toolchain switch sneak in: the machine's Go is the one we build with.
+export GOTOOLCHAIN=local
+export GOFLAGS="${GOFLAGS:-} -mod=mod"
+export CGO_ENABLED=0
+
+log() { printf '[testbin] %s\n' "$*" >&2; }
+
+# link NAME PATH: point bin/NAME at a cached binary.
+link() {
+  ln -sfn "$2" "${bindir}/$1"
+  log "$1 -> $2"
+}
+
+# wrapper DIR: start an empty wrapper module in DIR.
+wrapper() {
+  rm -rf "$1"
+  mkdir -p "$1"
+  (cd "$1" && go mod init reflux.dev/testbin-wrapper >/dev/null 2>&1)
+}
+
+# staging_replaces VERSION: print `-replace` flags mapping every k8s.io staging
+# module that k8s.io/kubernetes VERSION points at ./staging to its published
+# v0.Y.Z release. The list comes from kubernetes' own go.mod, so a new staging
+# module in a later release is picked up without editing this script.
+staging_replaces() {
+  local version="$1" modfile staging
+  modfile="$(go mod download -json "k8s.io/kubernetes@${version}" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')"
+  staging="v0.${version#v1.}"
+  grep -E '=> \./staging/src/' "${modfile}" | awk '{print $1}' | while read -r m; do
+    printf -- '-replace=%s=%s@%s\n' "${m}" "${m}" "${staging}"
+  done
+}
+
+build_kube() {
+  local name="$1" pkg="$2"
+  local dest="${cache}/${name}-${KUBERNETES_VERSION}/${name}"
+  if [[ -x "${dest}" ]]; then link "${name}" "${dest}"; return; fi
+  log "building ${name} ${KUBERNETES_VERSION} (several minutes cold)"
+  local w="${cache}/.wrap-${name}-${KUBERNETES_VERSION}"
+  wrapper "${w}"
+  (
+    cd "${w}"
+    # shellcheck disable=SC2046
+    go mod edit $(staging_replaces "${KUBERNETES_VERSION}")
+    go get "k8s.io/kubernetes@${KUBERNETES_VERSION}"
+    printf 'package tools\n\nimport _ "%s"\n' "${pkg}" > tools.go
+    sed -i '1s/^/\/\/go:build tools\n\n/' tools.go
+    go mod tidy -e >/dev/null 2>&1 || true
+    mkdir -p "$(dirname "${dest}")"
+    go build -trimpath -ldflags='-s -w' -o "${dest}.tmp" "${pkg}"
+    mv "${dest}.tmp" "${dest}"
+  )
+  rm -rf "${w}"
+  link "${name}" "${dest}"
+}
+
+build_etcd() {
+  local dest="${cache}/etcd-${ETCD_VERSION}/etcd"
+  if [[ -x "${dest}" ]]; then link etcd "${dest}"; return; fi
+  log "building etcd ${ETCD_VERSION}"
+  local w="${cache}/.wrap-etcd-${ETCD_VERSION}"
+  wrapper "${w}"
+  (
+    cd "${w}"
+    go get "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" "go.etcd.io/etcd/api/v3@${ETCD_VERSION}" \
+      "go.etcd.io/etcd/client/pkg/v3@${ETCD_VERSION}" "go.etcd.io/etcd/client/v3@${ETCD_VERSION}" \
+      "go.etcd.io/etcd/pkg/v3@${ETCD_VERSION}"
+    mkdir -p "$(dirname "${dest}")"
+    go build -trimpath -ldflags='-s -w' -o "${dest}.tmp" go.etcd.io/etcd/server/v3
+    mv "${dest}.tmp" "${dest}"
+  )
+  rm -rf "${w}"
+  link etcd "${dest}"
+}
+
+# build_flux NAME VERSION: build a Flux controller and keep its CRDs beside it.
+build_flux() {
+  local name="$1" version="$2"
+  local dir="${cache}/${name}-${version}"
+  local dest="${dir}/${name}"
+  if [[ -x "${dest}" && -d "${dir}/crd" ]]; then
+    link "${name}" "${dest}"
+    ln -sfn "${dir}/crd" "${bindir}/${name}-crd"
+    return
+  fi
+  log "building ${name} ${version} (a few minutes cold)"
+  local w="${cache}/.wrap-${name}-${version}"
+  wrapper "${w}"
+  (
+    cd "${w}"
+    # The controllers' own replace directives, plus the artifact pin the proxy
+    # forces on us.
+    go mod edit \
+      -replace=github.com/opencontainers/go-digest=github.com/opencontainers/go-digest@v1.0.1-0.20220411205349-bde1400a84be \
+      -replace=sigs.k8s.io/kustomize/api=sigs.k8s.io/kustomize/api@v0.21.1 \
+      -replace=sigs.k8s.io/kustomize/kyaml=sigs.k8s.io/kustomize/kyaml@v0.21.1 \
+      -replace=gopkg.in/yaml.v3=gopkg.in/yaml.v3@v3.0.1 \
+      -replace=github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@${FLUX_ARTIFACT_VERSION}
+    go get "github.com/fluxcd/${name}@${version}" "github.com/fluxcd/${name}/api@${version}"
+    printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/fluxcd/%s"\n' "${name}" > tools.go
+    go mod tidy >/dev/null
+    mkdir -p "${dir}"
+    go build -trimpath -ldflags='-s -w' -o "${dest}.tmp" "github.com/fluxcd/${name}"
+    mv "${dest}.tmp" "${dest}"
+    # CRDs come from the module itself, never from the network.
+    local src
+    src="$(go list -m -f '{{.Dir}}' "github.com/fluxcd/${name}")"
+    rm -rf "${dir}/crd"
+    mkdir -p "${dir}/crd"
+    cp "${src}"/config/crd/bases/*.yaml "${dir}/crd/"
+    chmod -R u+w "${dir}/crd"
+  )
+  rm -rf "${w}"
+  link "${name}" "${dest}"
+  ln -sfn "${dir}/crd" "${bindir}/${name}-crd"
+}
+
+components=("$@")
+if [[ ${#components[@]} -eq 0 ]]; then
+  components=(etcd kube-apiserver kubectl source-controller kustomize-controller)
+fi
+for c in "${components[@]}"; do
+  case "${c}" in
+    kube-apiserver) build_kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver ;;
+    kubectl) build_kube kubectl k8s.io/kubernetes/cmd/kubectl ;;
+    etcd) build_etcd ;;
+    source-controller) build_flux source-controller "${SOURCE_CONTROLLER_VERSION}" ;;
+    kustomize-controller) build_flux kustomize-controller "${KUSTOMIZE_CONTROLLER_VERSION}" ;;
+    *) log "unknown component ${c}"; exit 2 ;;
+  esac
+done
