@@ -1,0 +1,66 @@
+package v1alpha1
+
+// Condition types reflux owns. Ready and Stalled come from
+// github.com/fluxcd/pkg/apis/meta.
+const (
+	// DriftedCondition on a Kustomization reports whether its live objects
+	// diverge from the applied revision.
+	DriftedCondition = "Drifted"
+
+	// ReverseSyncedCondition on a Kustomization reports the state of the
+	// write-back of its drift to Git.
+	ReverseSyncedCondition = "ReverseSynced"
+)
+
+// Reasons for ReverseSyncPolicy conditions.
+const (
+	// ValidPolicyReason means the policy passed every check.
+	ValidPolicyReason = "Valid"
+
+	// InvalidPolicyReason means the policy cannot be used as written; it is
+	// Stalled until its spec changes.
+	InvalidPolicyReason = "InvalidPolicy"
+
+	// SigningKeyNotFoundReason means the referenced signing Secret is
+	// missing or lacks the key for the configured type.
+	SigningKeyNotFoundReason = "SigningKeyNotFound"
+
+	// BranchPrefixConflictReason means the branch prefix could name, or
+	// collide with, the source branch of a governed Kustomization.
+	BranchPrefixConflictReason = "BranchPrefixConflict"
+
+	// SuspendedReason means the policy is suspended.
+	SuspendedReason = "Suspended"
+)
+
+// Reasons for the Drifted condition.
+const (
+	// DriftDetectedReason means at least one live field diverges.
+	DriftDetectedReason = "DriftDetected"
+	// NoDriftReason means the live objects match the applied revision.
+	NoDriftReason = "NoDrift"
+	// ArtifactUnavailableReason means the source artifact could not be
+	// fetched, so no drift can be computed (and none is reported).
+	ArtifactUnavailableReason = "ArtifactUnavailable"
+	// KustomizationNotReadyReason means Flux has not applied a revision
+	// successfully, so nothing is compared.
+	KustomizationNotReadyReason = "KustomizationNotReady"
+)
+
+// Reasons for the ReverseSynced condition.
+const (
+	// BranchPushedReason means a branch with the drift was pushed.
+	BranchPushedReason = "BranchPushed"
+	// UpToDateReason means the branch already holds this drift set.
+	UpToDateReason = "UpToDate"
+	// ConflictReason means Git changed the same field, or the edit no
+	// longer applies; the drift is kept for the next attempt.
+	ConflictReason = "Conflict"
+	// RefusedReason means reflux will not write this drift (for example a
+	// Secret value without SOPS recipients, or a verification failure).
+	RefusedReason = "Refused"
+	// GitErrorReason means the git server failed or rejected the push.
+	GitErrorReason = "GitError"
+	// ReportOnlyReason means the policy never writes Git.
+	ReportOnlyReason = "ReportOnly"
+)

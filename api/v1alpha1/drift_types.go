@@ -1,0 +1,255 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DriftKind is the kind of Drift.
+const DriftKind = "Drift"
+
+// DriftState is where a drift record is in its lifecycle.
+// +kubebuilder:validation:Enum=Detected;Held;Proposed;Resolved;Dismissed
+type DriftState string
+
+const (
+	// DriftDetected means the divergence was seen and recorded.
+	DriftDetected DriftState = "Detected"
+	// DriftHeld means reflux keeps Flux from reverting the object.
+	DriftHeld DriftState = "Held"
+	// DriftProposed means a branch with the change exists.
+	DriftProposed DriftState = "Proposed"
+	// DriftResolved means the applied revision now declares the live value.
+	DriftResolved DriftState = "Resolved"
+	// DriftDismissed means a user or reviewer rejected the drift; the hold
+	// is released and Flux restores Git's value.
+	DriftDismissed DriftState = "Dismissed"
+)
+
+// DriftSpec is the durable record of one drifted live object. It is written
+// from the watch event that saw the change, because Flux's next reconcile
+// erases the live evidence.
+type DriftSpec struct {
+	// Kustomization is the Flux Kustomization that applies the object.
+	// +required
+	Kustomization KustomizationRef `json:"kustomization"`
+
+	// Policy is the ReverseSyncPolicy that classified the drift.
+	// +required
+	Policy string `json:"policy"`
+
+	// Object is the drifted live object.
+	// +required
+	Object ObjectRef `json:"object"`
+
+	// Revision is the source revision Flux applied when the drift was seen.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+
+	// Fields are the drifted fields.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +optional
+	Fields []DriftField `json:"fields,omitempty"`
+
+	// LastModifier is the most recent writer of a drifted field.
+	// +optional
+	LastModifier *Modifier `json:"lastModifier,omitempty"`
+
+	// ManualHotfix is true when the live object carries the policy's
+	// manual-hotfix annotation: logged and held, never written to Git.
+	// +optional
+	ManualHotfix bool `json:"manualHotfix,omitempty"`
+
+	// FirstSeen is when the divergence was first seen.
+	// +required
+	FirstSeen metav1.Time `json:"firstSeen"`
+
+	// LastSeen is when the divergence was last confirmed.
+	// +required
+	LastSeen metav1.Time `json:"lastSeen"`
+}
+
+// KustomizationRef names a Flux Kustomization.
+type KustomizationRef struct {
+	// Name of the Kustomization.
+	Name string `json:"name"`
+	// Namespace of the Kustomization.
+	Namespace string `json:"namespace"`
+}
+
+// ObjectRef names a live object.
+type ObjectRef struct {
+	// APIVersion of the object.
+	APIVersion string `json:"apiVersion"`
+	// Kind of the object.
+	Kind string `json:"kind"`
+	// Namespace of the object; empty for cluster-scoped objects.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Name of the object.
+	Name string `json:"name"`
+	// UID of the object when the drift was seen.
+	// +optional
+	UID string `json:"uid,omitempty"`
+}
+
+// DriftField is one drifted field.
+type DriftField struct {
+	// Pointer is the JSON pointer of the field in the rendered object.
+	Pointer string `json:"pointer"`
+
+	// ChangeType says how the live value diverges.
+	ChangeType ChangeType `json:"changeType"`
+
+	// GitValue is the JSON value Git declares; empty for an Add. Secret
+	// values are masked, as Flux's jsondiff masks them.
+	// +optional
+	GitValue string `json:"gitValue,omitempty"`
+
+	// LiveValue is the JSON value seen live; empty for a Remove. Secret
+	// values are masked.
+	// +optional
+	LiveValue string `json:"liveValue,omitempty"`
+
+	// Origin is where the source declares the field.
+	// +optional
+	Origin *FieldOrigin `json:"origin,omitempty"`
+
+	// Action decided by the policy.
+	Action Action `json:"action"`
+
+	// Severity decided by the policy.
+	Severity Severity `json:"severity"`
+
+	// Rule is the name or index of the rule that matched; empty when a
+	// default applied.
+	// +optional
+	Rule string `json:"rule,omitempty"`
+
+	// FluxReverts is false when Flux would leave the live value in place
+	// (for example a field owned by a non-kubectl manager that Git does not
+	// declare).
+	FluxReverts bool `json:"fluxReverts"`
+
+	// Modifier is the last writer of this field.
+	// +optional
+	Modifier *Modifier `json:"modifier,omitempty"`
+
+	// FirstSeen is when this field's divergence was first seen.
+	// +optional
+	FirstSeen *metav1.Time `json:"firstSeen,omitempty"`
+}
+
+// FieldOrigin is the place in the source that declares a field.
+type FieldOrigin struct {
+	// File relative to the repository root.
+	File string `json:"file"`
+	// Line, 1-based.
+	Line int32 `json:"line"`
+	// Column, 1-based, of the value node.
+	Column int32 `json:"column"`
+	// Kind of declaration, such as resource, patch or images.
+	Kind string `json:"kind"`
+	// Refused names why the field could not be mapped, if it could not.
+	// +optional
+	Refused string `json:"refused,omitempty"`
+}
+
+// Modifier is a writer of a live field.
+type Modifier struct {
+	// Manager is the field manager from managedFields.
+	Manager string `json:"manager"`
+	// Operation is Update or Apply.
+	// +optional
+	Operation string `json:"operation,omitempty"`
+	// User is the authenticated user from the audit log, when known.
+	// +optional
+	User string `json:"user,omitempty"`
+	// Time of the write.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+}
+
+// DriftStatus is the lifecycle of a drift record.
+type DriftStatus struct {
+	// ObservedGeneration is the last generation acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// State of the record.
+	// +optional
+	State DriftState `json:"state,omitempty"`
+
+	// Severity is the highest severity among the fields.
+	// +optional
+	Severity Severity `json:"severity,omitempty"`
+
+	// Action is the strongest action among the fields: Merge, then Alert,
+	// then Ignore.
+	// +optional
+	Action Action `json:"action,omitempty"`
+
+	// HeldSince is when the hold was applied.
+	// +optional
+	HeldSince *metav1.Time `json:"heldSince,omitempty"`
+
+	// Fingerprint identifies the drift set for write-back.
+	// +optional
+	Fingerprint string `json:"fingerprint,omitempty"`
+
+	// Branch holding the proposed change, once pushed.
+	// +optional
+	Branch string `json:"branch,omitempty"`
+
+	// Commit at the head of Branch.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+
+	// Conditions holds Ready.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// GetConditions returns the status conditions.
+func (in *Drift) GetConditions() []metav1.Condition {
+	return in.Status.Conditions
+}
+
+// SetConditions sets the status conditions.
+func (in *Drift) SetConditions(conditions []metav1.Condition) {
+	in.Status.Conditions = conditions
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Kustomization",type="string",JSONPath=".spec.kustomization.name"
+// +kubebuilder:printcolumn:name="Kind",type="string",JSONPath=".spec.object.kind"
+// +kubebuilder:printcolumn:name="Object",type="string",JSONPath=".spec.object.name"
+// +kubebuilder:printcolumn:name="Severity",type="string",JSONPath=".status.severity"
+// +kubebuilder:printcolumn:name="Action",type="string",JSONPath=".status.action"
+// +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.state"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".spec.firstSeen"
+
+// Drift records one live object that diverges from the revision Flux
+// applied. It outlives Flux's revert of the live object and is owned by
+// nothing Flux prunes.
+type Drift struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   DriftSpec   `json:"spec,omitempty"`
+	Status DriftStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// DriftList is a list of Drift.
+type DriftList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Drift `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Drift{}, &DriftList{})
+}

@@ -1,0 +1,428 @@
+package v1alpha1
+
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ReverseSyncPolicyKind is the kind of ReverseSyncPolicy.
+const ReverseSyncPolicyKind = "ReverseSyncPolicy"
+
+// ReverseSyncPolicySpec says which Kustomizations reflux governs in this
+// namespace, how their drift is classified, and how it is written to Git.
+type ReverseSyncPolicySpec struct {
+	// KustomizationSelector selects the Flux Kustomizations in this
+	// namespace that the policy governs. A selected Kustomization is governed
+	// only when it also carries the annotation `reflux.dev/reverse-sync:
+	// enabled`. An empty selector selects every opted-in Kustomization.
+	// +required
+	KustomizationSelector metav1.LabelSelector `json:"kustomizationSelector"`
+
+	// Git says how reflux writes branches to the source repository.
+	// +required
+	Git GitSpec `json:"git"`
+
+	// Rules classify drifted fields. They are evaluated in order and the
+	// first rule that matches a field decides its action and severity. When
+	// no rule matches, the built-in defaults apply (see Defaults).
+	// +kubebuilder:validation:MaxItems=128
+	// +listType=atomic
+	// +optional
+	Rules []Rule `json:"rules,omitempty"`
+
+	// ManualHotfix names the annotation that marks a live object as a
+	// deliberate manual hotfix. Such objects are logged, reported with a
+	// Normal event and held, and never written to Git.
+	// +kubebuilder:default={key: "ops.source", value: "manual"}
+	// +optional
+	ManualHotfix ManualHotfix `json:"manualHotfix,omitempty"`
+
+	// Defaults tune the classification applied when no rule matches.
+	// +optional
+	Defaults Defaults `json:"defaults,omitempty"`
+
+	// IgnoredManagers lists field managers whose writes are never drift,
+	// such as an autoscaler that owns spec.replicas. Matching is exact.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=set
+	// +optional
+	IgnoredManagers []string `json:"ignoredManagers,omitempty"`
+
+	// Suspend stops reflux from acting on the Kustomizations this policy
+	// governs. Existing holds stay until released.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// GitSpec configures the branches reflux pushes.
+type GitSpec struct {
+	// Author is the author and committer of reflux's commits.
+	// +required
+	Author CommitAuthor `json:"author"`
+
+	// SigningKey signs every commit. The Secret holds `git.asc` (and an
+	// optional `passphrase`) for openpgp, in the format Flux's
+	// image-automation-controller uses, or `identity` for ssh.
+	// +optional
+	SigningKey *SigningKey `json:"signingKey,omitempty"`
+
+	// BranchPrefix starts the name of every branch reflux pushes. It must be
+	// one or more path segments ending in "/" so that reflux's branches live
+	// in a ref directory of their own and can never name the source branch.
+	// +kubebuilder:default="reflux/"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9][A-Za-z0-9._-]*/)+$`
+	// +kubebuilder:validation:XValidation:rule="!self.contains('..') && !self.contains('.lock/')",message="branchPrefix must not contain '..' or a segment ending in '.lock'"
+	// +kubebuilder:validation:XValidation:rule="!['main/','master/','trunk/','develop/','HEAD/','refs/'].exists(b, self.startsWith(b))",message="branchPrefix must not start with a source branch name such as main/ or master/, nor with refs/ or HEAD/"
+	// +optional
+	BranchPrefix string `json:"branchPrefix,omitempty"`
+
+	// CommitMessageTemplate is a Go text/template for the commit message.
+	// Empty means reflux's default: one line per field with the object,
+	// pointer, Git and live values, origin, modifier, first seen and
+	// severity.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	CommitMessageTemplate string `json:"commitMessageTemplate,omitempty"`
+
+	// ReportOnly never writes Git: drift is recorded and reported only.
+	// +optional
+	ReportOnly bool `json:"reportOnly,omitempty"`
+
+	// AlertBranches controls the prefilled branch pushed for Alert-action
+	// fields. `Separate` (the default) pushes it beside the Merge branch,
+	// marked as needing a decision; `None` only reports them.
+	// +kubebuilder:validation:Enum=Separate;None
+	// +kubebuilder:default=Separate
+	// +optional
+	AlertBranches string `json:"alertBranches,omitempty"`
+
+	// AllowSharedWrites lets reflux edit a source document that more than
+	// one rendered object or overlay uses. When false (the default) the
+	// change is written to the overlay that renders the drifted object.
+	// +optional
+	AllowSharedWrites bool `json:"allowSharedWrites,omitempty"`
+
+	// Encryption lists the SOPS recipients used to encrypt Secret data that
+	// reflux writes. Without recipients, Secret drift is never written.
+	// +optional
+	Encryption *Encryption `json:"encryption,omitempty"`
+}
+
+// CommitAuthor is a git identity.
+type CommitAuthor struct {
+	// Name of the author.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Name string `json:"name"`
+
+	// Email of the author.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:Pattern=`^[^@\s]+@[^@\s]+$`
+	// +required
+	Email string `json:"email"`
+}
+
+// SigningKeyType is the kind of key that signs commits.
+// +kubebuilder:validation:Enum=openpgp;ssh
+type SigningKeyType string
+
+const (
+	// OpenPGPSigningKey signs with an armored OpenPGP key (`git.asc`).
+	OpenPGPSigningKey SigningKeyType = "openpgp"
+	// SSHSigningKey signs with an SSH key (`identity`), as git's
+	// gpg.format=ssh does.
+	SSHSigningKey SigningKeyType = "ssh"
+)
+
+// SigningKey references the Secret holding the commit signing key.
+type SigningKey struct {
+	// SecretRef names a Secret in the policy's namespace.
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
+
+	// Type of the key.
+	// +kubebuilder:default=openpgp
+	// +optional
+	Type SigningKeyType `json:"type,omitempty"`
+}
+
+// Encryption lists SOPS recipients.
+// +kubebuilder:validation:XValidation:rule="(has(self.age) && size(self.age) > 0) || (has(self.pgp) && size(self.pgp) > 0)",message="encryption needs at least one age or pgp recipient"
+type Encryption struct {
+	// Age recipients (age1...).
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^age1[0-9a-z]+$`
+	// +listType=set
+	// +optional
+	Age []string `json:"age,omitempty"`
+
+	// PGP recipient fingerprints.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^[0-9A-Fa-f]{16,40}$`
+	// +listType=set
+	// +optional
+	PGP []string `json:"pgp,omitempty"`
+}
+
+// ManualHotfix names the annotation that marks a manual hotfix.
+type ManualHotfix struct {
+	// Key of the annotation.
+	// +kubebuilder:default="ops.source"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Key string `json:"key,omitempty"`
+
+	// Value of the annotation.
+	// +kubebuilder:default="manual"
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Value string `json:"value,omitempty"`
+}
+
+// Defaults tune the built-in classification applied when no rule matches:
+// a new ConfigMap key merges, an image or securityContext change is an
+// Alert of high severity, a resource request or limit at least
+// ResourceFactor times the declared value is a critical Alert, and a
+// replicas change is a low Alert.
+type Defaults struct {
+	// Disabled turns the built-in defaults off: a field no rule matches is
+	// then reported as an Alert of medium severity.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+
+	// ResourceFactor is how many times the declared value a resource
+	// request or limit must reach to be critical.
+	// +kubebuilder:default=4
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	ResourceFactor int32 `json:"resourceFactor,omitempty"`
+}
+
+// Action is what reflux does with a drifted field.
+// +kubebuilder:validation:Enum=Merge;Alert;Ignore
+type Action string
+
+const (
+	// MergeAction writes the live value to a branch for review.
+	MergeAction Action = "Merge"
+	// AlertAction reports the drift with its severity and pushes a prefilled
+	// branch that reflux never merges.
+	AlertAction Action = "Alert"
+	// IgnoreAction only logs the drift.
+	IgnoreAction Action = "Ignore"
+)
+
+// Severity grades a drifted field.
+// +kubebuilder:validation:Enum=low;medium;high;critical
+type Severity string
+
+const (
+	// SeverityLow is for routine changes such as replicas.
+	SeverityLow Severity = "low"
+	// SeverityMedium is the default for unclassified drift.
+	SeverityMedium Severity = "medium"
+	// SeverityHigh is for image and securityContext changes.
+	SeverityHigh Severity = "high"
+	// SeverityCritical pages: for example a limit raised 4x.
+	SeverityCritical Severity = "critical"
+)
+
+// ChangeType says how a field diverges from Git.
+// +kubebuilder:validation:Enum=Add;Update;Remove
+type ChangeType string
+
+const (
+	// ChangeAdd is a field present live and absent in Git.
+	ChangeAdd ChangeType = "Add"
+	// ChangeUpdate is a field whose live value differs from Git's.
+	ChangeUpdate ChangeType = "Update"
+	// ChangeRemove is a field declared in Git and absent live.
+	ChangeRemove ChangeType = "Remove"
+)
+
+// Rule classifies the drifted fields it matches. Every criterion that is
+// set must match; within one criterion, any entry may match.
+// +kubebuilder:validation:XValidation:rule="has(self.paths) || has(self.kinds) || has(self.fields) || has(self.changeTypes)",message="a rule must match on at least one of paths, kinds, fields or changeTypes"
+type Rule struct {
+	// Name identifies the rule in events and records.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// Paths are globs (path.Match syntax) over the origin file, relative to
+	// the repository root, such as `apps/*/flags.yaml`.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=512
+	// +listType=atomic
+	// +optional
+	Paths []string `json:"paths,omitempty"`
+
+	// Kinds of the drifted object, such as `ConfigMap`.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:Pattern=`^[A-Z][A-Za-z0-9]*$`
+	// +listType=atomic
+	// +optional
+	Kinds []string `json:"kinds,omitempty"`
+
+	// Fields are JSON-pointer patterns into the object, where `*` stands
+	// for exactly one segment: `/spec/template/spec/containers/*/image`.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:items:Pattern=`^(/(\*|([^/~*]|~[01])+))+$`
+	// +listType=atomic
+	// +optional
+	Fields []string `json:"fields,omitempty"`
+
+	// ChangeTypes the rule applies to.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=3
+	// +listType=set
+	// +optional
+	ChangeTypes []ChangeType `json:"changeTypes,omitempty"`
+
+	// Action for the matched fields.
+	// +required
+	Action Action `json:"action"`
+
+	// Severity of the matched fields. Defaults to medium.
+	// +optional
+	Severity Severity `json:"severity,omitempty"`
+
+	// Hold keeps Flux from reverting the object while the drift is open.
+	// Defaults to true; set false to let Flux revert as usual while the
+	// Drift record keeps the evidence.
+	// +optional
+	Hold *bool `json:"hold,omitempty"`
+}
+
+// ReverseSyncPolicyStatus is the observed state of a ReverseSyncPolicy.
+type ReverseSyncPolicyStatus struct {
+	// ObservedGeneration is the last generation reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions holds Ready and Stalled.
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Kustomizations is the number of Kustomizations the policy governs.
+	// +optional
+	Kustomizations int32 `json:"kustomizations,omitempty"`
+
+	// DriftedObjects is the number of live objects with open drift.
+	// +optional
+	DriftedObjects int32 `json:"driftedObjects,omitempty"`
+
+	// Drift is a bounded summary of the open drift records.
+	// +optional
+	Drift *DriftReport `json:"drift,omitempty"`
+
+	// PendingBranches are branches reflux pushed that await review.
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	PendingBranches []PendingBranch `json:"pendingBranches,omitempty"`
+}
+
+// DriftReport summarises open drift. Entries are bounded; Overflow counts
+// the records left out.
+type DriftReport struct {
+	// BySeverity counts drifted fields per severity.
+	// +optional
+	BySeverity map[Severity]int32 `json:"bySeverity,omitempty"`
+
+	// ByAction counts drifted fields per action.
+	// +optional
+	ByAction map[Action]int32 `json:"byAction,omitempty"`
+
+	// Entries lists the most severe open records first.
+	// +kubebuilder:validation:MaxItems=50
+	// +optional
+	Entries []DriftSummary `json:"entries,omitempty"`
+
+	// Overflow is the number of records not listed in Entries.
+	// +optional
+	Overflow int32 `json:"overflow,omitempty"`
+}
+
+// DriftSummary is one line of the policy's drift report.
+type DriftSummary struct {
+	// Record is the name of the Drift record.
+	Record string `json:"record"`
+	// Kustomization is the governing Kustomization's name.
+	Kustomization string `json:"kustomization"`
+	// Object is `Kind/namespace/name`.
+	Object string `json:"object"`
+	// Fields is the number of drifted fields.
+	Fields int32 `json:"fields"`
+	// Severity is the highest field severity.
+	Severity Severity `json:"severity"`
+	// State of the record.
+	State DriftState `json:"state"`
+	// HeldSince is when the hold was applied, if held.
+	// +optional
+	HeldSince *metav1.Time `json:"heldSince,omitempty"`
+}
+
+// PendingBranch is a branch pushed by reflux and not yet merged or closed.
+type PendingBranch struct {
+	// Kustomization is the governing Kustomization's name.
+	Kustomization string `json:"kustomization"`
+	// Branch is the branch name.
+	Branch string `json:"branch"`
+	// Commit is the branch head reflux pushed.
+	Commit string `json:"commit"`
+	// Action is Merge or Alert.
+	Action Action `json:"action"`
+	// PushedAt is when the branch was last pushed.
+	PushedAt metav1.Time `json:"pushedAt"`
+}
+
+// GetConditions returns the status conditions.
+func (in *ReverseSyncPolicy) GetConditions() []metav1.Condition {
+	return in.Status.Conditions
+}
+
+// SetConditions sets the status conditions.
+func (in *ReverseSyncPolicy) SetConditions(conditions []metav1.Condition) {
+	in.Status.Conditions = conditions
+}
+
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=rsp
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
+// +kubebuilder:printcolumn:name="Drifted",type="integer",JSONPath=".status.driftedObjects"
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+
+// ReverseSyncPolicy governs reverse sync for the Flux Kustomizations it
+// selects in its namespace.
+type ReverseSyncPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ReverseSyncPolicySpec   `json:"spec,omitempty"`
+	Status ReverseSyncPolicyStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ReverseSyncPolicyList is a list of ReverseSyncPolicy.
+type ReverseSyncPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ReverseSyncPolicy `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ReverseSyncPolicy{}, &ReverseSyncPolicyList{})
+}

@@ -1,0 +1,39 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// OptedIn reports whether a Kustomization carries the reverse-sync opt-in
+// annotation. The annotation alone never makes reflux write: a policy must
+// also select the Kustomization.
+func OptedIn(ks client.Object) bool {
+	return ks.GetAnnotations()[refluxv1.ReverseSyncAnnotation] == refluxv1.ReverseSyncEnabled
+}
+
+// GovernedKustomizations lists the Kustomizations in the policy's namespace
+// that its selector selects and that opted in.
+func GovernedKustomizations(ctx context.Context, c client.Reader, obj *refluxv1.ReverseSyncPolicy) ([]kustomizev1.Kustomization, error) {
+	selector, err := metav1.LabelSelectorAsSelector(&obj.Spec.KustomizationSelector)
+	if err != nil {
+		return nil, fmt.Errorf("parsing kustomizationSelector: %w", err)
+	}
+	list := &kustomizev1.KustomizationList{}
+	if err := c.List(ctx, list, client.InNamespace(obj.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, fmt.Errorf("listing Kustomizations in %s: %w", obj.Namespace, err)
+	}
+	governed := list.Items[:0]
+	for _, ks := range list.Items {
+		if OptedIn(&ks) {
+			governed = append(governed, ks)
+		}
+	}
+	return governed, nil
+}

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	runtimeclient "github.com/fluxcd/pkg/runtime/client"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/leaderelection"
+	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/metrics"
+	"github.com/fluxcd/pkg/runtime/probes"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/controllers"
+)
+
+// controllerName is the reporting controller in events, as Flux's
+// notification-controller shows it.
+const controllerName = "reflux"
+
+// ManagerOptions are the flags of `reflux manager`. They follow the names
+// and defaults of Flux's own controllers.
+type ManagerOptions struct {
+	MetricsAddr        string
+	HealthAddr         string
+	EventsAddr         string
+	Concurrent         int
+	WatchAllNamespaces bool
+	PolicyRetry        time.Duration
+
+	Logger         logger.Options
+	LeaderElection leaderelection.Options
+	Client         runtimeclient.Options
+}
+
+// NewManagerCommand returns `reflux manager`, which runs the controllers.
+func NewManagerCommand() *cobra.Command {
+	opts := &ManagerOptions{}
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the reflux controllers",
+		Long: "Run the reflux controllers against the cluster in KUBECONFIG or the in-cluster config.\n" +
+			"Flags follow Flux's controllers.",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return RunManager(cmd, opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.MetricsAddr, "metrics-addr", ":8080", "The address the metric endpoint binds to.")
+	fs.StringVar(&opts.HealthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
+	fs.StringVar(&opts.EventsAddr, "events-addr", "", "The address of Flux's notification-controller events endpoint.")
+	fs.IntVar(&opts.Concurrent, "concurrent", 4, "The number of concurrent reconciles per controller.")
+	fs.BoolVar(&opts.WatchAllNamespaces, "watch-all-namespaces", true,
+		"Watch for resources in all namespaces; if false, only the runtime namespace.")
+	fs.DurationVar(&opts.PolicyRetry, "policy-retry-interval", time.Minute,
+		"How soon a policy waiting on a missing or broken signing Secret is checked again.")
+	opts.Logger.BindFlags(fs)
+	opts.LeaderElection.BindFlags(fs)
+	opts.Client.BindFlags(fs)
+	return cmd
+}
+
+// NewScheme returns the scheme with every type reflux reads or writes.
+func NewScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		refluxv1.AddToScheme,
+		kustomizev1.AddToScheme,
+		sourcev1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			return nil, fmt.Errorf("building scheme: %w", err)
+		}
+	}
+	return scheme, nil
+}
+
+// RunManager runs the controllers until the command's context ends.
+func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
+	log := logger.NewLogger(opts.Logger)
+	ctrl.SetLogger(log)
+	if opts.Concurrent < 1 {
+		return errors.New("--concurrent must be at least 1")
+	}
+	scheme, err := NewScheme()
+	if err != nil {
+		return err
+	}
+	mgr, err := newManager(opts, scheme)
+	if err != nil {
+		return err
+	}
+	probes.SetupChecks(mgr, log)
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	recorder := metrics.NewRecorder()
+	crmetrics.Registry.MustRegister(recorder.Collectors()...)
+	if _, err := events.NewRecorder(mgr, log, opts.EventsAddr, controllerName); err != nil {
+		return fmt.Errorf("creating event recorder: %w", err)
+	}
+	ctx := cmd.Context()
+	policyReconciler := &controllers.ReverseSyncPolicyReconciler{
+		Client:        mgr.GetClient(),
+		Metrics:       runtimectrl.NewMetrics(mgr, recorder),
+		RetryInterval: opts.PolicyRetry,
+	}
+	if err := policyReconciler.SetupWithManager(ctx, mgr, controllers.ReverseSyncPolicyReconcilerOptions{
+		MaxConcurrentReconciles: opts.Concurrent,
+	}); err != nil {
+		return fmt.Errorf("setting up ReverseSyncPolicy controller: %w", err)
+	}
+	log.Info("starting manager")
+	return mgr.Start(ctx)
+}
+
+func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, error) {
+	restConfig := runtimeclient.GetConfigOrDie(opts.Client)
+	cacheOpts := ctrlcache.Options{}
+	if !opts.WatchAllNamespaces {
+		ns := os.Getenv("RUNTIME_NAMESPACE")
+		if ns == "" {
+			return nil, errors.New("--watch-all-namespaces=false needs RUNTIME_NAMESPACE set")
+		}
+		cacheOpts.DefaultNamespaces = map[string]ctrlcache.Config{ns: {}}
+	}
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.HealthAddr,
+		LeaderElection:                opts.LeaderElection.Enable,
+		LeaderElectionID:              "reflux-leader-election",
+		LeaderElectionReleaseOnCancel: opts.LeaderElection.ReleaseOnCancel,
+		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
+		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,
+		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
+		Cache:                         cacheOpts,
+		Client: ctrlclient.Options{
+			// Like Flux's controllers, read Secrets straight from the API
+			// server instead of caching every Secret in the cluster.
+			Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}}},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, nil
+}
