@@ -43,7 +43,7 @@ type ReverseSyncPolicyReconciler struct {
 // +kubebuilder:rbac:groups=reflux.dev,resources=reversesyncpolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Reconcile checks one ReverseSyncPolicy and sets Ready or Stalled.

@@ -139,6 +139,14 @@ build_flux() {
   ln -sfn "${dir}/crd" "${bindir}/${name}-crd"
 }
 
+# Two builds of the same cache (a developer's shell and a test run, or two
+# clones) must not share a wrapper directory: serialise on one lock.
+exec 9>"${cache}/.lock"
+if ! flock -n 9; then
+  log "another build holds ${cache}/.lock; waiting for it"
+  flock 9
+fi
+
 components=("$@")
 if [[ ${#components[@]} -eq 0 ]]; then
   components=(etcd kube-apiserver kubectl source-controller kustomize-controller)
