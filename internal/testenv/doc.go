@@ -1,0 +1,14 @@
+// Package testenv starts a real, disposable GitOps environment for tests:
+// etcd and kube-apiserver (through controller-runtime's envtest), the real
+// Flux source-controller and kustomize-controller as child processes, and a
+// git server that speaks HTTP with basic auth and SSH.
+//
+// Everything listens on loopback only. The binaries come from the repository's
+// bin/ directory, which `make testbin` fills; nothing is downloaded at test
+// time. Every process writes its log to a file under Env.Dir so a failing test
+// can print them (New does this on failure).
+//
+// The environment exists because reflux's behaviour is defined against what
+// Flux really does to live objects, and fakes of kustomize-controller's
+// server-side apply would encode our guesses instead of its behaviour.
+package testenv

@@ -1,0 +1,219 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options configures Start. The zero value is valid: every field has a
+// default.
+type Options struct {
+	// RepoRoot is the module root holding bin/ and config/. Defaults to the
+	// first directory above the working directory with a go.mod.
+	RepoRoot string
+	// BinDir holds etcd, kube-apiserver and the Flux controllers with their
+	// CRDs. Defaults to RepoRoot/bin.
+	BinDir string
+	// CRDDirectories are installed in addition to Flux's CRDs and
+	// RepoRoot/config/crd/bases.
+	CRDDirectories []string
+	// Scheme is used by Env.Client. Defaults to client-go's kinds; Flux's
+	// source and kustomize kinds are always added to it.
+	Scheme *runtime.Scheme
+	// AuditWebhook, when set, makes kube-apiserver send audit events to a
+	// webhook.
+	AuditWebhook *AuditWebhook
+	// EventsAddr is passed to both controllers as --events-addr, e.g. the
+	// URL of a notification-controller stand-in. Empty sends none.
+	EventsAddr string
+	// WithoutFlux starts only the control plane and the git server, for
+	// tests that do not need the controllers.
+	WithoutFlux bool
+	// StartTimeout bounds each component's start. Defaults to 60s.
+	StartTimeout time.Duration
+	// WaitTimeout bounds the Reconcile and WaitForReady helpers. Defaults
+	// to 60s.
+	WaitTimeout time.Duration
+	// StopGrace is how long a process may take to exit after SIGTERM
+	// before it is killed. Defaults to 10s.
+	StopGrace time.Duration
+}
+
+// Env is a running environment. Stop it with Stop.
+type Env struct {
+	// Config is an admin (system:masters) connection to kube-apiserver.
+	Config *rest.Config
+	// Client uses Config and the environment's scheme.
+	Client client.Client
+	// Scheme knows client-go's and Flux's kinds and any given in Options.
+	Scheme *runtime.Scheme
+	// KubeconfigPath is a kubeconfig file for Config, for kubectl or a
+	// reflux process under test.
+	KubeconfigPath string
+	// Dir is the temporary directory holding logs, kubeconfigs, the git
+	// repositories and artifact storage. Stop removes it.
+	Dir string
+	// AuditWebhookURL is where kube-apiserver sends audit events, when
+	// Options.AuditWebhook was set.
+	AuditWebhookURL string
+	// AuditWebhookAddr is the loopback host:port reserved for the audit
+	// receiver when Options.AuditWebhook.URL was empty.
+	AuditWebhookAddr string
+	// Git serves repositories over HTTP and SSH.
+	Git *GitServer
+	// SourceController and KustomizeController are the Flux controllers,
+	// nil with Options.WithoutFlux.
+	SourceController, KustomizeController *Process
+
+	opts Options
+	cp   *controlPlane
+}
+
+// Start starts the control plane, the git server and, unless
+// Options.WithoutFlux, the Flux controllers, and waits until each is ready.
+// On error everything already started is stopped again.
+func Start(ctx context.Context, opts Options) (_ *Env, retErr error) {
+	if err := opts.complete(); err != nil {
+		return nil, err
+	}
+	crdDirs, err := crdDirectories(opts.RepoRoot, opts.BinDir, opts.CRDDirectories)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "reflux-testenv-")
+	if err != nil {
+		return nil, fmt.Errorf("creating environment directory: %w", err)
+	}
+	e := &Env{Dir: dir, Scheme: opts.Scheme, opts: opts}
+	defer func() {
+		if retErr != nil {
+			// The directory stays so the logs can explain the failure.
+			retErr = fmt.Errorf("%w (logs in %s)", errors.Join(retErr, e.stop(false)), dir)
+		}
+	}()
+	if e.cp, err = startControlPlane(&e.opts, crdDirs, dir); err != nil {
+		return nil, err
+	}
+	e.AuditWebhookURL, e.AuditWebhookAddr = e.cp.auditURL, e.cp.auditWebhookAddr
+	if err := e.connect(); err != nil {
+		return nil, err
+	}
+	if e.Git, err = startGitServer(filepath.Join(dir, "git")); err != nil {
+		return nil, err
+	}
+	if !opts.WithoutFlux {
+		e.SourceController, e.KustomizeController, err = startFlux(ctx, &e.opts, e.cp, dir)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// connect writes the admin kubeconfig and builds the client.
+func (e *Env) connect() error {
+	e.KubeconfigPath = filepath.Join(e.Dir, "admin.kubeconfig")
+	cfg, err := e.cp.kubeconfig(e.KubeconfigPath, "admin", "system:masters")
+	if err != nil {
+		return err
+	}
+	e.Config = cfg
+	if e.Client, err = client.New(cfg, client.Options{Scheme: e.Scheme}); err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	return nil
+}
+
+// Stop stops every process, the git server and the control plane, and
+// removes Env.Dir.
+func (e *Env) Stop() error {
+	return e.stop(true)
+}
+
+// Processes returns the environment's child processes whose logs are worth
+// reading after a failure, in start order.
+func (e *Env) Processes() []*Process {
+	var ps []*Process
+	for _, p := range []*Process{e.SourceController, e.KustomizeController} {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
+}
+
+// LogPaths returns the log files of etcd, kube-apiserver and every
+// controller.
+func (e *Env) LogPaths() []string {
+	paths := []string{filepath.Join(e.Dir, binEtcd+".log"), filepath.Join(e.Dir, binKubeAPIServer+".log")}
+	for _, p := range e.Processes() {
+		paths = append(paths, p.LogPath)
+	}
+	return paths
+}
+
+// stop tears down in reverse start order. Controllers go first so they do
+// not log errors about an apiserver that has gone away. Without removeDir
+// the directory, and so the logs, stay for a caller that still reads them.
+func (e *Env) stop(removeDir bool) error {
+	var errs []error
+	for _, p := range e.Processes() {
+		errs = append(errs, p.Stop(e.opts.StopGrace))
+	}
+	if e.Git != nil {
+		errs = append(errs, e.Git.stop())
+	}
+	if e.cp != nil {
+		errs = append(errs, e.cp.stop())
+	}
+	if removeDir {
+		if err := os.RemoveAll(e.Dir); err != nil {
+			errs = append(errs, fmt.Errorf("removing %s: %w", e.Dir, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// complete fills defaults and builds the scheme.
+func (o *Options) complete() error {
+	if o.RepoRoot == "" {
+		root, err := findRepoRoot(".")
+		if err != nil {
+			return err
+		}
+		o.RepoRoot = root
+	}
+	if o.BinDir == "" {
+		o.BinDir = filepath.Join(o.RepoRoot, "bin")
+	}
+	for _, d := range []*time.Duration{&o.StartTimeout, &o.WaitTimeout} {
+		if *d <= 0 {
+			*d = 60 * time.Second
+		}
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = 10 * time.Second
+	}
+	if o.Scheme == nil {
+		o.Scheme = runtime.NewScheme()
+	}
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, sourcev1.AddToScheme, kustomizev1.AddToScheme,
+	} {
+		if err := add(o.Scheme); err != nil {
+			return fmt.Errorf("building scheme: %w", err)
+		}
+	}
+	return nil
+}

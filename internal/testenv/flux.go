@@ -1,0 +1,129 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// The users the Flux controllers authenticate as. They are named like the
+// service accounts of a real flux-system installation so audit events and
+// managedFields look the same as on a real cluster.
+const (
+	SourceControllerUser    = "system:serviceaccount:flux-system:source-controller"
+	KustomizeControllerUser = "system:serviceaccount:flux-system:kustomize-controller"
+)
+
+// fluxGroups gives the controllers cluster-admin, as their ClusterRoleBinding
+// does in a default Flux installation.
+var fluxGroups = []string{"system:masters", "system:serviceaccounts", "system:serviceaccounts:flux-system"}
+
+// startFlux starts source-controller and kustomize-controller against the
+// control plane and waits until both report ready.
+func startFlux(ctx context.Context, o *Options, cp *controlPlane, dir string) (*Process, *Process, error) {
+	src, err := startController(o, cp, dir, binSourceController, SourceControllerUser, sourceArgs)
+	if err != nil {
+		return nil, nil, err
+	}
+	kc, err := startController(o, cp, dir, binKustomizeController, KustomizeControllerUser, kustomizeArgs)
+	if err != nil {
+		return nil, nil, joinStop(err, o, src)
+	}
+	for _, p := range []*Process{src, kc} {
+		if err := p.waitReady(ctx, o.StartTimeout); err != nil {
+			return nil, nil, joinStop(err, o, src, kc)
+		}
+	}
+	return src, kc, nil
+}
+
+// extraArgs returns a controller's own flags, given its working directory;
+// it may reserve further ports.
+type extraArgs func(dir string) ([]string, error)
+
+// startController starts one Flux controller as user with the flags both
+// controllers share plus extra's.
+func startController(o *Options, cp *controlPlane, dir, name, user string, extra extraArgs) (*Process, error) {
+	bin, err := binaryPath(o.BinDir, name)
+	if err != nil {
+		return nil, err
+	}
+	home := filepath.Join(dir, name)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, fmt.Errorf("creating home of %s: %w", name, err)
+	}
+	kubeconfig := filepath.Join(home, "kubeconfig")
+	if _, err := cp.kubeconfig(kubeconfig, user, fluxGroups...); err != nil {
+		return nil, err
+	}
+	addrs, err := freeAddrs(2)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--watch-all-namespaces",
+		"--enable-leader-election=false",
+		"--metrics-addr=" + addrs[0],
+		"--health-addr=" + addrs[1],
+		"--events-addr=" + o.EventsAddr,
+		"--log-level=debug",
+		"--log-encoding=console",
+	}
+	own, err := extra(home)
+	if err != nil {
+		return nil, err
+	}
+	p, err := startProcess(name, bin, append(args, own...), childEnv(home, kubeconfig), dir)
+	if err != nil {
+		return nil, err
+	}
+	p.MetricsAddr, p.HealthAddr = addrs[0], addrs[1]
+	return p, nil
+}
+
+// sourceArgs serves artifacts on loopback; kustomize-controller downloads
+// them from the advertised address, which must therefore be reachable here.
+func sourceArgs(home string) ([]string, error) {
+	addrs, err := freeAddrs(1)
+	if err != nil {
+		return nil, err
+	}
+	storage := filepath.Join(home, "storage")
+	if err := os.MkdirAll(storage, 0o700); err != nil {
+		return nil, fmt.Errorf("creating artifact storage: %w", err)
+	}
+	return []string{
+		"--storage-path=" + storage,
+		"--storage-addr=" + addrs[0],
+		"--storage-adv-addr=" + addrs[0],
+	}, nil
+}
+
+// kustomizeArgs shortens the dependency requeue so tests with dependsOn do
+// not wait the default 30s.
+func kustomizeArgs(string) ([]string, error) {
+	return []string{"--requeue-dependency=2s"}, nil
+}
+
+// childEnv is the whole environment of a controller: nothing is inherited,
+// so a developer's KUBECONFIG or proxy settings cannot point it elsewhere.
+func childEnv(home, kubeconfig string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"KUBECONFIG=" + kubeconfig,
+		"NO_PROXY=127.0.0.1,localhost",
+	}
+}
+
+// joinStop stops the started processes after a failed start and joins any
+// stop error to err.
+func joinStop(err error, o *Options, ps ...*Process) error {
+	for _, p := range ps {
+		if serr := p.Stop(o.StopGrace); serr != nil {
+			err = fmt.Errorf("%w; %w", err, serr)
+		}
+	}
+	return err
+}

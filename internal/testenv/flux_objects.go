@@ -1,0 +1,145 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Transport selects how source-controller reaches the git server.
+type Transport string
+
+// The transports the git server speaks.
+const (
+	TransportHTTP Transport = "http"
+	TransportSSH  Transport = "ssh"
+)
+
+// GitRepositoryOptions describes a GitRepository on the environment's git
+// server.
+type GitRepositoryOptions struct {
+	// Name and Namespace of the GitRepository. The auth Secret is named
+	// Name + "-auth" in the same namespace.
+	Name, Namespace string
+	// Repo is the repository path on the server; defaults to "repo.git".
+	Repo string
+	// Branch defaults to DefaultBranch.
+	Branch string
+	// Transport defaults to TransportHTTP.
+	Transport Transport
+	// Interval defaults to 10s, short enough that a push is seen without
+	// forcing a reconcile.
+	Interval time.Duration
+}
+
+// CreateGitRepository creates the auth Secret in Flux's format (username
+// and password for HTTP; identity, identity.pub and known_hosts for SSH)
+// and a GitRepository that uses it. It does not wait for readiness.
+func (e *Env) CreateGitRepository(ctx context.Context, opts GitRepositoryOptions) (*sourcev1.GitRepository, error) {
+	if opts.Repo == "" {
+		opts.Repo = "repo.git"
+	}
+	if opts.Branch == "" {
+		opts.Branch = DefaultBranch
+	}
+	if opts.Interval == 0 {
+		opts.Interval = 10 * time.Second
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: opts.Name + "-auth", Namespace: opts.Namespace}}
+	url := e.Git.HTTPURL(opts.Repo)
+	switch opts.Transport {
+	case TransportHTTP, "":
+		secret.StringData = map[string]string{"username": e.Git.Username, "password": e.Git.Password}
+	case TransportSSH:
+		url = e.Git.SSHURL(opts.Repo)
+		secret.Data = map[string][]byte{
+			"identity":     e.Git.Identity,
+			"identity.pub": e.Git.IdentityPub,
+			"known_hosts":  e.Git.KnownHosts,
+		}
+	default:
+		return nil, fmt.Errorf("unknown git transport %q", opts.Transport)
+	}
+	if err := e.Client.Create(ctx, secret); err != nil {
+		return nil, fmt.Errorf("creating secret %s/%s: %w", secret.Namespace, secret.Name, err)
+	}
+	repo := &sourcev1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: opts.Namespace},
+		Spec: sourcev1.GitRepositorySpec{
+			URL:       url,
+			SecretRef: &meta.LocalObjectReference{Name: secret.Name},
+			Interval:  metav1.Duration{Duration: opts.Interval},
+			Reference: &sourcev1.GitRepositoryRef{Branch: opts.Branch},
+		},
+	}
+	if err := e.Client.Create(ctx, repo); err != nil {
+		return nil, fmt.Errorf("creating GitRepository %s/%s: %w", repo.Namespace, repo.Name, err)
+	}
+	return repo, nil
+}
+
+// KustomizationOptions describes a Kustomization of a GitRepository in the
+// same namespace.
+type KustomizationOptions struct {
+	// Name and Namespace of the Kustomization.
+	Name, Namespace string
+	// Source is the name of the GitRepository.
+	Source string
+	// Path is the directory in the repository, e.g. "./overlays/prod".
+	Path string
+	// TargetNamespace, when set, overrides the objects' namespace.
+	TargetNamespace string
+	// Prune deletes objects removed from the source.
+	Prune bool
+	// Interval defaults to 30s; tests force reconciles with Reconcile
+	// rather than waiting for it.
+	Interval time.Duration
+	// Customize, when set, edits the object before it is created.
+	Customize func(*kustomizev1.Kustomization)
+}
+
+// CreateKustomization creates a Kustomization with a short retry interval,
+// so one created before its source is ready converges quickly. It does not
+// wait for readiness.
+func (e *Env) CreateKustomization(ctx context.Context, opts KustomizationOptions) (*kustomizev1.Kustomization, error) {
+	if opts.Interval == 0 {
+		opts.Interval = 30 * time.Second
+	}
+	ks := &kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: opts.Namespace},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval:        metav1.Duration{Duration: opts.Interval},
+			RetryInterval:   &metav1.Duration{Duration: 2 * time.Second},
+			Path:            opts.Path,
+			Prune:           opts.Prune,
+			TargetNamespace: opts.TargetNamespace,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{
+				Kind: sourcev1.GitRepositoryKind,
+				Name: opts.Source,
+			},
+		},
+	}
+	if opts.Customize != nil {
+		opts.Customize(ks)
+	}
+	if err := e.Client.Create(ctx, ks); err != nil {
+		return nil, fmt.Errorf("creating Kustomization %s/%s: %w", ks.Namespace, ks.Name, err)
+	}
+	return ks, nil
+}
+
+// CreateNamespace creates a namespace. There is no namespace controller in
+// the environment, so deleted namespaces stay Terminating; use fresh names.
+func (e *Env) CreateNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := e.Client.Create(ctx, ns); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Names of the binaries the environment runs, as linked into bin/ by
+// hack/testbin/build.sh.
+const (
+	binEtcd                = "etcd"
+	binKubeAPIServer       = "kube-apiserver"
+	binSourceController    = "source-controller"
+	binKustomizeController = "kustomize-controller"
+)
+
+// ErrMissingBinary is returned when a binary the environment needs is not in
+// the bin directory.
+var ErrMissingBinary = errors.New("test binary missing: run `make testbin`")
+
+// findRepoRoot walks up from dir until it finds a go.mod, so tests in any
+// package resolve the same bin/ directory.
+func findRepoRoot(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("resolving %q: %w", dir, err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// binaryPath returns the path of name in binDir, or ErrMissingBinary.
+func binaryPath(binDir, name string) (string, error) {
+	p := filepath.Join(binDir, name)
+	info, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("%s not found in %s: %w", name, binDir, ErrMissingBinary)
+	}
+	if info.IsDir() || info.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("%s in %s is not executable: %w", name, binDir, ErrMissingBinary)
+	}
+	return p, nil
+}
+
+// crdDirectories returns the CRD directories to install. The Flux CRDs are
+// required; reflux's own are loaded when generated, and skipped while the
+// directory is absent or empty so the environment is usable before
+// controller-gen has run.
+func crdDirectories(root, binDir string, extra []string) ([]string, error) {
+	dirs := []string{
+		filepath.Join(binDir, binSourceController+"-crd"),
+		filepath.Join(binDir, binKustomizeController+"-crd"),
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			return nil, fmt.Errorf("the CRDs of Flux are not at %s: %w", d, ErrMissingBinary)
+		}
+	}
+	own := filepath.Join(root, "config", "crd", "bases")
+	if entries, err := os.ReadDir(own); err == nil && len(entries) > 0 {
+		dirs = append(dirs, own)
+	}
+	return append(dirs, extra...), nil
+}

@@ -1,0 +1,126 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Process is a long-running child of the environment, such as a Flux
+// controller. Its stdout and stderr go to LogPath.
+type Process struct {
+	// Name identifies the process in errors and logs.
+	Name string
+	// LogPath is the file holding the process's combined output.
+	LogPath string
+	// HealthAddr is the loopback host:port serving /readyz and /healthz.
+	HealthAddr string
+	// MetricsAddr is the loopback host:port serving /metrics.
+	MetricsAddr string
+
+	cmd     *exec.Cmd
+	logFile *os.File
+	done    chan struct{}
+	waitErr error
+}
+
+// startProcess starts bin with args and env, sending its output to a log
+// file in logDir. It does not wait for readiness.
+func startProcess(name, bin string, args, env []string, logDir string) (*Process, error) {
+	logPath := filepath.Join(logDir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating log for %s: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = childAttrs()
+	if err := cmd.Start(); err != nil {
+		return nil, errors.Join(fmt.Errorf("starting %s: %w", name, err), logFile.Close())
+	}
+	p := &Process{Name: name, LogPath: logPath, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended.
+func (p *Process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitReady polls /readyz on the health address until it answers 200. It
+// gives up at once if the process exits, since a crashed controller will
+// never become ready and its log says why.
+func (p *Process) waitReady(ctx context.Context, timeout time.Duration) error {
+	url := "http://" + p.HealthAddr + "/readyz"
+	httpClient := &http.Client{Timeout: 2 * time.Second}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true,
+		func(ctx context.Context) (bool, error) {
+			if p.exited() {
+				return false, fmt.Errorf("%s exited: %v (log: %s)", p.Name, p.waitErr, p.LogPath)
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return false, fmt.Errorf("building readiness request: %w", err)
+			}
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				return false, nil // not listening yet
+			}
+			_ = resp.Body.Close() // status is all we read
+			return resp.StatusCode == http.StatusOK, nil
+		})
+	if err != nil {
+		return fmt.Errorf("waiting for %s to be ready at %s: %w", p.Name, url, err)
+	}
+	return nil
+}
+
+// Stop asks the process to end with SIGTERM, so controllers release their
+// watches as in a real rollout, and kills it if it is still running after
+// grace. A process that already ended is not an error here: its log holds
+// the reason, and readiness waits report early exits.
+func (p *Process) Stop(grace time.Duration) error {
+	if p.exited() {
+		return p.logFile.Close()
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("signalling %s: %w", p.Name, err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("killing %s after %s: %w", p.Name, grace, err)
+		}
+		<-p.done
+	}
+	return p.logFile.Close()
+}
+
+// Log returns everything the process has written so far.
+func (p *Process) Log() ([]byte, error) {
+	b, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading log of %s: %w", p.Name, err)
+	}
+	return b, nil
+}
