@@ -1,0 +1,50 @@
+package kustomize
+
+import (
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+)
+
+// BuildOptions configures a single Build call.
+type BuildOptions struct {
+	// Root is the root of the source tree (the repository work tree or the
+	// extracted artifact). kustomize-controller refuses to load files outside
+	// it, and so do we.
+	Root string
+
+	// Path is the directory to build, relative to Root. When empty, the
+	// Kustomization's spec.path is used, and "./" when that is empty too.
+	Path string
+
+	// Kustomization is the Flux Kustomization whose spec is applied. It may
+	// be nil, in which case the directory is built as a bare Kustomization
+	// with an empty spec would build it.
+	Kustomization *kustomizev1.Kustomization
+
+	// KustomizationFile is the file, relative to Root or absolute, that
+	// declares Kustomization. It is only used by the origin index to point
+	// fields set by the spec at their line and column.
+	KustomizationFile string
+
+	// SubstituteFrom holds the already-resolved data of the ConfigMaps and
+	// Secrets listed in spec.postBuild.substituteFrom, in the same order.
+	// This library knows no cluster, so the caller reads them.
+	SubstituteFrom []SubstituteSource
+
+	// StrictSubstitutions fails the build when a variable without a default
+	// is not set, like kustomize-controller's --feature-gates StrictPostBuildSubstitutions.
+	StrictSubstitutions bool
+
+	// AllowRemoteBases lets krusty fetch remote bases. It is off by default:
+	// a drift tracer must not depend on the network.
+	AllowRemoteBases bool
+}
+
+// SubstituteSource is one resolved entry of spec.postBuild.substituteFrom.
+type SubstituteSource struct {
+	// Kind is ConfigMap or Secret.
+	Kind string
+	// Name of the ConfigMap or Secret.
+	Name string
+	// Data holds the keys and values, Secret values already decoded.
+	Data map[string]string
+}

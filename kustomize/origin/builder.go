@@ -1,0 +1,164 @@
+package origin
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/reflux-dev/reflux/kustomize"
+)
+
+// builder walks the kustomization graph and builds the model.
+type builder struct {
+	root     string
+	opts     kustomize.BuildOptions
+	res      *kustomize.Result
+	features map[Reason]bool
+	flux     *fluxSpec
+}
+
+func (b *builder) abs(rel string) string { return filepath.Join(b.root, filepath.FromSlash(rel)) }
+
+// model builds the modelled objects of the whole render.
+func (b *builder) model() ([]*object, error) {
+	top, err := b.topKustomization()
+	if err != nil {
+		return nil, err
+	}
+	if b.flux, err = loadFluxSpec(b); err != nil {
+		return nil, err
+	}
+	if err := b.flux.overlay(b, top); err != nil {
+		return nil, err
+	}
+	objs, err := b.accumulate(top, nil)
+	if err != nil {
+		return nil, err
+	}
+	b.substitute(objs)
+	b.flux.commonMetadata(objs)
+	return objs, nil
+}
+
+// topKustomization is the built directory's kustomization, or the one
+// Flux's generator would write for a plain directory.
+func (b *builder) topKustomization() (*kfile, error) {
+	dir := b.res.Path
+	if !b.res.Generated {
+		return b.loadKustomization(dir)
+	}
+	return &kfile{dir: dir, kind: "Kustomization", resources: b.res.GeneratedResources}, nil
+}
+
+// accumulate mirrors krusty's accumulateTarget: resources, generators,
+// components, then the builtin transformers in krusty's order.
+func (b *builder) accumulate(k *kfile, objs []*object) ([]*object, error) {
+	for _, f := range k.features {
+		b.features[f] = true
+	}
+	objs, err := b.accumulateResources(k, objs)
+	if err != nil {
+		return nil, err
+	}
+	if objs, err = b.runGenerators(k, objs); err != nil {
+		return nil, err
+	}
+	for _, c := range k.components {
+		ck, err := b.loadKustomization(path.Join(k.dir, c))
+		if err != nil {
+			return nil, err
+		}
+		if objs, err = b.accumulate(ck, objs); err != nil {
+			return nil, err
+		}
+	}
+	return objs, b.transform(k, objs)
+}
+
+func (b *builder) accumulateResources(k *kfile, objs []*object) ([]*object, error) {
+	for _, r := range k.resources {
+		if isRemote(r) {
+			b.features[ReasonRemoteBase] = true
+			continue
+		}
+		p := path.Join(k.dir, r)
+		st, err := os.Stat(b.abs(p))
+		if err != nil {
+			return nil, fmt.Errorf("resource %s: %w", p, err)
+		}
+		if !st.IsDir() {
+			loaded, err := b.loadResources(p)
+			if err != nil {
+				return nil, err
+			}
+			objs = append(objs, loaded...)
+			continue
+		}
+		sub, err := b.loadKustomization(p)
+		if err != nil {
+			return nil, err
+		}
+		subObjs, err := b.accumulate(sub, nil)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, subObjs...)
+	}
+	return objs, nil
+}
+
+// loadResources reads every document of a resource file. A document that
+// is a List is not modelled and left for the cross-check to refuse.
+func (b *builder) loadResources(p string) ([]*object, error) {
+	data, err := os.ReadFile(b.abs(p))
+	if err != nil {
+		return nil, err
+	}
+	docs, err := parseDocs(data)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", p, err)
+	}
+	var out []*object
+	for _, d := range docs {
+		n, err := fromYAML(d, p, KindResource, "", identityPos)
+		if err != nil {
+			return nil, err
+		}
+		if n == nil || n.kind != mapNode || strings.HasSuffix(n.str("kind"), "List") {
+			continue
+		}
+		out = append(out, newObject(n))
+	}
+	return out, nil
+}
+
+func (b *builder) transform(k *kfile, objs []*object) error {
+	for _, set := range [][]patchSrc{k.patchesSM, k.patches} {
+		for _, p := range set {
+			if err := applyPatch(objs, p); err != nil {
+				return fmt.Errorf("%s: %w", k.path, err)
+			}
+		}
+	}
+	if k.namespace != nil && k.namespace.value != "" {
+		setNamespace(objs, k.namespace)
+	}
+	if k.namePrefix != nil && k.namePrefix.value != "" {
+		addAffix(objs, k.namePrefix, true)
+	}
+	if k.nameSuffix != nil && k.nameSuffix.value != "" {
+		addAffix(objs, k.nameSuffix, false)
+	}
+	applyLabels(objs, k)
+	setPairs(objs, k.commonAnnotations, annotationSpecs)
+	for _, p := range k.patchesJSON {
+		if err := applyPatch(objs, p); err != nil {
+			return fmt.Errorf("%s: %w", k.path, err)
+		}
+	}
+	applyReplicas(objs, k.replicas)
+	applyImages(objs, k.images)
+	return nil
+}

@@ -1,0 +1,222 @@
+package origin
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// checker compares the model with krusty's render, field by field.
+type checker struct {
+	b       *builder
+	byID    map[ObjectRef]*object
+	renamed map[string][]*object // any historical name -> objects
+	failed  bool
+	// rendered holds the rendered name of each matched model object.
+	rendered map[*object]string
+}
+
+func modelRef(o *object) ObjectRef {
+	return ObjectRef{Group: o.group(), Kind: o.kind(), Namespace: o.id().namespace, Name: o.id().name}
+}
+
+func newChecker(b *builder, objs []*object, failed bool) *checker {
+	c := &checker{b: b, byID: map[ObjectRef]*object{}, renamed: map[string][]*object{}, failed: failed, rendered: map[*object]string{}}
+	for _, o := range objs {
+		c.byID[modelRef(o)] = o
+		for _, id := range o.ids {
+			c.renamed[id.name] = append(c.renamed[id.name], o)
+		}
+	}
+	return c
+}
+
+// match finds the model object of a rendered one, stripping a generator's
+// hash suffix when the model says the object is hashed.
+func (c *checker) match(u *unstructured.Unstructured) (*object, []ObjectRef) {
+	ref := RefOf(u)
+	if o := c.byID[ref]; o != nil && !o.hashed {
+		return o, nil
+	}
+	if i := strings.LastIndex(ref.Name, "-"); i > 0 && len(ref.Name)-i-1 == 10 {
+		alias := ref
+		alias.Name = ref.Name[:i]
+		if o := c.byID[alias]; o != nil && o.hashed {
+			return o, []ObjectRef{alias}
+		}
+	}
+	return nil, nil
+}
+
+func (c *checker) check(u *unstructured.Unstructured) *objectIndex {
+	oi := &objectIndex{ref: RefOf(u), byPtr: map[string]int{}}
+	o, aliases := c.match(u)
+	oi.aliases = aliases
+	if o != nil {
+		c.rendered[o] = u.GetName()
+	}
+	var root *node
+	if o != nil {
+		root = o.root
+	}
+	w := walker{c: c, o: o, oi: oi}
+	w.walk("", u.Object, root, "")
+	return oi
+}
+
+// fallback is the reason for a field the model lacks or gets wrong: the
+// first unmodelled feature in the build, else the given reason.
+func (c *checker) fallback(r Reason) Reason {
+	if c.failed {
+		return ReasonModelFailed
+	}
+	for _, f := range []Reason{ReasonRemoteBase, ReasonHelmChart, ReasonPlugin, ReasonTransformerConfig, ReasonReplacements, ReasonBuildMetadata} {
+		if c.b.features[f] {
+			return f
+		}
+	}
+	return r
+}
+
+type walker struct {
+	c  *checker
+	o  *object
+	oi *objectIndex
+}
+
+func (w *walker) walk(ptr string, rv interface{}, mn *node, field string) {
+	switch v := rv.(type) {
+	case map[string]interface{}:
+		for _, k := range sortedKeys(v) {
+			var child *node
+			if mn != nil && mn.kind == mapNode {
+				child = mn.get(k)
+			}
+			w.walk(ptr+"/"+escapeToken(k), v[k], child, k)
+		}
+	case []interface{}:
+		key := ""
+		if mn != nil && mn.kind == seqNode {
+			key = mergeKey(field, mn)
+		}
+		for i, it := range v {
+			w.walk(ptr+"/"+strconv.Itoa(i), it, itemFor(mn, key, it, i), "")
+		}
+	default:
+		w.leaf(ptr, v, mn)
+	}
+}
+
+// itemFor finds the model element of a rendered list element: by merge key
+// when the list has one, because overlays reorder and patch lists.
+func itemFor(mn *node, key string, it interface{}, i int) *node {
+	if mn == nil || mn.kind != seqNode {
+		return nil
+	}
+	if m, ok := it.(map[string]interface{}); ok && key != "" {
+		if j := findItem(mn, key, m[key]); j >= 0 {
+			return mn.items[j]
+		}
+		return nil
+	}
+	if i < len(mn.items) {
+		return mn.items[i]
+	}
+	return nil
+}
+
+func (w *walker) leaf(ptr string, v interface{}, mn *node) {
+	f := Field{Pointer: ptr, Value: v}
+	switch {
+	case w.o == nil:
+		f.Refused = w.c.fallback(ReasonNotInModel)
+	case w.o.refused != "":
+		f.Refused = w.o.refused
+	case mn == nil || mn.kind != scalarNode:
+		f.Refused = w.c.fallback(ReasonNotInModel)
+	case sameValue(mn, v):
+		f.Origin, f.Refused = originOf(mn.chain)
+	default:
+		f.Origin, f.Refused = w.renamedRef(mn, v)
+	}
+	w.oi.byPtr[ptr] = len(w.oi.fields)
+	w.oi.fields = append(w.oi.fields, f)
+}
+
+// renamedRef explains a string krusty rewrote as a name reference to an
+// object renamed by namePrefix/nameSuffix (mapped) or a hash (refused).
+func (w *walker) renamedRef(mn *node, v interface{}) (Origin, Reason) {
+	s, ok1 := v.(string)
+	old, ok2 := mn.value.(string)
+	if ok1 && ok2 {
+		for _, target := range w.c.renamed[old] {
+			if w.c.rendered[target] != s && !(target.hashed && strings.HasPrefix(s, target.id().name+"-")) {
+				continue
+			}
+			if target.hashed {
+				return Origin{}, ReasonHashSuffix
+			}
+			chain := append([]Layer(nil), mn.chain...)
+			for _, a := range target.affixes {
+				if !containsLayer(chain, a) {
+					chain = append(chain, a)
+				}
+			}
+			return originOf(chain)
+		}
+	}
+	return Origin{}, w.c.fallback(ReasonModelDisagrees)
+}
+
+func containsLayer(chain []Layer, l Layer) bool {
+	for _, c := range chain {
+		if c == l {
+			return true
+		}
+	}
+	return false
+}
+
+// originOf returns the origin a chain ends in, or the reason it is refused.
+func originOf(chain []Layer) (Origin, Reason) {
+	last := chain[len(chain)-1]
+	if last.refused != "" {
+		return Origin{}, last.refused
+	}
+	if last.File == "" && last.Kind == KindKustomizationSpec {
+		return Origin{}, ReasonNoKustomizationFile
+	}
+	return Origin{File: last.File, Line: last.Line, Column: last.Column, Kind: last.Kind, Variable: last.Variable, Chain: append([]Layer(nil), chain...)}, ""
+}
+
+// sameValue compares a model scalar with a rendered one. Numbers compare by
+// value; a substituted string may have been re-typed by the YAML round trip.
+func sameValue(mn *node, v interface{}) bool {
+	if reflect.DeepEqual(mn.value, v) {
+		return true
+	}
+	if a, ok := toFloat(mn.value); ok {
+		if b, ok := toFloat(v); ok {
+			return a == b
+		}
+	}
+	if mn.substituted {
+		return fmt.Sprint(mn.value) == fmt.Sprint(v)
+	}
+	return false
+}
+
+func toFloat(v interface{}) (float64, bool) {
+	switch t := v.(type) {
+	case int64:
+		return float64(t), true
+	case float64:
+		return t, true
+	case int:
+		return float64(t), true
+	}
+	return 0, false
+}

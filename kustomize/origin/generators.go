@@ -1,0 +1,222 @@
+package origin
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// genSpec is one configMapGenerator or secretGenerator entry.
+type genSpec struct {
+	via       string
+	name      string
+	namespace string
+	behavior  string
+	typ       string
+	literals  []*yaml.Node
+	envs      []string
+	files     []*yaml.Node
+	noHash    *bool
+}
+
+type genOptions struct {
+	noHash bool
+}
+
+func parseGenOptions(v *yaml.Node) genOptions {
+	d := mapValue(v, "disableNameSuffixHash")
+	return genOptions{noHash: d != nil && d.Value == "true"}
+}
+
+func (k *kfile) parseGenerators(v *yaml.Node, via string) ([]genSpec, error) {
+	var out []genSpec
+	for i, it := range v.Content {
+		g := genSpec{via: fmt.Sprintf("%s[%d]", via, i)}
+		str := func(key string) string {
+			if n := mapValue(it, key); n != nil {
+				return n.Value
+			}
+			return ""
+		}
+		g.name, g.namespace, g.behavior, g.typ = str("name"), str("namespace"), str("behavior"), str("type")
+		if n := mapValue(it, "literals"); n != nil {
+			g.literals = n.Content
+		}
+		if n := mapValue(it, "files"); n != nil {
+			g.files = n.Content
+		}
+		if n := mapValue(it, "envs"); n != nil {
+			g.envs = strList(n)
+		}
+		if e := str("env"); e != "" {
+			g.envs = append(g.envs, e)
+		}
+		if o := mapValue(it, "options"); o != nil {
+			if d := mapValue(o, "disableNameSuffixHash"); d != nil {
+				b := d.Value == "true"
+				g.noHash = &b
+			}
+			if mapValue(o, "labels") != nil || mapValue(o, "annotations") != nil {
+				k.features = append(k.features, ReasonNotInModel)
+			}
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// generate builds the object of a generator entry with every data value
+// pointing at its literal, env-file line or source file.
+func (b *builder) generate(k *kfile, g genSpec, kind string) (*object, error) {
+	root := newMap()
+	gen := Layer{Kind: KindGeneratorLiteral, refused: ReasonGenerated}
+	root.set("apiVersion", newScalar("v1", gen))
+	root.set("kind", newScalar(kind, gen))
+	md := root.ensureMap("metadata")
+	md.set("name", newScalar(g.name, gen))
+	if g.namespace != "" {
+		md.set("namespace", newScalar(g.namespace, gen))
+	}
+	if kind == "Secret" {
+		t := g.typ
+		if t == "" {
+			t = "Opaque"
+		}
+		root.set("type", newScalar(t, gen))
+	}
+	data := newMap()
+	if err := b.genData(k, g, data, kind == "Secret"); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", g.via, g.name, err)
+	}
+	if len(data.keys) > 0 {
+		root.set("data", data)
+	}
+	o := newObject(root)
+	o.generated = true
+	o.hashed = !k.genOptions.noHash
+	if g.noHash != nil {
+		o.hashed = !*g.noHash
+	}
+	return o, nil
+}
+
+func (b *builder) genData(k *kfile, g genSpec, data *node, secret bool) error {
+	put := func(key, val string, l Layer) {
+		if secret {
+			val = base64.StdEncoding.EncodeToString([]byte(val))
+		}
+		data.set(key, newScalar(val, l))
+	}
+	for _, lit := range g.literals {
+		key, val, ok := strings.Cut(lit.Value, "=")
+		if !ok {
+			return fmt.Errorf("literal %q is not KEY=VALUE", lit.Value)
+		}
+		put(key, unquote(val), Layer{File: k.path, Line: lit.Line, Column: lit.Column, Kind: KindGeneratorLiteral, Via: g.via + ".literals"})
+	}
+	for _, env := range g.envs {
+		if err := b.genEnv(k, g, env, put); err != nil {
+			return err
+		}
+	}
+	for _, f := range g.files {
+		key, src, ok := strings.Cut(f.Value, "=")
+		if !ok {
+			key, src = path.Base(f.Value), f.Value
+		}
+		p := path.Join(k.dir, src)
+		content, err := os.ReadFile(b.abs(p))
+		if err != nil {
+			return err
+		}
+		put(key, string(content), Layer{File: p, Line: 1, Column: 1, Kind: KindGeneratorFile, Via: g.via + ".files"})
+	}
+	return nil
+}
+
+// genEnv reads an env file like kustomize's KV loader: blank lines and
+// comments are skipped, a line without "=" reads the process environment.
+func (b *builder) genEnv(k *kfile, g genSpec, env string, put func(string, string, Layer)) error {
+	p := path.Join(k.dir, env)
+	content, err := os.ReadFile(b.abs(p))
+	if err != nil {
+		return err
+	}
+	for i, line := range strings.Split(string(content), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		l := Layer{File: p, Line: i + 1, Column: 1, Kind: KindGeneratorEnv, Via: g.via + ".envs"}
+		key, val, ok := strings.Cut(line, "=")
+		if !ok {
+			l.refused = ReasonEnvFromProcess
+			val = os.Getenv(strings.TrimSpace(line))
+		}
+		put(strings.TrimLeft(key, " \t"), val, l)
+	}
+	return nil
+}
+
+// unquote strips one pair of matching quotes, as kustomize does for literals.
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// runGenerators adds, merges or replaces generated objects.
+func (b *builder) runGenerators(k *kfile, objs []*object) ([]*object, error) {
+	for _, pair := range []struct {
+		specs []genSpec
+		kind  string
+	}{{k.configMapGenerators, "ConfigMap"}, {k.secretGenerators, "Secret"}} {
+		for _, g := range pair.specs {
+			o, err := b.generate(k, g, pair.kind)
+			if err != nil {
+				return nil, err
+			}
+			objs, err = mergeGenerated(objs, o, g)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return objs, nil
+}
+
+func mergeGenerated(objs []*object, o *object, g genSpec) ([]*object, error) {
+	if g.behavior == "" || g.behavior == "create" {
+		return append(objs, o), nil
+	}
+	for _, base := range objs {
+		if base.kind() != o.kind() || !base.hadName(g.name) || !sameNamespace(base.id().namespace, g.namespace) && g.namespace != "" {
+			continue
+		}
+		data := o.root.get("data")
+		switch g.behavior {
+		case "replace":
+			base.root.del("data")
+			if data != nil {
+				base.root.set("data", data)
+			}
+		case "merge":
+			if data != nil {
+				bd := base.root.ensureMap("data")
+				for _, key := range data.keys {
+					bd.set(key, overlay(bd.get(key), data.fields[key]))
+				}
+			}
+		default:
+			return nil, fmt.Errorf("%s: unknown behavior %q", g.via, g.behavior)
+		}
+		base.hashed = base.hashed || o.hashed
+		return objs, nil
+	}
+	return nil, fmt.Errorf("%s: no %s %s to %s", g.via, o.kind(), g.name, g.behavior)
+}

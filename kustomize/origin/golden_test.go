@@ -1,0 +1,115 @@
+package origin
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/yaml"
+
+	"github.com/reflux-dev/reflux/kustomize"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// testCase is one build of a corpus tree: each flux-kustomization*.yaml
+// beside the tree is a case with its own golden file.
+type testCase struct {
+	name   string
+	golden string
+	opts   kustomize.BuildOptions
+}
+
+func corpus(t *testing.T) []testCase {
+	t.Helper()
+	trees, err := filepath.Glob("../testdata/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []testCase
+	for _, tree := range trees {
+		fluxFiles, _ := filepath.Glob(filepath.Join(tree, "flux-kustomization*.yaml"))
+		if len(fluxFiles) == 0 {
+			fluxFiles = []string{""}
+		}
+		for _, ff := range fluxFiles {
+			out = append(out, loadCase(t, tree, ff))
+		}
+	}
+	return out
+}
+
+func loadCase(t *testing.T, tree, fluxFile string) testCase {
+	t.Helper()
+	tc := testCase{name: filepath.Base(tree), golden: filepath.Join(tree, "golden.txt"), opts: kustomize.BuildOptions{Root: tree}}
+	if fluxFile != "" {
+		ks, err := kustomize.LoadKustomization(fluxFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		suffix := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(fluxFile), "flux-kustomization"), ".yaml")
+		tc.name += suffix
+		tc.golden = filepath.Join(tree, "golden"+suffix+".txt")
+		tc.opts.Kustomization = ks
+		tc.opts.KustomizationFile = filepath.Base(fluxFile)
+	}
+	if data, err := os.ReadFile(filepath.Join(tree, "substitute-from.yaml")); err == nil {
+		if err := yaml.Unmarshal(data, &tc.opts.SubstituteFrom); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tc
+}
+
+// render prints one line per leaf: OBJECT POINTER FILE:LINE:COL KIND, the
+// chain below it when there is more than one layer, or REFUSED reason.
+func render(idx *Index) string {
+	var sb strings.Builder
+	for _, ref := range idx.Objects() {
+		fields, _ := idx.Fields(ref)
+		for _, f := range fields {
+			obj := ref.Kind + "/" + ref.Namespace + "/" + ref.Name
+			if f.Refused != "" {
+				fmt.Fprintf(&sb, "%s %s REFUSED %s\n", obj, f.Pointer, f.Refused)
+				continue
+			}
+			fmt.Fprintf(&sb, "%s %s %s:%d:%d %s", obj, f.Pointer, f.Origin.File, f.Origin.Line, f.Origin.Column, f.Origin.Kind)
+			if f.Origin.Variable != "" {
+				fmt.Fprintf(&sb, " ${%s}", f.Origin.Variable)
+			}
+			if len(f.Origin.Chain) > 1 {
+				var parts []string
+				for _, l := range f.Origin.Chain[:len(f.Origin.Chain)-1] {
+					parts = append(parts, fmt.Sprintf("%s %s", l.Position(), l.Kind))
+				}
+				fmt.Fprintf(&sb, " <- %s", strings.Join(parts, " <- "))
+			}
+			sb.WriteString("\n")
+		}
+	}
+	return sb.String()
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range corpus(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			idx, _, err := Build(context.Background(), tc.opts)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(idx.ModelErr).NotTo(HaveOccurred())
+			got := render(idx)
+			if *update {
+				g.Expect(os.WriteFile(tc.golden, []byte(got), 0o644)).To(Succeed())
+				return
+			}
+			want, err := os.ReadFile(tc.golden)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(string(want)))
+		})
+	}
+}

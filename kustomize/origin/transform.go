@@ -1,0 +1,188 @@
+package origin
+
+import (
+	"fmt"
+	"strings"
+)
+
+// setNamespace is kustomize's NamespaceTransformer on namespaced objects.
+func setNamespace(objs []*object, e *entry) {
+	for _, o := range objs {
+		if clusterScoped[o.kind()] {
+			continue
+		}
+		o.root.ensureMap("metadata").setScalar("namespace", e.value, e.layer)
+		o.touch()
+	}
+}
+
+// prefixSkipped are the kinds kustomize's prefix/suffix transformers skip.
+var prefixSkipped = map[string]bool{"CustomResourceDefinition": true, "APIService": true, "Namespace": true}
+
+// addAffix applies namePrefix or nameSuffix to metadata.name.
+func addAffix(objs []*object, e *entry, prefix bool) {
+	for _, o := range objs {
+		if prefixSkipped[o.kind()] {
+			continue
+		}
+		md := o.root.ensureMap("metadata")
+		name := md.str("name")
+		if prefix {
+			name = e.value + name
+		} else {
+			name += e.value
+		}
+		md.setScalar("name", name, e.layer)
+		o.affixes = append(o.affixes, e.layer)
+		o.touch()
+	}
+}
+
+// setPairs writes key/value pairs into every map the specs reach.
+func setPairs(objs []*object, pairs []kv, fss []fieldSpec) {
+	for _, o := range objs {
+		for _, fs := range fss {
+			fs.visit(o, func(m *node) {
+				for _, p := range pairs {
+					m.setScalar(p.key, p.value, p.layer)
+				}
+			})
+		}
+	}
+}
+
+// applyLabels runs the labels entries, then commonLabels, as kustomize's
+// LabelTransformer plugins are configured in that order.
+func applyLabels(objs []*object, k *kfile) {
+	for _, ls := range k.labels {
+		fss := []fieldSpec{{path: "metadata/labels", create: true}}
+		switch {
+		case ls.includeSelectors:
+			fss = append(append([]fieldSpec(nil), metadataLabelSpecs...), selectorLabelSpecs...)
+		case ls.includeTemplates:
+			fss = metadataLabelSpecs
+		}
+		setPairs(objs, ls.pairs, fss)
+	}
+	if len(k.commonLabels) > 0 {
+		setPairs(objs, k.commonLabels, append(append([]fieldSpec(nil), metadataLabelSpecs...), selectorLabelSpecs...))
+	}
+}
+
+// applyReplicas is kustomize's ReplicaCountTransformer.
+func applyReplicas(objs []*object, specs []replicaSpec) {
+	for _, r := range specs {
+		for _, o := range objs {
+			if !replicaKinds[o.kind()] || !o.hadName(r.name) {
+				continue
+			}
+			o.root.ensureMap("spec").setScalar("replicas", r.count, r.layer)
+		}
+	}
+}
+
+func (o *object) hadName(name string) bool {
+	for _, id := range o.ids {
+		if id.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// applyImages is kustomize's ImageTagTransformer over every container list.
+func applyImages(objs []*object, images []imageSpec) {
+	for _, img := range images {
+		for _, o := range objs {
+			walkContainers(o.root, func(c *node) {
+				if v := c.get("image"); v != nil && v.kind == scalarNode {
+					if s, ok := v.value.(string); ok && imageMatches(s, img.name) {
+						l := img.layer()
+						c.set("image", overlay(v, newScalar(img.apply(s), l)))
+					}
+				}
+			})
+		}
+	}
+}
+
+// layer is the images field that decides the rendered value: the version
+// (digest, then newTag) when set, else newName.
+func (img imageSpec) layer() Layer {
+	for _, e := range []*entry{img.digest, img.newTag, img.newName} {
+		if e != nil {
+			return e.layer
+		}
+	}
+	return Layer{Kind: KindImages}
+}
+
+func (img imageSpec) apply(s string) string {
+	name, tag, digest := splitImage(s)
+	if img.newName != nil {
+		name = img.newName.value
+	}
+	switch {
+	case img.newTag != nil && img.digest != nil:
+		tag, digest = img.newTag.value, img.digest.value
+	case img.newTag != nil:
+		tag, digest = img.newTag.value, ""
+	case img.digest != nil:
+		tag, digest = "", img.digest.value
+	}
+	if tag != "" {
+		name += ":" + tag
+	}
+	if digest != "" {
+		name += "@" + digest
+	}
+	return name
+}
+
+func walkContainers(n *node, fn func(c *node)) {
+	if n == nil {
+		return
+	}
+	for _, k := range n.keys {
+		c := n.fields[k]
+		if (k == "containers" || k == "initContainers") && c.kind == seqNode {
+			for _, it := range c.items {
+				fn(it)
+			}
+			continue
+		}
+		walkContainers(c, fn)
+	}
+	for _, it := range n.items {
+		walkContainers(it, fn)
+	}
+}
+
+// imageMatches is kustomize's image.IsImageMatched without the regexp.
+func imageMatches(s, name string) bool {
+	n, _, _ := splitImage(s)
+	return n == name && !strings.ContainsAny(strings.TrimPrefix(s, name), "/")
+}
+
+// splitImage splits name[:tag][@digest], ignoring a registry port.
+func splitImage(s string) (string, string, string) {
+	search, off := s, 0
+	if i := strings.Index(s, "/"); i > 0 {
+		search, off = s[i:], i
+	}
+	name, tag, digest := s, "", ""
+	if i := strings.Index(search, "@"); i >= 0 {
+		name, digest = s[:off+i], s[off+i+1:]
+		search = search[:i]
+	}
+	if i := strings.Index(search, ":"); i >= 0 {
+		tag = name[off+i+1:]
+		name = s[:off+i]
+	}
+	return name, tag, digest
+}
+
+// String helps debugging.
+func (o *object) String() string {
+	return fmt.Sprintf("%s/%s/%s", o.kind(), o.id().namespace, o.id().name)
+}

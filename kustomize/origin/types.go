@@ -1,0 +1,154 @@
+package origin
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind names the kind of layer that set a value.
+type Kind string
+
+// The kinds of layer a value can come from.
+const (
+	KindResource          Kind = "resource"
+	KindPatch             Kind = "patch"
+	KindImages            Kind = "images"
+	KindReplicas          Kind = "replicas"
+	KindGeneratorLiteral  Kind = "generator-literal"
+	KindGeneratorEnv      Kind = "generator-env"
+	KindGeneratorFile     Kind = "generator-file"
+	KindNamespace         Kind = "namespace"
+	KindNameAffix         Kind = "name-affix"
+	KindLabels            Kind = "labels"
+	KindAnnotations       Kind = "annotations"
+	KindKustomizationSpec Kind = "kustomization-spec"
+	KindSubstitution      Kind = "substitution"
+)
+
+// Reason names why a field's origin is refused.
+type Reason string
+
+// The reasons a field can be refused.
+const (
+	// ReasonRemoteBase: the object comes from a remote base we do not fetch.
+	ReasonRemoteBase Reason = "remote-base"
+	// ReasonHelmChart: the object comes from helmCharts inflation.
+	ReasonHelmChart Reason = "helm-chart"
+	// ReasonPlugin: generators/transformers/validators plugins are not modelled.
+	ReasonPlugin Reason = "plugin"
+	// ReasonTransformerConfig: configurations/crds/openapi change field specs we do not model.
+	ReasonTransformerConfig Reason = "transformer-config"
+	// ReasonReplacements: replacements and vars are not modelled.
+	ReasonReplacements Reason = "replacements"
+	// ReasonHashSuffix: the value was produced by a generator's hash suffix.
+	ReasonHashSuffix Reason = "hash-suffix"
+	// ReasonSOPS: the object is SOPS-encrypted in the source tree.
+	ReasonSOPS Reason = "sops-encrypted"
+	// ReasonGenerated: the value is synthesised by kustomize (e.g. a generated
+	// object's apiVersion) and is declared nowhere.
+	ReasonGenerated Reason = "generated-field"
+	// ReasonBuildMetadata: the value is a build annotation added by kustomize.
+	ReasonBuildMetadata Reason = "build-metadata"
+	// ReasonInlinePatchStyle: an inline patch is not a literal block scalar,
+	// so positions inside it cannot be mapped to the file.
+	ReasonInlinePatchStyle Reason = "inline-patch-not-literal-block"
+	// ReasonEnvFromProcess: an env-file line names a variable read from the
+	// process environment at build time.
+	ReasonEnvFromProcess Reason = "env-from-process"
+	// ReasonMultipleVariables: the value combines several substitutions.
+	ReasonMultipleVariables Reason = "multiple-variables"
+	// ReasonNoKustomizationFile: the value was set by the Flux Kustomization
+	// spec but no file declaring it was given.
+	ReasonNoKustomizationFile Reason = "no-kustomization-file"
+	// ReasonModelFailed: the model could not be built for this tree.
+	ReasonModelFailed Reason = "model-failed"
+	// ReasonNotInModel: krusty rendered a field the model does not produce.
+	ReasonNotInModel Reason = "not-in-model"
+	// ReasonModelDisagrees: the model's value differs from krusty's.
+	ReasonModelDisagrees Reason = "model-disagrees"
+)
+
+// Sentinel errors callers branch on.
+var (
+	// ErrObjectNotFound is returned for an object that was not rendered.
+	ErrObjectNotFound = errors.New("object not rendered")
+	// ErrFieldNotFound is returned for a pointer that is not a leaf of the object.
+	ErrFieldNotFound = errors.New("field not found")
+)
+
+// ObjectRef identifies a rendered object, by its rendered name.
+type ObjectRef struct {
+	Group     string `json:"group,omitempty"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String renders the ref as KIND/[NAMESPACE/]NAME.
+func (r ObjectRef) String() string {
+	kind := r.Kind
+	if r.Group != "" {
+		kind += "." + r.Group
+	}
+	if r.Namespace == "" {
+		return kind + "/" + r.Name
+	}
+	return kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// Layer is one step that set or overrode a value.
+type Layer struct {
+	// File is relative to the repository root, slash separated. For
+	// substituteFrom variables it is "ConfigMap/NAME" or "Secret/NAME".
+	File string `json:"file"`
+	// Line and Column are 1-based and point at the value node; 0 when the
+	// value lives outside any file (substituteFrom data).
+	Line   int  `json:"line"`
+	Column int  `json:"column"`
+	Kind   Kind `json:"kind"`
+	// Via names the field that applied the layer, such as "namePrefix",
+	// "patches[1]" or "images[0].newTag".
+	Via string `json:"via,omitempty"`
+	// Variable names the post-build variable of a substitution layer.
+	Variable string `json:"variable,omitempty"`
+
+	refused Reason
+}
+
+// Position renders FILE:LINE:COL.
+func (l Layer) Position() string {
+	return fmt.Sprintf("%s:%d:%d", l.File, l.Line, l.Column)
+}
+
+// Origin is where a rendered value was declared: the last layer of Chain.
+type Origin struct {
+	File     string  `json:"file"`
+	Line     int     `json:"line"`
+	Column   int     `json:"column"`
+	Kind     Kind    `json:"kind"`
+	Variable string  `json:"variable,omitempty"`
+	Chain    []Layer `json:"chain"`
+}
+
+// Field is one leaf of a rendered object with its origin or refusal.
+type Field struct {
+	// Pointer is the JSON pointer of the leaf in the rendered object.
+	Pointer string
+	// Value is the rendered value.
+	Value interface{}
+	// Origin is set unless Refused is.
+	Origin Origin
+	// Refused names why no origin is given.
+	Refused Reason
+}
+
+// RefusedError is returned by Lookup for a field whose origin is refused.
+type RefusedError struct {
+	Object  ObjectRef
+	Pointer string
+	Reason  Reason
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("origin of %s %s refused: %s", e.Object, e.Pointer, e.Reason)
+}
