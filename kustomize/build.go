@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 
+	securejoin "github.com/cyphar/filepath-securejoin"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	generator "github.com/fluxcd/pkg/kustomize"
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
-	securejoin "github.com/cyphar/filepath-securejoin"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/kustomize/api/resmap"

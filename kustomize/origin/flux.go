@@ -13,7 +13,7 @@ import (
 // fluxSpec locates the fields of the Flux Kustomization's spec in the file
 // that declares it, so values it sets get a kustomization-spec origin.
 type fluxSpec struct {
-	k    *kfile   // the declaring file, as a holder for positions
+	k    *kfile // the declaring file, as a holder for positions
 	spec *yaml.Node
 }
 

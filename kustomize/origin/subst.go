@@ -106,4 +106,3 @@ func walkScalars(n *node, fn func(*node)) {
 		}
 	}
 }
-
