@@ -84,7 +84,8 @@ func render(idx *Index) string {
 			}
 			if len(f.Origin.Chain) > 1 {
 				var parts []string
-				for _, l := range f.Origin.Chain[:len(f.Origin.Chain)-1] {
+				for i := len(f.Origin.Chain) - 2; i >= 0; i-- {
+					l := f.Origin.Chain[i]
 					parts = append(parts, fmt.Sprintf("%s %s", l.Position(), l.Kind))
 				}
 				fmt.Fprintf(&sb, " <- %s", strings.Join(parts, " <- "))

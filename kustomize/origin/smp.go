@@ -49,14 +49,17 @@ func allHave(key string, lists ...*node) bool {
 
 // mergeSMP merges a strategic-merge patch into the object.
 func mergeSMP(o *object, p *node) error {
-	if err := mergeMap(o.root, p); err != nil {
+	if err := mergeMap(o.root, p, "apiVersion", "kind"); err != nil {
 		return err
 	}
 	o.touch()
 	return nil
 }
 
-func mergeMap(dst, src *node) error {
+// mergeMap merges src into dst. Keys in identity only select what to patch
+// (kind, metadata.name, a list element's merge key); when src repeats the
+// value they are left alone, so the patch does not claim to set them.
+func mergeMap(dst, src *node, identity ...string) error {
 	if d := src.get("$patch"); d != nil {
 		return fmt.Errorf("$patch: %v on a map is not modelled", d.value)
 	}
@@ -66,11 +69,18 @@ func mergeMap(dst, src *node) error {
 			continue // $setElementOrder and friends only reorder
 		}
 		dv := dst.get(key)
+		if isIdentity(key, identity) && dv != nil && dv.kind == scalarNode && sv.kind == scalarNode && dv.value == sv.value {
+			continue
+		}
 		switch {
 		case sv.kind == scalarNode && sv.value == nil:
 			dst.del(key)
 		case dv != nil && dv.kind == mapNode && sv.kind == mapNode:
-			if err := mergeMap(dv, sv); err != nil {
+			var sub []string
+			if key == "metadata" && len(identity) > 0 {
+				sub = []string{"name", "namespace"}
+			}
+			if err := mergeMap(dv, sv, sub...); err != nil {
 				return err
 			}
 		case dv != nil && dv.kind == seqNode && sv.kind == seqNode:
@@ -106,7 +116,7 @@ func mergeSeq(field string, dst, src *node) error {
 			dst.items = append(dst.items, dropDirectives(it))
 			continue
 		}
-		if err := mergeMap(dst.items[i], it); err != nil {
+		if err := mergeMap(dst.items[i], it, key); err != nil {
 			return err
 		}
 	}
@@ -140,4 +150,13 @@ func dropDirectives(n *node) *node {
 	}
 	walk(c)
 	return c
+}
+
+func isIdentity(key string, identity []string) bool {
+	for _, k := range identity {
+		if k == key {
+			return true
+		}
+	}
+	return false
 }
