@@ -107,7 +107,7 @@ func (b *builder) generate(k *kfile, g genSpec, kind string) (*object, error) {
 func (b *builder) genData(k *kfile, g genSpec, data *node, secret bool) error {
 	put := func(key, val string, l Layer) {
 		if secret {
-			val = base64.StdEncoding.EncodeToString([]byte(val))
+			val = encodeBase64(val)
 		}
 		data.set(key, newScalar(val, l))
 	}
@@ -219,4 +219,20 @@ func mergeGenerated(objs []*object, o *object, g genSpec) ([]*object, error) {
 		return objs, nil
 	}
 	return nil, fmt.Errorf("%s: no %s %s to %s", g.via, o.kind(), g.name, g.behavior)
+}
+
+// encodeBase64 encodes like kyaml's datamap: lines of 70 characters, each
+// ending in a newline, once the encoding is longer than one line.
+func encodeBase64(s string) string {
+	const lineLen = 70
+	enc := base64.StdEncoding.EncodeToString([]byte(s))
+	if len(enc) < lineLen {
+		return enc
+	}
+	var sb strings.Builder
+	for i := 0; i < len(enc); i += lineLen {
+		sb.WriteString(enc[i:min(i+lineLen, len(enc))])
+		sb.WriteByte('\n')
+	}
+	return sb.String()
 }
