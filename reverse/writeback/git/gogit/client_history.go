@@ -1,0 +1,137 @@
+package gogit
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/reflux-dev/reflux/reverse/writeback/git"
+)
+
+// CommitInfo implements repository.Client.
+func (c *Client) CommitInfo(hash string) (git.Commit, error) {
+	co, err := c.commit(hash)
+	if err != nil {
+		return git.Commit{}, err
+	}
+	out := git.Commit{
+		Hash:      co.Hash.String(),
+		Author:    git.Signature{Name: co.Author.Name, Email: co.Author.Email, When: co.Author.When},
+		Committer: git.Signature{Name: co.Committer.Name, Email: co.Committer.Email, When: co.Committer.When},
+		Message:   co.Message,
+		Signed:    co.PGPSignature != "",
+	}
+	for _, p := range co.ParentHashes {
+		out.Parents = append(out.Parents, p.String())
+	}
+	return out, nil
+}
+
+// IsAncestor implements repository.Client.
+func (c *Client) IsAncestor(ancestor, descendant string) (bool, error) {
+	a, err := c.commit(ancestor)
+	if err != nil {
+		return false, err
+	}
+	d, err := c.commit(descendant)
+	if err != nil {
+		return false, err
+	}
+	ok, err := a.IsAncestor(d)
+	if err != nil {
+		return false, fmt.Errorf("walking history: %w", err)
+	}
+	return ok, nil
+}
+
+// MergeBase implements repository.Client.
+func (c *Client) MergeBase(a, b string) (string, error) {
+	ca, err := c.commit(a)
+	if err != nil {
+		return "", err
+	}
+	cb, err := c.commit(b)
+	if err != nil {
+		return "", err
+	}
+	bases, err := ca.MergeBase(cb)
+	if err != nil {
+		return "", fmt.Errorf("finding merge base: %w", err)
+	}
+	if len(bases) == 0 {
+		return "", nil
+	}
+	return bases[0].Hash.String(), nil
+}
+
+// Diff implements repository.Client.
+func (c *Client) Diff(from, to string) ([]string, error) {
+	ft, err := c.tree(from)
+	if err != nil {
+		return nil, err
+	}
+	tt, err := c.tree(to)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := object.DiffTree(ft, tt)
+	if err != nil {
+		return nil, fmt.Errorf("diffing %s..%s: %w", from, to, err)
+	}
+	seen := map[string]bool{}
+	for _, ch := range changes {
+		seen[ch.From.Name] = ch.From.Name != ""
+		seen[ch.To.Name] = ch.To.Name != ""
+	}
+	var out []string
+	for p, ok := range seen {
+		if ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// FileHash implements repository.Client.
+func (c *Client) FileHash(commit, path string) (string, error) {
+	t, err := c.tree(commit)
+	if err != nil {
+		return "", err
+	}
+	e, err := t.FindEntry(path)
+	if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading %s at %s: %w", path, commit, err)
+	}
+	return e.Hash.String(), nil
+}
+
+func (c *Client) commit(hash string) (*object.Commit, error) {
+	co, err := c.repo.CommitObject(plumbing.NewHash(hash))
+	if err != nil {
+		return nil, fmt.Errorf("reading commit %s: %w", hash, err)
+	}
+	return co, nil
+}
+
+// tree returns the tree of commit, or an empty tree for "".
+func (c *Client) tree(commit string) (*object.Tree, error) {
+	if commit == "" {
+		return &object.Tree{}, nil
+	}
+	co, err := c.commit(commit)
+	if err != nil {
+		return nil, err
+	}
+	t, err := co.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("reading tree of %s: %w", commit, err)
+	}
+	return t, nil
+}
