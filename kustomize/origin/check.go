@@ -120,7 +120,8 @@ func itemFor(mn *node, key string, it interface{}, i int) *node {
 		if j := findItem(mn, key, m[key]); j >= 0 {
 			return mn.items[j]
 		}
-		return nil
+		// The key itself may have been rewritten (a renamed subject);
+		// fall back to the position, which the value check then guards.
 	}
 	if i < len(mn.items) {
 		return mn.items[i]

@@ -55,6 +55,13 @@ func NewIndex(opts kustomize.BuildOptions, res *kustomize.Result) (*Index, error
 		objs = nil
 	}
 	c := newChecker(b, objs, idx.ModelErr != nil)
+	// Learn every object's rendered name first: name references may point
+	// at objects rendered later.
+	for _, u := range res.Objects {
+		if o, _ := c.match(u); o != nil {
+			c.rendered[o] = u.GetName()
+		}
+	}
 	for _, u := range res.Objects {
 		idx.objects = append(idx.objects, c.check(u))
 	}
