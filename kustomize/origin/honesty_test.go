@@ -79,6 +79,9 @@ func checkToken(root string, ref ObjectRef, f Field) string {
 		return "" // block scalar: the value starts on the next lines
 	}
 	tok = unquote(tok)
+	if o.Kind == KindSubstitution && strings.Contains(tok, "${"+o.Variable) {
+		return "" // the variable is unset: its default sits in the source string
+	}
 	switch {
 	case o.Kind == KindNameAffix, o.Kind == KindImages, o.Kind == KindSubstitution,
 		o.Kind == KindKustomizationSpec && strings.Contains(o.Chain[len(o.Chain)-1].Via, "images"),
