@@ -1,0 +1,109 @@
+package kustomize
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func treeHash(t *testing.T, root string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		fmt.Fprintf(h, "%s\x00%s\x00", p, data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func TestBuild(t *testing.T) {
+	load := func(p string) *BuildOptions {
+		ks, err := LoadKustomization(filepath.Join("testdata", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &BuildOptions{Root: filepath.Join("testdata", filepath.Dir(p)), Kustomization: ks}
+	}
+	tests := []struct {
+		name   string
+		opts   *BuildOptions
+		kind   string
+		obj    string
+		fields []string
+		want   interface{}
+	}{
+		{"plain dir gets a generated kustomization", &BuildOptions{Root: "testdata/plain-dir"}, "ConfigMap", "web-config", []string{"data", "LOG_LEVEL"}, "info"},
+		{"overlay replicas", load("base-overlays/flux-kustomization-prod.yaml"), "Deployment", "podinfo", []string{"spec", "replicas"}, int64(3)},
+		{"overlay namePrefix and namespace", load("base-overlays/flux-kustomization-dev.yaml"), "Deployment", "dev-podinfo", []string{"metadata", "namespace"}, "dev"},
+		{"spec targetNamespace", load("flux-spec/flux-kustomization.yaml"), "Deployment", "prod-web", []string{"metadata", "namespace"}, "web-prod"},
+		{"spec patches", load("flux-spec/flux-kustomization.yaml"), "Deployment", "prod-web", []string{"spec", "replicas"}, int64(5)},
+		{"spec commonMetadata", load("flux-spec/flux-kustomization.yaml"), "Deployment", "prod-web", []string{"metadata", "annotations", "owner"}, "web-team@example.com"},
+		{"inline substitute wins over substituteFrom", withVars(load("postbuild-substitution/flux-kustomization.yaml")), "Deployment", "billing", []string{"spec", "replicas"}, int64(3)},
+		{"substitute disabled", withVars(load("postbuild-substitution/flux-kustomization.yaml")), "ConfigMap", "raw-template", []string{"data", "template"}, "${NOT_SUBSTITUTED}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			res, err := Build(context.Background(), *tt.opts)
+			g.Expect(err).NotTo(HaveOccurred())
+			obj := find(res.Objects, tt.kind, tt.obj)
+			g.Expect(obj).NotTo(BeNil())
+			got, ok, err := unstructured.NestedFieldNoCopy(obj.Object, tt.fields...)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(ok).To(BeTrue())
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+}
+
+func withVars(o *BuildOptions) *BuildOptions {
+	o.SubstituteFrom = []SubstituteSource{{Kind: "ConfigMap", Name: "cluster-vars", Data: map[string]string{"CLUSTER_NAME": "prod-eu", "DOMAIN": "example.com", "APP_VERSION": "1.0.0"}}}
+	return o
+}
+
+func TestBuildNeverWritesTheTree(t *testing.T) {
+	g := NewWithT(t)
+	root := "testdata/plain-dir"
+	before := treeHash(t, root)
+	res, err := Build(context.Background(), BuildOptions{Root: root})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Generated).To(BeTrue())
+	g.Expect(res.GeneratedResources).To(ContainElement("./deployment.yaml"))
+	g.Expect(treeHash(t, root)).To(Equal(before))
+	_, err = os.Stat(filepath.Join(root, "kustomization.yaml"))
+	g.Expect(os.IsNotExist(err)).To(BeTrue())
+}
+
+func TestBuildErrors(t *testing.T) {
+	g := NewWithT(t)
+	_, err := Build(context.Background(), BuildOptions{Root: "testdata/plain-dir", Path: "missing"})
+	g.Expect(err).To(MatchError(ErrPathNotFound))
+	_, err = Build(context.Background(), BuildOptions{})
+	g.Expect(err).To(HaveOccurred())
+	// The path cannot escape the root.
+	_, err = Build(context.Background(), BuildOptions{Root: "testdata/base-overlays/overlays", Path: "../base"})
+	g.Expect(err).To(HaveOccurred())
+}
