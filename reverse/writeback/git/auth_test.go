@@ -23,7 +23,7 @@ func TestNewAuth(t *testing.T) {
 				g.Expect(o.Password).To(Equal("p"))
 			}},
 		{name: "bearer", url: "https://example.com/r.git",
-			data: map[string][]byte{"bearerToken": []byte("t")},
+			data:  map[string][]byte{"bearerToken": []byte("t")},
 			check: func(g *WithT, o *AuthOptions) { g.Expect(o.BearerToken).To(Equal("t")) }},
 		{name: "anonymous", url: "https://example.com/r.git",
 			check: func(g *WithT, o *AuthOptions) { g.Expect(o.Username).To(BeEmpty()) }},

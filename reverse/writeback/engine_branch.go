@@ -1,0 +1,138 @@
+package writeback
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/reflux-dev/reflux/reverse/writeback/branch"
+	"github.com/reflux-dev/reflux/reverse/writeback/git"
+	"github.com/reflux-dev/reflux/reverse/writeback/git/repository"
+	"github.com/reflux-dev/reflux/reverse/writeback/message"
+)
+
+// maxChain bounds the walk over a fix branch's own commits; reflux adds
+// one commit per changed drift set, so a longer branch is not its own.
+const maxChain = 64
+
+// errLongChain means a branch has no common history with the source
+// within maxChain commits.
+var errLongChain = errors.New("branch has no common history with the source within the walk limit")
+
+// found is what the remote says about reflux's branches for a request.
+type found struct {
+	// open is reflux's unmerged branch for this Kustomization and kind.
+	open *git.Ref
+	// chain lists open's commits that are not on the source branch,
+	// newest first.
+	chain []git.Commit
+	// staleLease is the head of an already-merged branch with the wanted
+	// name, which a new push may fast-forward.
+	staleLease string
+}
+
+// findOpen looks for reflux's open branch of the request's family: the
+// branch with the current fingerprint if it exists, else the most recently
+// committed one whose commits name the same Kustomization.
+func (e *Engine) findOpen(c repository.Client, req Request, name, src string) (found, error) {
+	family, err := branch.Family(req.spec())
+	if err != nil {
+		return found{}, err
+	}
+	refs, err := c.Branches(family)
+	if err != nil {
+		return found{}, err
+	}
+	var best found
+	var bestWhen int64
+	for _, ref := range refs {
+		info, err := branch.Parse(req.BranchPrefix, ref.Name)
+		if err != nil || info.NeedsDecision != (req.Kind == KindAlert) {
+			continue
+		}
+		merged, err := c.IsAncestor(ref.Hash, src)
+		if err != nil {
+			return found{}, err
+		}
+		if merged {
+			if ref.Name == name {
+				best.staleLease = ref.Hash
+			}
+			continue
+		}
+		chain, err := ownChain(c, ref.Hash, src)
+		if errors.Is(err, errLongChain) {
+			if ref.Name != name {
+				continue
+			}
+			// Not recognisably reflux's: report it as foreign.
+			chain = []git.Commit{{Hash: ref.Hash}}
+		} else if err != nil {
+			return found{}, err
+		}
+		if ref.Name != name && !namesKustomization(chain, req.Kustomization) {
+			continue
+		}
+		when := int64(0)
+		if len(chain) > 0 {
+			when = chain[0].Committer.When.UnixNano()
+		}
+		if ref.Name == name {
+			when = 1 << 62
+		}
+		if best.open == nil || when > bestWhen {
+			r := ref
+			best.open, best.chain, bestWhen = &r, chain, when
+		}
+	}
+	return best, nil
+}
+
+// ownChain walks first parents from head down to the merge base with src.
+func ownChain(c repository.Client, head, src string) ([]git.Commit, error) {
+	base, err := c.MergeBase(head, src)
+	if err != nil {
+		return nil, err
+	}
+	var chain []git.Commit
+	for h := head; h != base; {
+		if len(chain) == maxChain || h == "" {
+			return chain, fmt.Errorf("%w: %.12s", errLongChain, head)
+		}
+		co, err := c.CommitInfo(h)
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, co)
+		h = ""
+		if len(co.Parents) > 0 {
+			h = co.Parents[0]
+		}
+	}
+	return chain, nil
+}
+
+func namesKustomization(chain []git.Commit, ks Kustomization) bool {
+	for _, co := range chain {
+		if message.TrailerValue(co.Message, message.TrailerKustomization) == ks.String() {
+			return true
+		}
+	}
+	return false
+}
+
+// foreign describes the first commit in chain reflux did not author, or
+// returns "". A commit is reflux's when it has the Reflux-Fingerprint
+// trailer and reflux's committer email and is not a merge: all three are
+// needed because humans can copy trailers or amend reflux's commits.
+func (e *Engine) foreign(chain []git.Commit, req Request) string {
+	for _, co := range chain {
+		ours := len(co.Parents) == 1 &&
+			strings.EqualFold(co.Committer.Email, req.Author.Email) &&
+			message.TrailerValue(co.Message, message.TrailerFingerprint) != ""
+		if !ours {
+			return fmt.Sprintf("commit %.12s by %s <%s> that reflux did not author", co.Hash, co.Author.Name, co.Author.Email)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,18 @@
+package writeback
+
+import "errors"
+
+var (
+	// ErrInvalidRequest is returned for a Request that can never succeed;
+	// callers should stall rather than retry.
+	ErrInvalidRequest = errors.New("invalid write-back request")
+	// ErrSourceNotFound is returned when the source branch does not exist.
+	ErrSourceNotFound = errors.New("source branch not found")
+	// ErrGit wraps every failure to talk to the Git server; retry later.
+	ErrGit = errors.New("git operation failed")
+	// ErrNotMerged is returned when deleting a branch whose change is not
+	// in the source branch yet.
+	ErrNotMerged = errors.New("branch is not merged")
+	// ErrPropose is returned when the Proposer failed after a push.
+	ErrPropose = errors.New("proposing the change failed")
+)
