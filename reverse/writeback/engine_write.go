@@ -38,8 +38,10 @@ func (e *Engine) write(ctx context.Context, c repository.Client, req Request, p 
 	case err != nil:
 		return gitError(res, err)
 	}
-	if err := sourceUnmoved(ctx, c, req.SourceBranch, p.source); err != nil {
+	if err := sourceUnmoved(ctx, c, req.SourceBranch, p.source); errors.Is(err, errRetry) {
 		return res, err
+	} else if err != nil {
+		return gitError(res, err)
 	}
 	err = c.Push(ctx, git.PushRequest{Branch: p.branch, Hash: commit, Lease: p.lease, Force: p.force})
 	if errors.Is(err, git.ErrPushRejected) {
@@ -83,12 +85,10 @@ func pushedReason(p plan) string {
 // human pushed to it while Apply ran, the run starts over on the new head.
 func sourceUnmoved(ctx context.Context, c repository.Client, source, seen string) error {
 	if err := c.Fetch(ctx); err != nil {
-		_, err = gitError(Result{}, err)
 		return err
 	}
 	now, err := c.Branch(source)
 	if err != nil {
-		_, err = gitError(Result{}, err)
 		return err
 	}
 	if now.Hash != seen {

@@ -27,7 +27,7 @@ type Server struct {
 	// SecretData authenticates against the server, in the shape of a Flux
 	// GitRepository Secret.
 	SecretData map[string][]byte
-	base       string
+	ssh        bool
 }
 
 // StartHTTP serves repositories over HTTP with basic auth.
@@ -40,7 +40,6 @@ func StartHTTP(t testing.TB) *Server {
 	t.Cleanup(srv.StopHTTP)
 	return &Server{
 		GitServer:  srv,
-		base:       srv.HTTPAddress(),
 		SecretData: map[string][]byte{"username": []byte(Username), "password": []byte(Password)},
 	}
 }
@@ -63,7 +62,7 @@ func StartSSH(t testing.TB) *Server {
 	identity, _ := testkeys.SSH(t, "")
 	return &Server{
 		GitServer:  srv,
-		base:       srv.SSHAddress(),
+		ssh:        true,
 		SecretData: map[string][]byte{"identity": identity, "known_hosts": kh},
 	}
 }
@@ -85,9 +84,13 @@ func scanHostKey(addr string) ([]byte, error) {
 	return nil, err
 }
 
-// URL returns the clone URL of repo on this server.
+// URL returns the clone URL of repo on this server; a restarted HTTP
+// server listens on a new port.
 func (s *Server) URL(repo string) string {
-	return s.base + "/" + repo
+	if s.ssh {
+		return s.SSHAddress() + "/" + repo
+	}
+	return s.HTTPAddress() + "/" + repo
 }
 
 // Seed creates repo with files committed on branch.
