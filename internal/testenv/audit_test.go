@@ -77,3 +77,21 @@ func TestFluxWritesAreAttributedToControllerUser(t *testing.T) {
 		HaveField("Verb", "patch"),
 	)))
 }
+
+func TestAddedUsersAreAttributed(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	alice, err := env.AddUser("alice", "system:masters")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(alice.KubeconfigPath).To(BeARegularFile())
+	c, err := client.New(alice.Config, client.Options{Scheme: env.Scheme})
+	g.Expect(err).NotTo(HaveOccurred())
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "alice-probe", Namespace: "default"}}
+	g.Expect(c.Create(ctx, cm)).To(Succeed())
+
+	g.Eventually(func() []auditv1.Event {
+		return audit.find(func(e auditv1.Event) bool {
+			return e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Name == "alice-probe"
+		})
+	}, 30*time.Second, 200*time.Millisecond).Should(ContainElement(HaveField("User.Username", "alice")))
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -76,8 +77,10 @@ type Env struct {
 	// nil with Options.WithoutFlux.
 	SourceController, KustomizeController *Process
 
-	opts Options
-	cp   *controlPlane
+	opts    Options
+	cp      *controlPlane
+	usersMu sync.Mutex
+	users   int
 }
 
 // Start starts the control plane, the git server and, unless
@@ -133,6 +136,32 @@ func (e *Env) connect() error {
 		return fmt.Errorf("creating client: %w", err)
 	}
 	return nil
+}
+
+// User is a client-certificate user of the environment's apiserver.
+type User struct {
+	// Name is the user name audit events and managedFields' writers see.
+	Name string
+	// Config connects as the user.
+	Config *rest.Config
+	// KubeconfigPath is a kubeconfig file for the user, e.g. for kubectl.
+	KubeconfigPath string
+}
+
+// AddUser provisions a user in groups, such as a human in system:masters
+// whose kubectl edits a test wants attributed to them.
+func (e *Env) AddUser(name string, groups ...string) (User, error) {
+	// Provisioning signs a certificate with the control plane's CA and the
+	// file name counts users; one at a time keeps both consistent.
+	e.usersMu.Lock()
+	defer e.usersMu.Unlock()
+	e.users++
+	path := filepath.Join(e.Dir, fmt.Sprintf("user-%d.kubeconfig", e.users))
+	cfg, err := e.cp.kubeconfig(path, name, groups...)
+	if err != nil {
+		return User{}, err
+	}
+	return User{Name: name, Config: cfg, KubeconfigPath: path}, nil
 }
 
 // Stop stops every process, the git server and the control plane, and

@@ -101,9 +101,10 @@ func sourceArgs(home string) ([]string, error) {
 }
 
 // kustomizeArgs shortens the dependency requeue so tests with dependsOn do
-// not wait the default 30s.
+// not wait the default 30s, and forbids remote bases so an overlay can
+// never make the environment reach beyond loopback.
 func kustomizeArgs(string) ([]string, error) {
-	return []string{"--requeue-dependency=2s"}, nil
+	return []string{"--requeue-dependency=2s", "--no-remote-bases=true"}, nil
 }
 
 // childEnv is the whole environment of a controller: nothing is inherited,
