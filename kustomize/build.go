@@ -51,7 +51,7 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 		return nil, fmt.Errorf("creating build dir: %w", err)
 	}
 	defer os.RemoveAll(work)
-	if err := copyTree(root, work); err != nil {
+	if err := CopyTree(root, work); err != nil {
 		return nil, fmt.Errorf("copying source tree: %w", err)
 	}
 	dirPath, err := securejoin.SecureJoin(work, rel)

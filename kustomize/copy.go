@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 )
 
-// copyTree copies the regular files and symlinks of src into dst. Flux's
+// CopyTree copies the regular files and symlinks of src into dst. Flux's
 // generator writes kustomization.yaml into the build directory, so every
 // build runs on a copy and the caller's tree is never mutated. The .git
 // directory is skipped: kustomize-controller works on an artifact that has none.
-func copyTree(src, dst string) error {
+func CopyTree(src, dst string) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

@@ -1,0 +1,178 @@
+package edit
+
+import (
+	"fmt"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/reflux-dev/reflux/kustomize/origin"
+)
+
+// addKey adds a data key to a ConfigMap or Secret where its other keys
+// come from: the resource document's data map, the generator's literals,
+// or the generator's env file.
+func (p *planner) addKey(ch Change) (string, error) {
+	key := strings.TrimPrefix(ch.Pointer, "/data/")
+	key = strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")
+	var last *origin.Origin
+	for _, f := range p.fields {
+		if strings.HasPrefix(f.Pointer, "/data/") && f.Refused == "" {
+			o := f.Origin
+			last = &o
+		}
+	}
+	if last == nil {
+		return "", fmt.Errorf("%w: %s has no mapped data key to add beside", ErrUnsupported, p.ref)
+	}
+	if p.shared(*last) && !p.opts.AllowSharedFiles {
+		if last.Kind != origin.KindResource {
+			return "", fmt.Errorf("%w: %s is generated in a shared base", ErrShared, p.ref)
+		}
+		return "overlay", p.overlayPatch(ch)
+	}
+	switch last.Kind {
+	case origin.KindResource, origin.KindPatch:
+		return "origin", p.addMapKey(*last, key, ch.Value)
+	case origin.KindGeneratorLiteral:
+		return "origin", p.addLiteral(*last, key, p.plainValue(ch))
+	case origin.KindGeneratorEnv:
+		return "origin", p.addEnvLine(*last, key, p.plainValue(ch))
+	}
+	return "", fmt.Errorf("%w: cannot add a key beside a %s origin", ErrUnsupported, last.Kind)
+}
+
+// addMapKey inserts "KEY: value" after the last entry of the data map
+// holding the origin's value, at the same indentation.
+func (p *planner) addMapKey(o origin.Origin, key string, v interface{}) error {
+	data, err := p.read(o.File)
+	if err != nil {
+		return err
+	}
+	dataMap, err := enclosingMap(data, o.Line, o.Column)
+	if err != nil {
+		return err
+	}
+	if dataMap.Style&yaml.FlowStyle != 0 {
+		return fmt.Errorf("%w: flow-style data map in %s", ErrUnsupported, o.File)
+	}
+	lastKey := dataMap.Content[len(dataMap.Content)-2]
+	lines := strings.SplitAfter(string(data), "\n")
+	end := entryEnd(lines, lastKey.Line, lastKey.Column)
+	val, err := formatScalar(v, 0)
+	if err != nil {
+		return err
+	}
+	k, err := formatScalar(key, 0)
+	if err != nil {
+		return err
+	}
+	line := strings.Repeat(" ", lastKey.Column-1) + k + ": " + val + "\n"
+	if end > 0 && !strings.HasSuffix(lines[end-1], "\n") {
+		lines[end-1] += "\n"
+	}
+	out := append(append(append([]string(nil), lines[:end]...), line), lines[end:]...)
+	p.files[o.File] = []byte(strings.Join(out, ""))
+	return nil
+}
+
+// enclosingMap finds the mapping node whose value sits at line:col.
+func enclosingMap(data []byte, line, col int) (*yaml.Node, error) {
+	var docs []*yaml.Node
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	for {
+		var d yaml.Node
+		if dec.Decode(&d) != nil {
+			break
+		}
+		docs = append(docs, &d)
+	}
+	var found *yaml.Node
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.MappingNode {
+			for i := 1; i < len(n.Content); i += 2 {
+				if v := n.Content[i]; v.Line == line && v.Column == col {
+					found = n
+				}
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	for _, d := range docs {
+		walk(d)
+	}
+	if found == nil {
+		return nil, fmt.Errorf("no map holds %d:%d", line, col)
+	}
+	return found, nil
+}
+
+// entryEnd returns the index of the first line after the entry whose key
+// starts at line:col (1-based): the next line indented no deeper than the key.
+func entryEnd(lines []string, line, col int) int {
+	for i := line; i < len(lines); i++ {
+		t := strings.TrimSpace(lines[i])
+		if t == "" {
+			continue
+		}
+		if ind := len(lines[i]) - len(strings.TrimLeft(lines[i], " ")); ind < col || t == "---" {
+			// keep trailing blank lines after the new entry
+			for i > line && strings.TrimSpace(lines[i-1]) == "" {
+				i--
+			}
+			return i
+		}
+	}
+	end := len(lines)
+	if end > 0 && lines[end-1] == "" {
+		end-- // SplitAfter's empty tail after the final newline
+	}
+	return end
+}
+
+// addLiteral appends KEY=VALUE to the literals list holding the origin.
+func (p *planner) addLiteral(o origin.Origin, key string, v interface{}) error {
+	data, err := p.read(o.File)
+	if err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	// Literals are one line each: find the last consecutive item sharing
+	// the origin item's "- " prefix.
+	prefix := lines[o.Line-1][:o.Column-1]
+	last := o.Line
+	for last < len(lines) && strings.HasPrefix(lines[last], prefix) && len(lines[last]) > len(prefix) {
+		last++
+	}
+	_, q, err := scalarSpan([]byte(lines[o.Line-1]), o.Column-1)
+	if err != nil {
+		return err
+	}
+	text, err := formatScalar(key+"="+fmt.Sprint(v), q)
+	if err != nil {
+		return err
+	}
+	if !strings.HasSuffix(lines[last-1], "\n") {
+		lines[last-1] += "\n"
+	}
+	out := append(append(append([]string(nil), lines[:last]...), prefix+text+"\n"), lines[last:]...)
+	p.files[o.File] = []byte(strings.Join(out, ""))
+	return nil
+}
+
+// addEnvLine appends KEY=VALUE to the env file.
+func (p *planner) addEnvLine(o origin.Origin, key string, v interface{}) error {
+	data, err := p.read(o.File)
+	if err != nil {
+		return err
+	}
+	s := string(data)
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	p.files[o.File] = []byte(s + key + "=" + fmt.Sprint(v) + "\n")
+	return nil
+}

@@ -1,0 +1,233 @@
+package edit
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/reflux-dev/reflux/kustomize/origin"
+)
+
+// listKeys are the merge keys an overlay patch can use to address list
+// elements; other lists cannot be patched by strategic merge.
+var listKeys = map[string]string{
+	"containers": "name", "initContainers": "name", "env": "name", "volumes": "name",
+	"imagePullSecrets": "name", "volumeMounts": "mountPath",
+}
+
+// overlayPatch writes the change as a strategic-merge patch of the built
+// overlay, in reflux-KIND-NAME.yaml listed under patches.
+func (p *planner) overlayPatch(ch Change) error {
+	kpath, err := p.overlayKustomization()
+	if err != nil {
+		return err
+	}
+	body, err := p.patchBody(ch)
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("reflux-%s-%s.yaml", strings.ToLower(p.ref.Kind), unhash(p.ref.Kind, p.ref.Name))
+	file := path.Join(path.Dir(kpath), name)
+	doc := map[string]interface{}{}
+	if old, err := p.read(file); err == nil {
+		if err := yaml.Unmarshal(old, &doc); err != nil {
+			return fmt.Errorf("reading %s: %w", file, err)
+		}
+	}
+	mergeInto(doc, body)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	p.files[file] = buf.Bytes()
+	return p.listPatch(kpath, name)
+}
+
+// overlayKustomization is the kustomization file of the built directory.
+func (p *planner) overlayKustomization() (string, error) {
+	if p.res.Generated {
+		return "", fmt.Errorf("%w: %s has no kustomization.yaml to hold an overlay patch", ErrShared, p.res.Path)
+	}
+	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		k := path.Join(p.res.Path, n)
+		if _, err := os.Stat(filepath.Join(p.root, filepath.FromSlash(k))); err == nil {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no kustomization file in %s", ErrShared, p.res.Path)
+}
+
+// patchBody builds the patch: the object's identity as the overlay sees
+// it (its name as declared in the resource) and the path to the leaf,
+// addressing list elements by merge key.
+func (p *planner) patchBody(ch Change) (map[string]interface{}, error) {
+	u := p.rendered()
+	if u == nil {
+		return nil, fmt.Errorf("%w: %s not rendered", origin.ErrObjectNotFound, p.ref)
+	}
+	name, err := p.declared("/metadata/name")
+	if err != nil {
+		return nil, err
+	}
+	md := map[string]interface{}{"name": name}
+	if ns, err := p.declared("/metadata/namespace"); err == nil {
+		md["namespace"] = ns
+	}
+	body := map[string]interface{}{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": md}
+	cur := body
+	var rv interface{} = u.Object
+	toks := strings.Split(strings.TrimPrefix(ch.Pointer, "/"), "/")
+	for i, tok := range toks {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, _ := rv.(map[string]interface{})
+		if m == nil {
+			return nil, fmt.Errorf("%w: %s is not a map path", ErrUnsupported, ch.Pointer)
+		}
+		if i == len(toks)-1 {
+			cur[tok] = ch.Value
+			break
+		}
+		next := m[tok]
+		if list, ok := next.([]interface{}); ok {
+			key := listKeys[tok]
+			idx, err := strconv.Atoi(toks[i+1])
+			if key == "" || err != nil || idx >= len(list) || i+1 == len(toks)-1 {
+				return nil, fmt.Errorf("%w: list %s has no merge key a patch can use", ErrUnsupported, tok)
+			}
+			elem, _ := list[idx].(map[string]interface{})
+			item := map[string]interface{}{key: elem[key]}
+			cur[tok] = []interface{}{item}
+			cur, rv = item, elem
+			toks[i+1] = "" // consumed
+			continue
+		}
+		if tok == "" {
+			continue
+		}
+		child := map[string]interface{}{}
+		cur[tok] = child
+		cur, rv = child, next
+	}
+	return body, nil
+}
+
+// declared reads the value a field had where its first layer declared it.
+func (p *planner) declared(ptr string) (string, error) {
+	f, ok := p.field(ptr)
+	if !ok || f.Refused != "" || f.Origin.Chain[0].Kind != origin.KindResource {
+		return "", fmt.Errorf("%w: cannot tell how the overlay names %s", ErrUnsupported, p.ref)
+	}
+	l := f.Origin.Chain[0]
+	data, err := p.read(l.File)
+	if err != nil {
+		return "", err
+	}
+	off, err := offsetOf(data, l.Line, l.Column)
+	if err != nil {
+		return "", err
+	}
+	sp, _, err := scalarSpan(data, off)
+	if err != nil {
+		return "", err
+	}
+	var s string
+	return s, yaml.Unmarshal(data[sp.start:sp.end], &s)
+}
+
+// listPatch adds "- path: name" to the patches list of the kustomization,
+// inserting text so the rest of the file is untouched.
+func (p *planner) listPatch(kpath, name string) error {
+	data, err := p.read(kpath)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(string(data), name) {
+		return nil
+	}
+	p.files[kpath] = appendListItem(data, "patches", "path: "+name)
+	return nil
+}
+
+// appendListItem adds an item at the end of a top-level block sequence,
+// copying the indentation of its existing items, or appends the key.
+func appendListItem(data []byte, key, item string) []byte {
+	lines := strings.SplitAfter(string(data), "\n")
+	start := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, key+":") {
+			start = i
+			break
+		}
+	}
+	if start < 0 || strings.TrimSpace(strings.TrimPrefix(lines[start], key+":")) != "" {
+		s := string(data)
+		if s != "" && !strings.HasSuffix(s, "\n") {
+			s += "\n"
+		}
+		return []byte(s + key + ":\n  - " + item + "\n")
+	}
+	indent, end := "  ", start+1
+	for i := start + 1; i < len(lines); i++ {
+		t := strings.TrimSpace(lines[i])
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if !strings.HasPrefix(lines[i], " ") && !strings.HasPrefix(lines[i], "-") {
+			break
+		}
+		if strings.HasPrefix(t, "- ") && end == start+1 {
+			indent = lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " "))]
+		}
+		end = i + 1
+	}
+	if end > 0 && !strings.HasSuffix(lines[end-1], "\n") {
+		lines[end-1] += "\n"
+	}
+	out := append(append(append([]string(nil), lines[:end]...), indent+"- "+item+"\n"), lines[end:]...)
+	return []byte(strings.Join(out, ""))
+}
+
+// mergeInto merges src into dst; lists of maps merge by their first key.
+func mergeInto(dst, src map[string]interface{}) {
+	for k, sv := range src {
+		switch s := sv.(type) {
+		case map[string]interface{}:
+			d, ok := dst[k].(map[string]interface{})
+			if !ok {
+				dst[k] = s
+				continue
+			}
+			mergeInto(d, s)
+		case []interface{}:
+			dst[k] = mergeLists(dst[k], s, listKeys[k])
+		default:
+			dst[k] = sv
+		}
+	}
+}
+
+func mergeLists(dst interface{}, src []interface{}, key string) []interface{} {
+	d, _ := dst.([]interface{})
+	for _, it := range src {
+		sm, _ := it.(map[string]interface{})
+		found := false
+		for _, e := range d {
+			if em, ok := e.(map[string]interface{}); ok && sm != nil && key != "" && em[key] == sm[key] {
+				mergeInto(em, sm)
+				found = true
+			}
+		}
+		if !found {
+			d = append(d, it)
+		}
+	}
+	return d
+}
