@@ -112,8 +112,11 @@ func (p *planner) patchBody(ch Change) (map[string]interface{}, error) {
 		if tok == "" {
 			continue
 		}
-		child := map[string]interface{}{}
-		cur[tok] = child
+		child, ok := cur[tok].(map[string]interface{})
+		if !ok {
+			child = map[string]interface{}{}
+			cur[tok] = child
+		}
 		cur, rv = child, next
 	}
 	return body, nil

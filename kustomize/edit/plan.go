@@ -68,6 +68,9 @@ func (p *planner) plan(ch Change) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if o.Kind == origin.KindNameAffix {
+		return "", fmt.Errorf("%w: %s is produced by a name affix", ErrUnsupported, ch.Pointer)
+	}
 	if p.shared(o) && !p.opts.AllowSharedFiles {
 		return "overlay", p.overlayPatch(ch)
 	}
