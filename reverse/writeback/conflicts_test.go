@@ -146,9 +146,11 @@ func TestRunAfterSquashMerge(t *testing.T) {
 	f := newFixture(t, gitserver.StartHTTP)
 	first := f.run(f.request(fp1, setReplicas(5)))
 	mergeAndDelete(t, f, first.Branch, "--squash")
-	// The squashed branch is gone; had it stayed, its change is in main.
+	// The squashed branch is still there but its change is in main.
 	res := f.run(f.request(fp1, setReplicas(5)))
 	g.Expect(res.Outcome).To(Equal(UpToDate))
+	g.Expect(res.Reason).To(ContainSubstring("obsolete"))
+	g.Expect(f.srv.Head(t, repoName, first.Branch)).To(Equal(first.Commit))
 }
 
 // mergeAndDelete merges branch into main as a reviewer would and deletes
@@ -156,7 +158,7 @@ func TestRunAfterSquashMerge(t *testing.T) {
 func mergeAndDelete(t *testing.T, f *fixture, branch, mode string) {
 	t.Helper()
 	dir := t.TempDir()
-	gitserver.Git(t, "", "clone", "-q", filepath.Join(f.srv.Root(), repoName), dir)
+	gitserver.Git(t, "", "clone", "-q", "--branch", "main", filepath.Join(f.srv.Root(), repoName), dir)
 	gitserver.Git(t, dir, "-c", "user.name=Rita Reviewer", "-c", "user.email=rita@example.com",
 		"merge", "-q", mode, "origin/"+branch)
 	if mode == "--squash" {
