@@ -77,10 +77,12 @@ type Env struct {
 	// nil with Options.WithoutFlux.
 	SourceController, KustomizeController *Process
 
-	opts    Options
-	cp      *controlPlane
-	usersMu sync.Mutex
-	users   int
+	opts     Options
+	cp       *controlPlane
+	usersMu  sync.Mutex
+	users    int
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Start starts the control plane, the git server and, unless
@@ -165,9 +167,10 @@ func (e *Env) AddUser(name string, groups ...string) (User, error) {
 }
 
 // Stop stops every process, the git server and the control plane, and
-// removes Env.Dir.
+// removes Env.Dir. Stopping twice returns the first result.
 func (e *Env) Stop() error {
-	return e.stop(true)
+	e.stopOnce.Do(func() { e.stopErr = e.stop(true) })
+	return e.stopErr
 }
 
 // Processes returns the environment's child processes whose logs are worth

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,10 +27,12 @@ type Process struct {
 	// MetricsAddr is the loopback host:port serving /metrics.
 	MetricsAddr string
 
-	cmd     *exec.Cmd
-	logFile *os.File
-	done    chan struct{}
-	waitErr error
+	cmd      *exec.Cmd
+	logFile  *os.File
+	done     chan struct{}
+	waitErr  error
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // startProcess starts bin with args and env, sending its output to a log
@@ -97,8 +100,14 @@ func (p *Process) waitReady(ctx context.Context, timeout time.Duration) error {
 // Stop asks the process to end with SIGTERM, so controllers release their
 // watches as in a real rollout, and kills it if it is still running after
 // grace. A process that already ended is not an error here: its log holds
-// the reason, and readiness waits report early exits.
+// the reason, and readiness waits report early exits. Stopping twice
+// returns the first result.
 func (p *Process) Stop(grace time.Duration) error {
+	p.stopOnce.Do(func() { p.stopErr = p.stop(grace) })
+	return p.stopErr
+}
+
+func (p *Process) stop(grace time.Duration) error {
 	if p.exited() {
 		return p.logFile.Close()
 	}

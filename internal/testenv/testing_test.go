@@ -24,3 +24,11 @@ func TestNewWithoutFlux(t *testing.T) {
 	g.Expect(nss.Items).NotTo(BeEmpty())
 	g.Expect(e.KubeconfigPath).To(BeARegularFile())
 }
+
+func TestStopTwice(t *testing.T) {
+	g := NewWithT(t)
+	e := testenv.New(t, testenv.WithoutFlux())
+	g.Expect(e.Stop()).To(Succeed())
+	g.Expect(e.Dir).NotTo(BeADirectory(), "Stop removes the environment's directory")
+	g.Expect(e.Stop()).To(Succeed(), "and a second Stop, as New's cleanup does, is harmless")
+}
