@@ -6,7 +6,6 @@ import (
 	"os"
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
@@ -14,11 +13,9 @@ import (
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/fluxcd/pkg/runtime/probes"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +23,6 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/controllers"
 )
 
@@ -79,22 +75,6 @@ func NewManagerCommand() *cobra.Command {
 	return cmd
 }
 
-// NewScheme returns the scheme with every type reflux reads or writes.
-func NewScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme,
-		refluxv1.AddToScheme,
-		kustomizev1.AddToScheme,
-		sourcev1.AddToScheme,
-	} {
-		if err := add(scheme); err != nil {
-			return nil, fmt.Errorf("building scheme: %w", err)
-		}
-	}
-	return scheme, nil
-}
-
 // RunManager runs the controllers until the command's context ends.
 func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	log := logger.NewLogger(opts.Logger)
@@ -102,7 +82,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if opts.Concurrent < 1 {
 		return errors.New("--concurrent must be at least 1")
 	}
-	scheme, err := NewScheme()
+	scheme, err := controllers.NewScheme()
 	if err != nil {
 		return err
 	}

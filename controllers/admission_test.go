@@ -1,0 +1,159 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// validPolicy is the smallest policy the apiserver accepts.
+func validPolicy(ns, name string) *refluxv1.ReverseSyncPolicy {
+	return &refluxv1.ReverseSyncPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: refluxv1.ReverseSyncPolicySpec{
+			Git: refluxv1.GitSpec{
+				Author: refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"},
+			},
+			Rules: []refluxv1.Rule{{
+				Kinds:  []string{"ConfigMap"},
+				Fields: []string{"/data/*"},
+				Action: refluxv1.MergeAction,
+			}},
+		},
+	}
+}
+
+// TestAdmissionRejectsInvalidPolicies proves that the real apiserver, with
+// the generated CRD, rejects each invalid policy the API promises to reject,
+// and that the message names the offending field.
+func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
+	ns := newNamespace(t)
+	tests := []struct {
+		name   string
+		mutate func(p *refluxv1.ReverseSyncPolicy)
+		raw    func(u map[string]interface{})
+		field  string
+		text   string
+	}{
+		{
+			name:   "unknown action",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Rules[0].Action = "Revert" },
+			field:  "spec.rules[0].action",
+			text:   `Unsupported value: "Revert"`,
+		},
+		{
+			name:   "malformed pointer pattern without leading slash",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Rules[0].Fields = []string{"data/*"} },
+			field:  "spec.rules[0].fields[0]",
+			text:   "should match",
+		},
+		{
+			name:   "malformed pointer pattern with partial wildcard",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Rules[0].Fields = []string{"/data/feature-*"} },
+			field:  "spec.rules[0].fields[0]",
+			text:   "should match",
+		},
+		{
+			name:   "malformed pointer pattern with bad escape",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Rules[0].Fields = []string{"/metadata/annotations/a~2b"} },
+			field:  "spec.rules[0].fields[0]",
+			text:   "should match",
+		},
+		{
+			name: "rule that matches nothing: no criteria",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {
+				p.Spec.Rules = append(p.Spec.Rules, refluxv1.Rule{Action: refluxv1.IgnoreAction})
+			},
+			field: "spec.rules[1]",
+			text:  "a rule must match on at least one of paths, kinds, fields or changeTypes",
+		},
+		{
+			name:   "unknown change type",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Rules[0].ChangeTypes = []refluxv1.ChangeType{"Rename"} },
+			field:  "spec.rules[0].changeTypes[0]",
+			text:   `Unsupported value: "Rename"`,
+		},
+		{
+			// An empty string is dropped by omitempty in Go, so send it raw
+			// the way kubectl would from a YAML file.
+			name:   "empty branch prefix",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {},
+			raw: func(u map[string]interface{}) {
+				_ = unstructured.SetNestedField(u, "", "spec", "git", "branchPrefix")
+			},
+			field: "spec.git.branchPrefix",
+			text:  "at least 1 chars long",
+		},
+		{
+			name:   "branch prefix naming the source branch",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.BranchPrefix = "main/" },
+			field:  "spec.git.branchPrefix",
+			text:   "must not start with a source branch name",
+		},
+		{
+			name:   "branch prefix that is itself a branch name",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.BranchPrefix = "main" },
+			field:  "spec.git.branchPrefix",
+			text:   "should match",
+		},
+		{
+			name:   "branch prefix with dot-dot",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.BranchPrefix = "reflux/a..b/" },
+			field:  "spec.git.branchPrefix",
+			text:   "must not contain '..'",
+		},
+		{
+			name:   "unknown severity",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Rules[0].Severity = "urgent" },
+			field:  "spec.rules[0].severity",
+			text:   `Unsupported value: "urgent"`,
+		},
+		{
+			name: "unknown signing key type",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {
+				p.Spec.Git.SigningKey = &refluxv1.SigningKey{Type: "x509"}
+				p.Spec.Git.SigningKey.SecretRef.Name = "key"
+			},
+			field: "spec.git.signingKey.type",
+			text:  `Unsupported value: "x509"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			p := validPolicy(ns, "invalid")
+			tt.mutate(p)
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+			g.Expect(err).ToNot(HaveOccurred())
+			if tt.raw != nil {
+				tt.raw(u)
+			}
+			obj := &unstructured.Unstructured{Object: u}
+			obj.SetGroupVersionKind(refluxv1.GroupVersion.WithKind(refluxv1.ReverseSyncPolicyKind))
+			err = k8sClient.Create(context.Background(), obj)
+			g.Expect(err).To(HaveOccurred(), "the apiserver accepted an invalid policy")
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want an Invalid error, got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring(tt.field))
+			g.Expect(err.Error()).To(ContainSubstring(tt.text))
+		})
+	}
+}
+
+// TestAdmissionDefaults proves the schema defaults a user relies on.
+func TestAdmissionDefaults(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	p := validPolicy(ns, "defaults")
+	g.Expect(k8sClient.Create(context.Background(), p)).To(Succeed())
+	g.Expect(p.Spec.Git.BranchPrefix).To(Equal(refluxv1.DefaultBranchPrefix))
+	g.Expect(p.Spec.ManualHotfix.Key).To(Equal(refluxv1.DefaultManualHotfixKey))
+	g.Expect(p.Spec.ManualHotfix.Value).To(Equal(refluxv1.DefaultManualHotfixValue))
+	g.Expect(p.Spec.Git.AlertBranches).To(Equal("Separate"))
+}

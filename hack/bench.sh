@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# bench.sh runs every Go benchmark in the module and writes the results, with
+# the command that produced them and the machine they ran on, to
+# bench/results.md. Targets are checked by reading the numbers, never by a
+# timed test: these machines are noisy.
+#
+# Usage: hack/bench.sh [benchtime]   (default 1x; e.g. 10x or 5s)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+benchtime="${1:-1x}"
+out="bench/results.md"
+mkdir -p bench
+raw="$(mktemp)"
+trap 'rm -f "${raw}"' EXIT
+
+cmd=(go test -run '^$' -bench . -benchmem -benchtime "${benchtime}" -timeout 60m ./...)
+echo "+ ${cmd[*]}" >&2
+"${cmd[@]}" | tee "${raw}"
+
+{
+  echo "# Benchmark results"
+  echo
+  echo "Produced by \`make bench\` (\`hack/bench.sh ${benchtime}\`), which ran:"
+  echo
+  echo '```sh'
+  echo "${cmd[*]}"
+  echo '```'
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "- go: $(go env GOVERSION), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+  echo
+  echo '```'
+  grep -E '^(Benchmark|goos|goarch|pkg|cpu|ok|PASS|FAIL)' "${raw}" || true
+  echo '```'
+} > "${out}"
+echo "wrote ${out}" >&2
