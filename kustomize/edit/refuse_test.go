@@ -49,8 +49,8 @@ func TestPlanRefuses(t *testing.T) {
 			check:  func(g *WithT, err error) { g.Expect(err).To(MatchError(ErrUnsupported)) },
 		},
 		{
-			name: "overlay patch overridden by a later transformer",
-			tree: "labels-annotations",
+			name:   "overlay patch overridden by a later transformer",
+			tree:   "labels-annotations",
 			change: Change{Object: origin.ObjectRef{Kind: "Deployment", Name: "checkout"}, Pointer: "/metadata/labels/team", Value: "payments"},
 			check: func(g *WithT, err error) {
 				var ve *VerifyError
@@ -58,14 +58,14 @@ func TestPlanRefuses(t *testing.T) {
 			},
 		},
 		{
-			name: "unknown field",
-			tree: "plain-dir",
+			name:   "unknown field",
+			tree:   "plain-dir",
 			change: Change{Object: origin.ObjectRef{Kind: "Deployment", Name: "web"}, Pointer: "/spec/paused", Value: true},
 			check:  func(g *WithT, err error) { g.Expect(err).To(MatchError(origin.ErrFieldNotFound)) },
 		},
 		{
-			name: "unknown object",
-			tree: "plain-dir",
+			name:   "unknown object",
+			tree:   "plain-dir",
 			change: Change{Object: origin.ObjectRef{Kind: "Deployment", Name: "nope"}, Pointer: "/spec/replicas", Value: int64(1)},
 			check:  func(g *WithT, err error) { g.Expect(err).To(MatchError(origin.ErrObjectNotFound)) },
 		},

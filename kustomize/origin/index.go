@@ -104,8 +104,8 @@ func (x *Index) Lookup(ref ObjectRef, pointer string) (Origin, error) {
 	return f.Origin, nil
 }
 
-// Resolve returns the rendered ref matching ref. An empty Group matches
-// any group, and a generated ConfigMap or Secret matches without its hash
+// Resolve returns the rendered ref matching ref. Kind is matched without
+// regard to case, an empty Group matches any group, and a generated ConfigMap or Secret matches without its hash
 // suffix; an ambiguous ref is an error.
 func (x *Index) Resolve(ref ObjectRef) (ObjectRef, error) {
 	o, err := x.find(ref)
@@ -119,7 +119,7 @@ func (x *Index) find(ref ObjectRef) (*objectIndex, error) {
 	var found []*objectIndex
 	for _, o := range x.objects {
 		for _, r := range append([]ObjectRef{o.ref}, o.aliases...) {
-			if r.Kind == ref.Kind && r.Namespace == ref.Namespace && r.Name == ref.Name &&
+			if strings.EqualFold(r.Kind, ref.Kind) && r.Namespace == ref.Namespace && r.Name == ref.Name &&
 				(ref.Group == "" || strings.EqualFold(r.Group, ref.Group)) {
 				found = append(found, o)
 				break

@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+)
+
+// traceOptions are the flags of `reflux trace`.
+type traceOptions struct {
+	path          string
+	kustomization string
+	output        string
+}
+
+// NewTraceCommand returns `reflux trace`, which prints where each rendered
+// field of an object was declared in the Kustomize overlay.
+func NewTraceCommand() *cobra.Command {
+	opts := &traceOptions{}
+	cmd := &cobra.Command{
+		Use:   "trace KIND/[NAMESPACE/]NAME [POINTER]",
+		Short: "Show the file, line and column that declared a rendered field",
+		Long: `trace renders a directory the way Flux's kustomize-controller does and
+prints the origin of one field (a JSON pointer such as /spec/replicas), or
+of every leaf field of the object. NAME is the rendered name; a generated
+ConfigMap or Secret may be named without its hash suffix. Paths are
+relative to the enclosing git work tree, or the current directory.`,
+		Example: `  reflux trace --path overlays/prod Deployment/prod/podinfo /spec/replicas
+  reflux trace --path apps --kustomization clusters/prod/apps.yaml -o json Deployment/apps/web`,
+		Args:          cobra.RangeArgs(1, 2),
+		SilenceUsage:  true,
+		SilenceErrors: false,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTrace(cmd, opts, args)
+		},
+	}
+	cmd.Flags().StringVar(&opts.path, "path", "", "directory to build (overrides the Kustomization's spec.path)")
+	cmd.Flags().StringVar(&opts.kustomization, "kustomization", "", "file holding the Flux Kustomization whose spec applies")
+	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func runTrace(cmd *cobra.Command, opts *traceOptions, args []string) error {
+	if opts.output != "text" && opts.output != "json" {
+		return fmt.Errorf("unknown output format %q", opts.output)
+	}
+	ref, err := parseObjectRef(args[0])
+	if err != nil {
+		return err
+	}
+	build, err := traceBuildOptions(opts)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	idx, _, err := origin.Build(ctx, build)
+	if err != nil {
+		return err
+	}
+	if ref, err = idx.Resolve(ref); err != nil {
+		return err
+	}
+	w := traceWriter{out: cmd.OutOrStdout(), json: opts.output == "json", ref: ref}
+	if len(args) == 2 {
+		return traceOne(w, idx, ref, args[1])
+	}
+	fields, err := idx.Fields(ref)
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		if err := w.field(f, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func traceOne(w traceWriter, idx *origin.Index, ref origin.ObjectRef, pointer string) error {
+	if !strings.HasPrefix(pointer, "/") {
+		pointer = "/" + pointer
+	}
+	_, err := idx.Lookup(ref, pointer)
+	var refused *origin.RefusedError
+	if err != nil && !errors.As(err, &refused) {
+		return err
+	}
+	fields, err := idx.Fields(ref)
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		if f.Pointer == pointer {
+			return w.field(f, true)
+		}
+	}
+	return fmt.Errorf("%w: %s %s", origin.ErrFieldNotFound, ref, pointer)
+}
+
+// parseObjectRef parses KIND[.GROUP]/[NAMESPACE/]NAME.
+func parseObjectRef(s string) (origin.ObjectRef, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) < 2 || len(parts) > 3 {
+		return origin.ObjectRef{}, fmt.Errorf("object %q is not KIND/[NAMESPACE/]NAME", s)
+	}
+	ref := origin.ObjectRef{Kind: parts[0], Name: parts[len(parts)-1]}
+	if kind, group, ok := strings.Cut(parts[0], "."); ok {
+		ref.Kind, ref.Group = kind, group
+	}
+	if len(parts) == 3 {
+		ref.Namespace = parts[1]
+	}
+	if ref.Kind == "" || ref.Name == "" {
+		return origin.ObjectRef{}, fmt.Errorf("object %q is not KIND/[NAMESPACE/]NAME", s)
+	}
+	return ref, nil
+}
+
+// traceBuildOptions roots the build at the git work tree enclosing the
+// built directory (or the current directory) so origins print relative to it.
+func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
+	var build kustomize.BuildOptions
+	if opts.kustomization != "" {
+		ks, err := kustomize.LoadKustomization(opts.kustomization)
+		if err != nil {
+			return build, err
+		}
+		abs, err := filepath.Abs(opts.kustomization)
+		if err != nil {
+			return build, err
+		}
+		build.Kustomization, build.KustomizationFile = ks, abs
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return build, err
+	}
+	dir := cwd
+	if opts.path != "" {
+		if dir, err = filepath.Abs(opts.path); err != nil {
+			return build, err
+		}
+	} else if build.Kustomization == nil {
+		return build, errors.New("--path or --kustomization is required")
+	}
+	root := gitRoot(dir)
+	if root == "" {
+		root = cwd
+	}
+	if rel, err := filepath.Rel(root, dir); err != nil || strings.HasPrefix(rel, "..") {
+		root = dir // outside cwd and any git tree: the directory is the root
+	}
+	build.Root = root
+	if opts.path != "" {
+		rel, _ := filepath.Rel(root, dir)
+		build.Path = rel
+	}
+	return build, nil
+}
+
+// gitRoot returns the nearest directory at or above dir holding .git.
+func gitRoot(dir string) string {
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
