@@ -237,11 +237,16 @@ func writeDrift(g Gomega, name, manager string, apply bool) {
 	g.Expect(env.Client.Apply(ctx, ac, client.FieldOwner(manager), client.ForceOwnership)).To(Succeed())
 }
 
-// managers lists an object's field managers as "name/operation".
+// managers lists an object's field managers as "name/operation", with
+// "/subresource" appended for entries written through one.
 func managers(obj client.Object) []string {
 	var out []string
 	for _, f := range obj.GetManagedFields() {
-		out = append(out, f.Manager+"/"+string(f.Operation))
+		m := f.Manager + "/" + string(f.Operation)
+		if f.Subresource != "" {
+			m += "/" + f.Subresource
+		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -1,0 +1,30 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+)
+
+// Kubectl runs kubectl as the admin user and returns its stdout. Tests use
+// it where the exact client matters: kubectl picks its own field manager
+// names (kubectl-edit, kubectl-scale, ...) and subresources, which Flux
+// treats specially. bin/kubectl is preferred, then the one on PATH.
+func (e *Env) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
+	bin, err := binaryPath(e.opts.BinDir, "kubectl")
+	if err != nil {
+		if bin, err = exec.LookPath("kubectl"); err != nil {
+			return nil, fmt.Errorf("kubectl not in %s nor on PATH: %w", e.opts.BinDir, ErrMissingBinary)
+		}
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", e.KubeconfigPath}, args...)...)
+	cmd.Env = childEnv(filepath.Join(e.Dir, "kubectl"), e.KubeconfigPath)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), fmt.Errorf("kubectl %v: %w: %s", args, err, stderr.String())
+	}
+	return stdout.Bytes(), nil
+}
