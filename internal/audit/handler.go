@@ -1,0 +1,123 @@
+package audit
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-logr/logr"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+)
+
+// maxBody bounds one webhook batch. The apiserver's default batch is 400
+// events; metadata-level events are well under 4 KiB each.
+const maxBody = 8 << 20
+
+// writeVerbs are the verbs that change an object.
+var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "apply": true}
+
+// Handler serves the audit webhook: the apiserver POSTs an audit.k8s.io/v1
+// EventList. When token is not empty, requests must carry it as a bearer
+// token (set it in the webhook kubeconfig).
+type Handler struct {
+	Store *Store
+	Token string
+	Log   logr.Logger
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST an audit.k8s.io/v1 EventList", http.StatusMethodNotAllowed)
+		return
+	}
+	if h.Token != "" {
+		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if subtle.ConstantTimeCompare([]byte(got), []byte(h.Token)) != 1 {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		http.Error(w, "body unreadable or too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	n, err := h.ingest(body)
+	if err != nil {
+		h.Log.Error(err, "rejecting audit batch")
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	h.Log.V(1).Info("audit batch received", "writes", n)
+	w.WriteHeader(http.StatusOK)
+}
+
+// ingest records every successful write in an EventList and returns how
+// many it recorded.
+func (h *Handler) ingest(body []byte) (int, error) {
+	var list auditv1.EventList
+	if err := json.Unmarshal(body, &list); err != nil {
+		return 0, fmt.Errorf("decoding audit EventList: %w", err)
+	}
+	n := 0
+	for i := range list.Items {
+		key, write, ok := toWrite(&list.Items[i])
+		if !ok {
+			continue
+		}
+		h.Store.Record(key, write)
+		n++
+	}
+	return n, nil
+}
+
+func toWrite(ev *auditv1.Event) (ObjectKey, Write, bool) {
+	if ev.Stage != auditv1.StageResponseComplete || !writeVerbs[ev.Verb] || ev.ObjectRef == nil {
+		return ObjectKey{}, Write{}, false
+	}
+	// Without a name or a completion time the write cannot be matched to a
+	// change; such events are malformed or collection-wide.
+	if ev.ObjectRef.Name == "" || ev.StageTimestamp.IsZero() {
+		return ObjectKey{}, Write{}, false
+	}
+	if ev.ResponseStatus != nil && (ev.ResponseStatus.Code < 200 || ev.ResponseStatus.Code >= 300) {
+		return ObjectKey{}, Write{}, false
+	}
+	if isDryRun(ev.RequestURI) {
+		return ObjectKey{}, Write{}, false
+	}
+	ref := ev.ObjectRef
+	// Subresource writes (scale, status) change the object too: the
+	// HPA's replicas arrive as a write to deployments/scale.
+	key := ObjectKey{APIGroup: ref.APIGroup, Resource: ref.Resource, Namespace: ref.Namespace, Name: ref.Name}
+	user := ev.User
+	if ev.ImpersonatedUser != nil {
+		user = *ev.ImpersonatedUser
+	}
+	return key, Write{
+		User:         user.Username,
+		Groups:       user.Groups,
+		FieldManager: fieldManager(ev.RequestURI),
+		Verb:         ev.Verb,
+		UserAgent:    ev.UserAgent,
+		Time:         ev.StageTimestamp.Time,
+	}, true
+}
+
+func isDryRun(requestURI string) bool {
+	u, err := url.Parse(requestURI)
+	return err == nil && u.Query().Has("dryRun")
+}
+
+func fieldManager(requestURI string) string {
+	u, err := url.Parse(requestURI)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("fieldManager")
+}

@@ -1,0 +1,172 @@
+package audit
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+)
+
+const batch = `{
+  "kind": "EventList", "apiVersion": "audit.k8s.io/v1",
+  "items": [
+    {"level": "Metadata", "auditID": "1", "stage": "ResponseComplete", "verb": "patch",
+     "requestURI": "/apis/apps/v1/namespaces/apps/deployments/web?fieldManager=kubectl-edit",
+     "user": {"username": "alice@example.com", "groups": ["sre"]},
+     "userAgent": "kubectl/v1.32.0",
+     "objectRef": {"resource": "deployments", "namespace": "apps", "name": "web", "apiGroup": "apps", "apiVersion": "v1"},
+     "responseStatus": {"code": 200},
+     "stageTimestamp": "2026-11-29T10:00:05.000000Z"},
+    {"level": "Metadata", "auditID": "2", "stage": "ResponseComplete", "verb": "patch",
+     "requestURI": "/apis/apps/v1/namespaces/apps/deployments/web?dryRun=All&fieldManager=kustomize-controller",
+     "user": {"username": "system:serviceaccount:flux-system:kustomize-controller"},
+     "objectRef": {"resource": "deployments", "namespace": "apps", "name": "web", "apiGroup": "apps", "apiVersion": "v1"},
+     "responseStatus": {"code": 200},
+     "stageTimestamp": "2026-11-29T10:00:06.000000Z"},
+    {"level": "Metadata", "auditID": "3", "stage": "ResponseStarted", "verb": "update",
+     "requestURI": "/api/v1/namespaces/apps/configmaps/flags",
+     "user": {"username": "mallory"},
+     "objectRef": {"resource": "configmaps", "namespace": "apps", "name": "flags", "apiVersion": "v1"},
+     "stageTimestamp": "2026-11-29T10:00:07.000000Z"},
+    {"level": "Metadata", "auditID": "4", "stage": "ResponseComplete", "verb": "update",
+     "requestURI": "/api/v1/namespaces/apps/configmaps/flags",
+     "user": {"username": "denied"},
+     "objectRef": {"resource": "configmaps", "namespace": "apps", "name": "flags", "apiVersion": "v1"},
+     "responseStatus": {"code": 403},
+     "stageTimestamp": "2026-11-29T10:00:08.000000Z"},
+    {"level": "Metadata", "auditID": "5", "stage": "ResponseComplete", "verb": "update",
+     "requestURI": "/api/v1/namespaces/apps/configmaps/flags?fieldManager=kubectl-edit",
+     "user": {"username": "system:serviceaccount:ci:deployer"},
+     "impersonatedUser": {"username": "bob@example.com"},
+     "objectRef": {"resource": "configmaps", "namespace": "apps", "name": "flags", "apiVersion": "v1"},
+     "responseStatus": {"code": 200},
+     "stageTimestamp": "2026-11-29T10:00:09.000000Z"},
+    {"level": "Metadata", "auditID": "6", "stage": "ResponseComplete", "verb": "get",
+     "requestURI": "/api/v1/namespaces/apps/configmaps/flags",
+     "user": {"username": "reader"},
+     "objectRef": {"resource": "configmaps", "namespace": "apps", "name": "flags", "apiVersion": "v1"},
+     "responseStatus": {"code": 200},
+     "stageTimestamp": "2026-11-29T10:00:10.000000Z"}
+  ]
+}`
+
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func newTestHandler(token string) *Handler {
+	clock := func() time.Time { return at("2026-11-29T10:01:00Z") }
+	return &Handler{Store: NewStore(WithClock(clock)), Token: token, Log: logr.Discard()}
+}
+
+func post(h http.Handler, body, token string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/audit", strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestHandlerRecordsSuccessfulWrites(t *testing.T) {
+	g := NewWithT(t)
+	h := newTestHandler("")
+	g.Expect(post(h, batch, "").Code).To(Equal(http.StatusOK))
+
+	deploy := ObjectKey{APIGroup: "apps", Resource: "deployments", Namespace: "apps", Name: "web"}
+	w, ok := h.Store.Lookup(deploy, "kubectl-edit", at("2026-11-29T10:00:30Z"))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("alice@example.com"))
+	g.Expect(w.Groups).To(ConsistOf("sre"))
+	g.Expect(w.FieldManager).To(Equal("kubectl-edit"))
+	g.Expect(w.Verb).To(Equal("patch"))
+
+	// The dry run by kustomize-controller is not a write.
+	w, ok = h.Store.Lookup(deploy, "", at("2026-11-29T10:00:30Z"))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("alice@example.com"))
+
+	// Only the completed, successful write counts, and impersonation names
+	// the impersonated user.
+	cm := ObjectKey{Resource: "configmaps", Namespace: "apps", Name: "flags"}
+	w, ok = h.Store.Lookup(cm, "", at("2026-11-29T10:00:30Z"))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("bob@example.com"))
+
+	// Writes after the moment asked about are not attributed to it.
+	_, ok = h.Store.Lookup(cm, "", at("2026-11-29T10:00:07Z"))
+	g.Expect(ok).To(BeFalse())
+
+	// A different field manager is not this change's author.
+	_, ok = h.Store.Lookup(deploy, "kubectl-set", at("2026-11-29T10:00:30Z"))
+	g.Expect(ok).To(BeFalse())
+}
+
+func TestHandlerRejects(t *testing.T) {
+	g := NewWithT(t)
+	h := newTestHandler("s3cret")
+	g.Expect(post(h, batch, "").Code).To(Equal(http.StatusUnauthorized))
+	g.Expect(post(h, batch, "wrong").Code).To(Equal(http.StatusUnauthorized))
+	g.Expect(h.Store.Len()).To(Equal(0))
+	g.Expect(post(h, "{not json", "s3cret").Code).To(Equal(http.StatusBadRequest))
+	g.Expect(post(h, batch, "s3cret").Code).To(Equal(http.StatusOK))
+	g.Expect(h.Store.Len()).To(Equal(2))
+
+	req := httptest.NewRequest(http.MethodGet, "/audit", nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	g.Expect(rec.Code).To(Equal(http.StatusMethodNotAllowed))
+}
+
+func TestStoreBoundsAndExpiry(t *testing.T) {
+	g := NewWithT(t)
+	now := at("2026-11-29T10:00:00Z")
+	s := NewStore(WithPerObject(3), WithTTL(time.Minute), WithClock(func() time.Time { return now }))
+	key := ObjectKey{Resource: "configmaps", Namespace: "a", Name: "b"}
+	for i := 0; i < 5; i++ {
+		s.Record(key, Write{User: string(rune('a' + i)), Time: now.Add(time.Duration(i) * time.Second)})
+	}
+	w, ok := s.Lookup(key, "", now.Add(time.Hour))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("e"))
+	// Only the last three are kept.
+	_, ok = s.Lookup(key, "", now.Add(1*time.Second-time.Second-time.Millisecond))
+	g.Expect(ok).To(BeFalse())
+
+	now = now.Add(2 * time.Minute)
+	s.Record(ObjectKey{Name: "other"}, Write{User: "z", Time: now})
+	g.Expect(s.Len()).To(Equal(1), "expired writes are dropped")
+}
+
+func FuzzIngest(f *testing.F) {
+	f.Add([]byte(batch))
+	f.Add([]byte(`{"items":[{"stage":"ResponseComplete","verb":"patch","objectRef":{}}]}`))
+	f.Add([]byte(`{"items":[{"stage":"ResponseComplete","verb":"patch","objectRef":{"name":"a"},"stageTimestamp":"2026-11-29T10:00:59Z"}]}`))
+	f.Add([]byte(`{"items":[{"stage":"ResponseComplete","verb":"update","requestURI":"%zz","objectRef":{"name":"x"}}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h := newTestHandler("")
+		n, err := h.ingest(body)
+		if err != nil && n != 0 {
+			t.Fatalf("recorded %d writes from a batch that failed to decode", n)
+		}
+		if h.Store.Len() > n {
+			t.Fatalf("store holds %d objects after recording %d writes", h.Store.Len(), n)
+		}
+		for key, list := range h.Store.writes {
+			for _, w := range list {
+				if key.Name == "" || w.Time.IsZero() {
+					t.Fatalf("recorded an unmatchable write %+v for %+v", w, key)
+				}
+			}
+		}
+	})
+}
