@@ -38,6 +38,10 @@ type Options struct {
 	// EventsAddr is passed to both controllers as --events-addr, e.g. the
 	// URL of a notification-controller stand-in. Empty sends none.
 	EventsAddr string
+	// SourceControllerArgs and KustomizeControllerArgs are appended to the
+	// controllers' flags; a repeated flag overrides the default, e.g.
+	// "--override-manager=kubectl-edit" or "--feature-gates=...".
+	SourceControllerArgs, KustomizeControllerArgs []string
 	// WithoutFlux starts only the control plane and the git server, for
 	// tests that do not need the controllers.
 	WithoutFlux bool

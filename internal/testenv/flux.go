@@ -22,11 +22,13 @@ var fluxGroups = []string{"system:masters", "system:serviceaccounts", "system:se
 // startFlux starts source-controller and kustomize-controller against the
 // control plane and waits until both report ready.
 func startFlux(ctx context.Context, o *Options, cp *controlPlane, dir string) (*Process, *Process, error) {
-	src, err := startController(o, cp, dir, binSourceController, SourceControllerUser, sourceArgs)
+	src, err := startController(o, cp, dir, binSourceController, SourceControllerUser,
+		withArgs(sourceArgs, o.SourceControllerArgs))
 	if err != nil {
 		return nil, nil, err
 	}
-	kc, err := startController(o, cp, dir, binKustomizeController, KustomizeControllerUser, kustomizeArgs)
+	kc, err := startController(o, cp, dir, binKustomizeController, KustomizeControllerUser,
+		withArgs(kustomizeArgs, o.KustomizeControllerArgs))
 	if err != nil {
 		return nil, nil, joinStop(err, o, src)
 	}
@@ -80,6 +82,17 @@ func startController(o *Options, cp *controlPlane, dir, name, user string, extra
 	}
 	p.MetricsAddr, p.HealthAddr = addrs[0], addrs[1]
 	return p, nil
+}
+
+// withArgs appends the caller's flags to a controller's own.
+func withArgs(own extraArgs, callers []string) extraArgs {
+	return func(dir string) ([]string, error) {
+		args, err := own(dir)
+		if err != nil {
+			return nil, err
+		}
+		return append(args, callers...), nil
+	}
 }
 
 // sourceArgs serves artifacts on loopback; kustomize-controller downloads
