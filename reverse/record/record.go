@@ -1,0 +1,166 @@
+package record
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/classify"
+)
+
+// Labels on every Drift record, so that a Kustomization's records are one
+// label-selected list away and `kubectl get drifts -l` works.
+const (
+	KustomizationNameLabel      = "reflux.dev/kustomization-name"
+	KustomizationNamespaceLabel = "reflux.dev/kustomization-namespace"
+)
+
+// maxNameLen keeps record names valid as DNS subdomains with room to spare.
+const maxNameLen = 63
+
+// Name returns the record name for a live object governed by a
+// Kustomization. It is deterministic, so that a restart or a new leader
+// finds the same record instead of writing a duplicate, and readable,
+// so that `kubectl get drifts` says which object it is about.
+func Name(ks refluxv1.KustomizationRef, obj refluxv1.ObjectRef) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{
+		ks.Namespace, ks.Name, obj.APIVersion, obj.Kind, obj.Namespace, obj.Name,
+	}, "/")))
+	hash := hex.EncodeToString(sum[:])[:10]
+	base := sanitize(strings.ToLower(obj.Kind) + "-" + obj.Name)
+	if max := maxNameLen - len(hash) - 1; len(base) > max {
+		base = strings.TrimRight(base[:max], "-.")
+	}
+	if base == "" {
+		return "drift-" + hash
+	}
+	return base + "-" + hash
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteRune('-')
+		}
+	}
+	return strings.Trim(b.String(), "-.")
+}
+
+// Observation is what the drift engine saw for one live object.
+type Observation struct {
+	Kustomization refluxv1.KustomizationRef
+	Policy        string
+	Object        refluxv1.ObjectRef
+	Revision      string
+	// Fields are the drifted fields, already classified.
+	Fields       []refluxv1.DriftField
+	ManualHotfix bool
+	// Now is when the observation was made.
+	Now time.Time
+}
+
+// Merge returns the record for an observation, carried over from existing
+// (nil when there is none). First-seen times survive: a field keeps the
+// time it first diverged for as long as it keeps diverging, which is what
+// the divergence-age metric and the commit message report.
+func Merge(existing *refluxv1.Drift, obs Observation) *refluxv1.Drift {
+	now := metav1.NewTime(obs.Now)
+	out := &refluxv1.Drift{}
+	if existing != nil {
+		out = existing.DeepCopy()
+	} else {
+		out.Name = Name(obs.Kustomization, obs.Object)
+		out.Namespace = obs.Kustomization.Namespace
+		out.Spec.FirstSeen = now
+	}
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	out.Labels[KustomizationNameLabel] = obs.Kustomization.Name
+	out.Labels[KustomizationNamespaceLabel] = obs.Kustomization.Namespace
+
+	prev := map[string]refluxv1.DriftField{}
+	if existing != nil {
+		for _, f := range existing.Spec.Fields {
+			prev[f.Pointer] = f
+		}
+	}
+	fields := make([]refluxv1.DriftField, 0, len(obs.Fields))
+	for _, f := range obs.Fields {
+		f := *f.DeepCopy()
+		if p, ok := prev[f.Pointer]; ok && p.FirstSeen != nil && p.ChangeType == f.ChangeType {
+			f.FirstSeen = p.FirstSeen
+		} else if f.FirstSeen == nil {
+			f.FirstSeen = &now
+		}
+		fields = append(fields, f)
+	}
+	sort.Slice(fields, func(i, j int) bool { return fields[i].Pointer < fields[j].Pointer })
+
+	out.Spec.Kustomization = obs.Kustomization
+	out.Spec.Policy = obs.Policy
+	out.Spec.Object = obs.Object
+	out.Spec.Revision = obs.Revision
+	out.Spec.Fields = fields
+	out.Spec.ManualHotfix = obs.ManualHotfix
+	out.Spec.LastSeen = now
+	out.Spec.LastModifier = lastModifier(fields)
+	return out
+}
+
+// lastModifier is the most recent writer among the fields.
+func lastModifier(fields []refluxv1.DriftField) *refluxv1.Modifier {
+	var last *refluxv1.Modifier
+	for _, f := range fields {
+		m := f.Modifier
+		if m == nil {
+			continue
+		}
+		if last == nil || (m.Time != nil && (last.Time == nil || m.Time.After(last.Time.Time))) {
+			last = m.DeepCopy()
+		}
+	}
+	return last
+}
+
+// Summary is the strongest action and highest severity among a record's
+// fields, for its status and printer columns.
+func Summary(fields []refluxv1.DriftField) (refluxv1.Action, refluxv1.Severity) {
+	var action refluxv1.Action
+	var severity refluxv1.Severity
+	for _, f := range fields {
+		action = classify.StrongestAction(action, f.Action)
+		severity = classify.MaxSeverity(severity, f.Severity)
+	}
+	return action, severity
+}
+
+// IsOpen reports whether a record still asks for attention: not resolved
+// and not dismissed.
+func IsOpen(d *refluxv1.Drift) bool {
+	switch d.Status.State {
+	case refluxv1.DriftResolved, refluxv1.DriftDismissed:
+		return false
+	}
+	return d.Annotations[refluxv1.DismissAnnotation] != "true"
+}
+
+// EarliestFirstSeen is the first-seen time of the oldest diverging field.
+func EarliestFirstSeen(d *refluxv1.Drift) time.Time {
+	earliest := d.Spec.FirstSeen.Time
+	for _, f := range d.Spec.Fields {
+		if f.FirstSeen != nil && (earliest.IsZero() || f.FirstSeen.Before(&metav1.Time{Time: earliest})) {
+			earliest = f.FirstSeen.Time
+		}
+	}
+	return earliest
+}
