@@ -15,6 +15,7 @@ import (
 // Index maps every leaf of every rendered object to its origin.
 type Index struct {
 	objects []*objectIndex
+	byRef   map[ObjectRef]*objectIndex
 	// ModelErr is set when the model could not be built; every field is
 	// then refused with ReasonModelFailed.
 	ModelErr error
@@ -62,8 +63,11 @@ func NewIndex(opts kustomize.BuildOptions, res *kustomize.Result) (*Index, error
 			c.rendered[o] = u.GetName()
 		}
 	}
+	idx.byRef = make(map[ObjectRef]*objectIndex, len(res.Objects))
 	for _, u := range res.Objects {
-		idx.objects = append(idx.objects, c.check(u))
+		oi := c.check(u)
+		idx.objects = append(idx.objects, oi)
+		idx.byRef[oi.ref] = oi
 	}
 	return idx, nil
 }
@@ -116,6 +120,9 @@ func (x *Index) Resolve(ref ObjectRef) (ObjectRef, error) {
 }
 
 func (x *Index) find(ref ObjectRef) (*objectIndex, error) {
+	if o, ok := x.byRef[ref]; ok {
+		return o, nil
+	}
 	var found []*objectIndex
 	for _, o := range x.objects {
 		for _, r := range append([]ObjectRef{o.ref}, o.aliases...) {

@@ -1,0 +1,121 @@
+package origin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reflux-dev/reflux/kustomize"
+)
+
+// writeLargeTree writes a base of n/2 Deployments and n/2 Services and an
+// overlay with the usual transformers and a patch for every tenth Deployment.
+func writeLargeTree(tb testing.TB, n int) string {
+	tb.Helper()
+	root := tb.TempDir()
+	var base strings.Builder
+	for i := 0; i < n/2; i++ {
+		fmt.Fprintf(&base, `---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app-%[1]d
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: app-%[1]d}
+  template:
+    metadata:
+      labels: {app: app-%[1]d}
+    spec:
+      containers:
+        - name: app
+          image: example/app:1.0.%[1]d
+          env:
+            - name: INDEX
+              value: "%[1]d"
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: app-%[1]d
+spec:
+  selector: {app: app-%[1]d}
+  ports:
+    - port: 80
+`, i)
+	}
+	var patches strings.Builder
+	for i := 0; i < n/2; i += 10 {
+		fmt.Fprintf(&patches, "  - patch: |-\n      apiVersion: apps/v1\n      kind: Deployment\n      metadata:\n        name: app-%d\n      spec:\n        replicas: 3\n", i)
+	}
+	files := map[string]string{
+		"base/kustomization.yaml":    "resources:\n  - apps.yaml\n",
+		"base/apps.yaml":             base.String(),
+		"overlay/kustomization.yaml": "namespace: bench\nnamePrefix: prod-\ncommonLabels:\n  env: prod\nimages:\n  - name: example/app\n    newTag: 2.0.0\nresources:\n  - ../base\npatches:\n" + patches.String(),
+	}
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return root
+}
+
+func BenchmarkBuildIndex(b *testing.B) {
+	opts := kustomize.BuildOptions{Root: writeLargeTree(b, 1000), Path: "overlay"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		idx, res, err := Build(context.Background(), opts)
+		if err != nil || idx.ModelErr != nil {
+			b.Fatal(err, idx.ModelErr)
+		}
+		if len(res.Objects) != 1000 {
+			b.Fatalf("rendered %d objects", len(res.Objects))
+		}
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	opts := kustomize.BuildOptions{Root: writeLargeTree(b, 1000), Path: "overlay"}
+	idx, _, err := Build(context.Background(), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	refs := idx.Objects()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ref := refs[i%len(refs)]
+		ptr := "/metadata/name"
+		if ref.Kind == "Deployment" {
+			ptr = "/spec/template/spec/containers/0/image"
+		}
+		if _, err := idx.Lookup(ref, ptr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestLargeTreeFullyMapped guards the benchmark tree: with only modelled
+// features, no field may be refused.
+func TestLargeTreeFullyMapped(t *testing.T) {
+	idx, _, err := Build(context.Background(), kustomize.BuildOptions{Root: writeLargeTree(t, 40), Path: "overlay"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range idx.Objects() {
+		fields, _ := idx.Fields(ref)
+		for _, f := range fields {
+			if f.Refused != "" {
+				t.Errorf("%s %s refused: %s", ref, f.Pointer, f.Refused)
+			}
+		}
+	}
+}
