@@ -27,8 +27,10 @@ type GitServer struct {
 	Username, Password string
 	// KnownHosts is a known_hosts line for the SSH server's host key.
 	KnownHosts []byte
-	// Identity is an OpenSSH private key the SSH server accepts, and
-	// IdentityPub its authorized_keys form.
+	// Identity is an OpenSSH private key for SSH clients, and IdentityPub
+	// its authorized_keys form. The server demands a client key but, as
+	// gittestserver does by default, accepts any; the host key, in
+	// KnownHosts, is what Flux verifies.
 	Identity, IdentityPub []byte
 
 	srv     *gittestserver.GitServer

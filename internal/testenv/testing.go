@@ -14,7 +14,7 @@ func WithOptions(o Options) Option {
 	return func(opts *Options) { *opts = o }
 }
 
-// WithAuditWebhook makes kube-apiserver send audit events as a configures it.
+// WithAuditWebhook makes kube-apiserver send audit events as a describes.
 func WithAuditWebhook(a AuditWebhook) Option {
 	return func(opts *Options) { opts.AuditWebhook = &a }
 }
