@@ -135,7 +135,7 @@ func (e *Engine) dir(repoURL string) string {
 }
 
 // checkout locks the repository and opens its clone; the returned function
-// releases the lock.
+// closes the client and releases the lock.
 func (e *Engine) checkout(ctx context.Context, repoURL string, auth *git.AuthOptions) (repository.Client, func(), error) {
 	unlock := e.locks.Lock(repoKey(repoURL))
 	c, err := e.open(ctx, e.dir(repoURL), repoURL, auth)
@@ -143,5 +143,5 @@ func (e *Engine) checkout(ctx context.Context, repoURL string, auth *git.AuthOpt
 		unlock()
 		return nil, nil, fmt.Errorf("%w: %w", ErrGit, err)
 	}
-	return c, unlock, nil
+	return c, func() { c.Close(); unlock() }, nil
 }

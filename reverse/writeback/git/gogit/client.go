@@ -2,12 +2,16 @@ package gogit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	extgogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/reflux-dev/reflux/reverse/writeback/git"
 	"github.com/reflux-dev/reflux/reverse/writeback/git/repository"
@@ -17,10 +21,11 @@ const remoteName = extgogit.DefaultRemoteName
 
 // Client is a go-git clone of one remote in a directory of its own.
 type Client struct {
-	dir  string
-	url  string
-	repo *extgogit.Repository
-	auth remoteAuth
+	dir     string
+	url     string
+	repo    *extgogit.Repository
+	storage *filesystem.Storage
+	auth    remoteAuth
 }
 
 var _ repository.Client = &Client{}
@@ -56,13 +61,36 @@ func Open(ctx context.Context, dir, remoteURL string, auth *git.AuthOptions, opt
 	}
 	if c.repo == nil {
 		if c.repo, err = c.init(); err != nil {
+			c.Close()
 			return nil, err
 		}
 	}
 	if err := c.Fetch(ctx); err != nil {
+		c.Close()
 		return nil, err
 	}
 	return c, nil
+}
+
+// open sets up storage for dir. Descriptors of pack files are kept open
+// for the client's lifetime: without that go-git reopens the pack for
+// every object read, which dominated checkout time on a 1,000-file
+// repository. (ExclusiveAccess is left off: it caches the loose object
+// list and rebuilds it after every write, which made commits slower.)
+func (c *Client) open() (*extgogit.Repository, error) {
+	c.Close()
+	dot := osfs.New(filepath.Join(c.dir, extgogit.GitDirName), osfs.WithBoundOS())
+	c.storage = filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(),
+		filesystem.Options{KeepDescriptors: true})
+	return extgogit.Open(c.storage, osfs.New(c.dir, osfs.WithBoundOS()))
+}
+
+// Close releases the pack file descriptors; the clone stays on disk.
+func (c *Client) Close() {
+	if c.storage != nil {
+		_ = c.storage.Close()
+		c.storage = nil
+	}
 }
 
 // reuse opens the clone in dir if it is one of c.url; a nil repository
@@ -70,13 +98,14 @@ func Open(ctx context.Context, dir, remoteURL string, auth *git.AuthOptions, opt
 func (c *Client) reuse() (*extgogit.Repository, error) {
 	// Any failure to open is treated like a foreign directory: the cache is
 	// disposable, the remote is the truth.
-	if repo, err := extgogit.PlainOpen(c.dir); err == nil {
+	if repo, err := c.open(); err == nil {
 		if remote, err := repo.Remote(remoteName); err == nil {
 			if urls := remote.Config().URLs; len(urls) == 1 && urls[0] == c.url {
 				return repo, nil
 			}
 		}
 	}
+	c.Close()
 	if rmErr := os.RemoveAll(c.dir); rmErr != nil {
 		return nil, fmt.Errorf("clearing cache dir %s: %w", c.dir, rmErr)
 	}
@@ -87,7 +116,13 @@ func (c *Client) init() (*extgogit.Repository, error) {
 	if err := os.MkdirAll(filepath.Dir(c.dir), 0o700); err != nil {
 		return nil, fmt.Errorf("creating cache dir: %w", err)
 	}
-	repo, err := extgogit.PlainInit(c.dir, false)
+	if err := os.MkdirAll(filepath.Join(c.dir, extgogit.GitDirName), 0o700); err != nil {
+		return nil, fmt.Errorf("creating clone dir: %w", err)
+	}
+	if _, err := c.open(); !errors.Is(err, extgogit.ErrRepositoryNotExists) {
+		return nil, fmt.Errorf("opening fresh clone dir: %w", err)
+	}
+	repo, err := extgogit.Init(c.storage, osfs.New(c.dir, osfs.WithBoundOS()))
 	if err != nil {
 		return nil, fmt.Errorf("initialising clone: %w", err)
 	}

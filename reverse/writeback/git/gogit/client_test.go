@@ -21,7 +21,11 @@ func open(t *testing.T, srv *gitserver.Server, dir, repo string, data map[string
 	if err != nil {
 		return nil, err
 	}
-	return Open(context.Background(), dir, srv.URL(repo), auth, WithInsecureHTTP())
+	c, err := Open(context.Background(), dir, srv.URL(repo), auth, WithInsecureHTTP())
+	if err == nil {
+		t.Cleanup(c.Close)
+	}
+	return c, err
 }
 
 // TestClientRoundTrip runs the same journey over HTTP basic auth and SSH.
@@ -148,6 +152,15 @@ func TestCommitErrors(t *testing.T) {
 	}
 	_, err = c.Commit(git.CommitRequest{Paths: []string{"a.yaml"}, Message: "x", Author: author})
 	g.Expect(err).To(MatchError(git.ErrNoChanges))
+
+	// Leftovers of a failed Apply are gone after the next Checkout.
+	g.Expect(os.MkdirAll(filepath.Join(c.Path(), "new/dir"), 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(c.Path(), "new/dir/x.yaml"), nil, 0o644)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(c.Path(), "a.yaml"), []byte("dirty"), 0o644)).To(Succeed())
+	g.Expect(c.Checkout(main.Hash)).To(Succeed())
+	g.Expect(filepath.Join(c.Path(), "new/dir/x.yaml")).ToNot(BeAnExistingFile())
+	g.Expect(os.ReadFile(filepath.Join(c.Path(), "a.yaml"))).To(BeEquivalentTo("a: 1\n"))
+	g.Expect(filepath.Join(c.Path(), ".git/config")).To(BeAnExistingFile())
 
 	g.Expect(os.Remove(filepath.Join(c.Path(), "a.yaml"))).To(Succeed())
 	h, err := c.Commit(git.CommitRequest{Paths: []string{"a.yaml"}, Message: "rm", Author: author})

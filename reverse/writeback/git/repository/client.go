@@ -40,4 +40,6 @@ type Client interface {
 	Diff(from, to string) ([]string, error)
 	// FileHash returns the blob hash of path in commit, or "" when absent.
 	FileHash(commit, path string) (string, error)
+	// Close releases open files; the clone stays on disk for the next run.
+	Close()
 }
