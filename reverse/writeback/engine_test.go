@@ -201,3 +201,36 @@ func TestApplyCalledOncePerAttempt(t *testing.T) {
 	g.Expect(calls.Load()).To(BeEquivalentTo(1))
 	g.Expect(strings.Count(f.gitOut("log", "--format=%H", "reflux/flux-system-apps/111111111111"), "\n")).To(Equal(1))
 }
+
+type failingProposer struct{}
+
+func (failingProposer) Propose(context.Context, Proposal) error { return errorString("provider down") }
+
+func TestRunReportsProposerFailure(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, gitserver.StartHTTP, WithProposer(failingProposer{}))
+	res, err := f.eng.Run(context.Background(), f.request(fp1, setReplicas(5)))
+	g.Expect(err).To(MatchError(ErrPropose))
+	g.Expect(res.Outcome).To(Equal(BranchPushed), "the push itself stands")
+	g.Expect(f.srv.Head(t, repoName, res.Branch)).To(Equal(res.Commit))
+}
+
+func TestNewValidatesOptions(t *testing.T) {
+	g := NewWithT(t)
+	_, err := New("")
+	g.Expect(err).To(HaveOccurred())
+	_, err = New(t.TempDir(), WithMaxAttempts(0))
+	g.Expect(err).To(HaveOccurred())
+	_, err = New(t.TempDir(), WithMessageTemplate("{{"))
+	g.Expect(err).To(MatchError(message.ErrTemplate))
+	_, err = New(t.TempDir(), WithOpener(nil))
+	g.Expect(err).To(HaveOccurred())
+}
+
+func TestCustomMessageTemplate(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, gitserver.StartHTTP, WithMessageTemplate("fix({{.Kustomization}}): {{len .Fields}} field(s)"))
+	res := f.run(f.request(fp1, setReplicas(5)))
+	msg := f.gitOut("log", "-1", "--format=%B", res.Commit)
+	g.Expect(msg).To(HavePrefix("fix(flux-system/apps): 1 field(s)\n\nReflux-Fingerprint: " + fp1))
+}
