@@ -1,0 +1,162 @@
+package drift
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+var (
+	// ErrStale means the live object changed after the caller saw it, so
+	// its drift cannot be told from it. The watch event for the newer
+	// version will follow.
+	ErrStale = errors.New("live object is stale")
+	// ErrInvalidInput means Desired and Live are missing or name different
+	// objects.
+	ErrInvalidInput = errors.New("invalid drift input")
+)
+
+// Detector finds the drift of live objects exactly as Flux sees it. It is
+// safe for concurrent use.
+type Detector struct {
+	client client.Client
+	opts   *options
+}
+
+// New returns a Detector that asks the apiserver through c.
+func New(c client.Client, opts ...Option) (*Detector, error) {
+	if c == nil {
+		return nil, errors.New("drift: client must not be nil")
+	}
+	o, err := newOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("drift: %w", err)
+	}
+	return &Detector{client: c, opts: o}, nil
+}
+
+// Input is one live object and what Flux would apply over it.
+type Input struct {
+	// Desired is the rendered object, as Flux would apply it.
+	Desired *unstructured.Unstructured
+	// Live is the object from the watch event; it is never modified.
+	Live *unstructured.Unstructured
+	// IgnorePaths are JSON pointers that never drift, as the Kustomization's
+	// spec.ignore rules select them for this object. "" ignores the object.
+	IgnorePaths []string
+	// Force is the Kustomization's spec.force.
+	Force bool
+}
+
+// Field is one drifted field. It maps one to one onto refluxv1.DriftField.
+type Field struct {
+	// Pointer is the field's JSON pointer. List elements are numbered as in
+	// the live object; an element only Git has is numbered as in Git.
+	Pointer string
+	// ChangeType: Add (live has it, Git does not), Update or Remove (Git
+	// declares it, live lacks it).
+	ChangeType refluxv1.ChangeType
+	// GitValue and LiveValue are compact JSON; empty when absent. Secret
+	// data is masked.
+	GitValue, LiveValue string
+	// FluxReverts is false when Flux's next apply leaves the live value.
+	FluxReverts bool
+	// Modifier is the managedFields entry that last wrote the field, when
+	// one owns it.
+	Modifier *refluxv1.Modifier
+}
+
+// Result is the drift of one object.
+type Result struct {
+	// Fields are the drifted fields, ordered by pointer.
+	Fields []Field
+	// Skipped is set when Flux does not apply the object at all, because of
+	// how Git marks it; then there are no fields.
+	Skipped SkipReason
+	// LiveExcluded is set when the live object carries an exclusion Flux
+	// honours in-cluster (reconcile: disabled or ssa: Ignore), as a reflux
+	// hold does. Flux leaves the object alone meanwhile; Fields still say
+	// what drifted, and FluxReverts what Flux does once it is lifted.
+	LiveExcluded SkipReason
+	// Immutable is set when Git changes an immutable field of the live
+	// object, so Flux cannot apply it. Fields then hold only the fields Git
+	// declares, compared without the server.
+	Immutable bool
+	// Recreate is set when Immutable and Flux is forced (spec.force or
+	// kustomize.toolkit.fluxcd.io/force: enabled): Flux deletes the object
+	// and creates it from Git.
+	Recreate bool
+}
+
+// DriftFields returns the fields as the Drift API records them, before
+// classification.
+func (r Result) DriftFields() []refluxv1.DriftField {
+	out := make([]refluxv1.DriftField, 0, len(r.Fields))
+	for _, f := range r.Fields {
+		out = append(out, refluxv1.DriftField{
+			Pointer:     f.Pointer,
+			ChangeType:  f.ChangeType,
+			GitValue:    f.GitValue,
+			LiveValue:   f.LiveValue,
+			FluxReverts: f.FluxReverts,
+			Modifier:    f.Modifier,
+		})
+	}
+	return out
+}
+
+// Detect returns the drift of in.Live from in.Desired. It makes at most one
+// API request: a server-side dry-run apply of in.Desired as Flux's field
+// owner with forced ownership, conditioned on in.Live's resourceVersion.
+// It returns ErrStale when the live object has changed since.
+func (d *Detector) Detect(ctx context.Context, in Input) (Result, error) {
+	if err := in.validate(); err != nil {
+		return Result{}, err
+	}
+	if r := in.skip(); r != "" {
+		return Result{Skipped: r}, nil
+	}
+	res := Result{LiveExcluded: excluded(in.Live)}
+	dry, err := d.dryRun(ctx, in)
+	if errors.Is(err, errImmutable) {
+		res.Immutable = true
+		res.Recreate = forced(in.Force, in.Desired, in.Live)
+		res.Fields, err = d.compareClientSide(in, res.Recreate)
+		return res, err
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	res.Fields, err = d.compare(in, dry)
+	return res, err
+}
+
+func (in Input) validate() error {
+	if in.Desired == nil || in.Live == nil {
+		return fmt.Errorf("%w: desired and live objects are required", ErrInvalidInput)
+	}
+	dk, lk := in.Desired.GroupVersionKind().GroupKind(), in.Live.GroupVersionKind().GroupKind()
+	if dk != lk || in.Desired.GetName() != in.Live.GetName() {
+		return fmt.Errorf("%w: desired %s %q and live %s %q differ", ErrInvalidInput,
+			dk, in.Desired.GetName(), lk, in.Live.GetName())
+	}
+	if ns := in.Desired.GetNamespace(); ns != "" && ns != in.Live.GetNamespace() {
+		return fmt.Errorf("%w: desired namespace %q, live %q", ErrInvalidInput, ns, in.Live.GetNamespace())
+	}
+	return nil
+}
+
+// skip reports why Flux would not apply Desired over Live at all.
+func (in Input) skip() SkipReason {
+	for _, p := range in.IgnorePaths {
+		if p == "" {
+			return SkipIgnoredRoot
+		}
+	}
+	return desiredSkip(in.Desired)
+}

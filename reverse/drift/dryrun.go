@@ -1,0 +1,74 @@
+package drift
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	ssaerrors "github.com/fluxcd/pkg/ssa/errors"
+	"github.com/fluxcd/pkg/ssa/normalize"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// errImmutable marks a dry run the apiserver refused for an immutable field.
+var errImmutable = errors.New("immutable field")
+
+// prepare returns the object Flux would send: Desired normalised as
+// kustomize-controller normalises it before applying, with Flux's owner
+// labels, pinned to the live resourceVersion.
+func prepare(in Input) (*unstructured.Unstructured, error) {
+	obj := in.Desired.DeepCopy()
+	if err := normalize.Unstructured(obj); err != nil {
+		return nil, fmt.Errorf("normalizing desired object: %w", err)
+	}
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace(in.Live.GetNamespace())
+	}
+	// kustomize-controller labels every object it applies with the
+	// Kustomization's name and namespace (ssa.SetOwnerLabels). A rendered
+	// object without them would make the dry run drop them.
+	labels := obj.GetLabels()
+	for _, k := range ownerLabels {
+		if v, ok := in.Live.GetLabels()[k]; ok && labels[k] == "" {
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[k] = v
+		}
+	}
+	obj.SetLabels(labels)
+	obj.SetManagedFields(nil)
+	obj.SetUID("")
+	// The resourceVersion is a precondition: the dry run merges Git into
+	// exactly the live object we compare with, or fails with a conflict.
+	obj.SetResourceVersion(in.Live.GetResourceVersion())
+	return obj, nil
+}
+
+// dryRun makes the one request: the server-side dry-run apply Flux makes,
+// as its field owner, with forced ownership. The result is normalised as
+// Flux normalises dry-run results.
+func (d *Detector) dryRun(ctx context.Context, in Input) (*unstructured.Unstructured, error) {
+	obj, err := prepare(in)
+	if err != nil {
+		return nil, err
+	}
+	err = d.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+		client.DryRunAll, client.ForceOwnership, client.FieldOwner(d.opts.fieldOwner))
+	switch {
+	case err == nil:
+	case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("%w: %s/%s at resourceVersion %s: %w", ErrStale,
+			in.Live.GetNamespace(), in.Live.GetName(), in.Live.GetResourceVersion(), err)
+	case ssaerrors.IsImmutableError(err):
+		return nil, fmt.Errorf("%w: %w", errImmutable, err)
+	default:
+		return nil, fmt.Errorf("dry-run apply of %s/%s: %w", in.Live.GetNamespace(), in.Live.GetName(), err)
+	}
+	if err := normalize.DryRunUnstructured(obj); err != nil {
+		return nil, fmt.Errorf("normalizing dry-run result: %w", err)
+	}
+	return obj, nil
+}

@@ -1,0 +1,47 @@
+package drift
+
+import (
+	"fmt"
+
+	"github.com/fluxcd/pkg/ssa/normalize"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// compareClientSide handles a dry run refused for an immutable field: with
+// no server-side merge to compare with, it compares the fields Git declares
+// with live, reporting only Update and Remove (live's extra fields would
+// include every default). Flux reverts them only by recreating the object.
+func (d *Detector) compareClientSide(in Input, recreate bool) ([]Field, error) {
+	git := in.Desired.DeepCopy()
+	if err := normalize.Unstructured(git); err != nil {
+		return nil, fmt.Errorf("normalizing desired object: %w", err)
+	}
+	live, err := withoutIgnored(in.Live, in.IgnorePaths)
+	if err != nil {
+		return nil, err
+	}
+	if git, err = withoutIgnored(git, in.IgnorePaths); err != nil {
+		return nil, err
+	}
+	entries, err := parseEntries(live.GetManagedFields())
+	if err != nil {
+		return nil, err
+	}
+	keys := listKeys{}
+	keys.add(entries)
+	df := &differ{keys: keys}
+	df.object(live.Object, git.Object)
+	own := owners(live.Object, entries)
+	var changes []change
+	var mods []*refluxv1.Modifier
+	for _, c := range df.out {
+		if c.typ == refluxv1.ChangeAdd {
+			continue
+		}
+		c.reverts = recreate
+		changes = append(changes, c)
+		mods = append(mods, d.modifierOf(entries, own, c.pointer))
+	}
+	return d.fields(in.Live, changes, mods)
+}
