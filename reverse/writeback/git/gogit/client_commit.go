@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	extgogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -77,7 +78,11 @@ func (c *Client) Commit(req git.CommitRequest) (string, error) {
 			return "", err
 		}
 	}
-	sig := &object.Signature{Name: req.Author.Name, Email: req.Author.Email, When: req.Author.When}
+	when := req.Author.When
+	if when.IsZero() {
+		when = time.Now()
+	}
+	sig := &object.Signature{Name: req.Author.Name, Email: req.Author.Email, When: when}
 	h, err := wt.Commit(req.Message, &extgogit.CommitOptions{Author: sig, Committer: sig, Signer: req.Signer})
 	if errors.Is(err, extgogit.ErrEmptyCommit) {
 		return "", git.ErrNoChanges

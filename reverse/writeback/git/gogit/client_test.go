@@ -113,6 +113,23 @@ func TestPushLease(t *testing.T) {
 	g.Expect(srv.Head(t, "repo.git", "reflux/x")).To(Equal(rebased))
 }
 
+func TestFetchPrunesDeletedBranches(t *testing.T) {
+	g := NewWithT(t)
+	srv := gitserver.StartHTTP(t)
+	srv.Seed(t, "repo.git", "main", map[string]string{"a.yaml": "a: 1\n"})
+	human := srv.HumanCommit(t, "repo.git", "main", map[string]string{"b.yaml": "b: 1\n"})
+	gitserver.Git(t, filepath.Join(srv.Root(), "repo.git"), "branch", "reflux/gone", human)
+	c, err := open(t, srv, filepath.Join(t.TempDir(), "c"), "repo.git", srv.SecretData)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(c.Branch("reflux/gone")).To(Equal(git.Ref{Name: "reflux/gone", Hash: human}))
+
+	gitserver.Git(t, filepath.Join(srv.Root(), "repo.git"), "branch", "-D", "reflux/gone")
+	g.Expect(c.Fetch(context.Background())).To(Succeed())
+	_, err = c.Branch("reflux/gone")
+	g.Expect(err).To(MatchError(git.ErrBranchNotFound))
+	g.Expect(c.Branches("reflux/")).To(BeEmpty())
+}
+
 func TestHistory(t *testing.T) {
 	g := NewWithT(t)
 	srv := gitserver.StartHTTP(t)
