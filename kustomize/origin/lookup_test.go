@@ -1,0 +1,115 @@
+package origin
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/reflux-dev/reflux/kustomize"
+)
+
+func buildCase(t *testing.T, tree, flux string) *Index {
+	t.Helper()
+	tc := loadCase(t, "../testdata/"+tree, flux)
+	idx, _, err := Build(context.Background(), tc.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+func TestLookup(t *testing.T) {
+	idx := buildCase(t, "base-overlays", "../testdata/base-overlays/flux-kustomization-staging.yaml")
+	tests := []struct {
+		name    string
+		ref     ObjectRef
+		pointer string
+		want    Origin
+		wantErr error
+	}{
+		{
+			name: "images entry over the base", ref: ObjectRef{Kind: "Deployment", Namespace: "staging", Name: "podinfo"},
+			pointer: "/spec/template/spec/containers/0/image",
+			want: Origin{File: "overlays/staging/kustomization.yaml", Line: 11, Column: 13, Kind: KindImages, Chain: []Layer{
+				{File: "base/deployment.yaml", Line: 17, Column: 18, Kind: KindResource},
+				{File: "overlays/staging/kustomization.yaml", Line: 11, Column: 13, Kind: KindImages, Via: "images[0].newTag"},
+			}},
+		},
+		{
+			name: "group and kind case are optional", ref: ObjectRef{Group: "apps", Kind: "deployment", Namespace: "staging", Name: "podinfo"},
+			pointer: "/spec/replicas",
+			want: Origin{File: "overlays/staging/kustomization.yaml", Line: 8, Column: 12, Kind: KindReplicas, Chain: []Layer{
+				{File: "base/deployment.yaml", Line: 6, Column: 13, Kind: KindResource},
+				{File: "overlays/staging/kustomization.yaml", Line: 8, Column: 12, Kind: KindReplicas, Via: "replicas[0].count"},
+			}},
+		},
+		{name: "unknown object", ref: ObjectRef{Kind: "Deployment", Namespace: "prod", Name: "podinfo"}, pointer: "/spec/replicas", wantErr: ErrObjectNotFound},
+		{name: "not a leaf", ref: ObjectRef{Kind: "Deployment", Namespace: "staging", Name: "podinfo"}, pointer: "/spec", wantErr: ErrFieldNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := idx.Lookup(tt.ref, tt.pointer)
+			if tt.wantErr != nil {
+				g.Expect(err).To(MatchError(tt.wantErr))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestLookupRefusedAndHashAlias(t *testing.T) {
+	g := NewWithT(t)
+	idx := buildCase(t, "configmap-generator", "../testdata/configmap-generator/flux-kustomization.yaml")
+	ref, err := idx.Resolve(ObjectRef{Kind: "ConfigMap", Name: "app-settings"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ref.Name).To(MatchRegexp(`^app-settings-[a-z0-9]{10}$`))
+
+	_, err = idx.Lookup(ref, "/metadata/name")
+	var re *RefusedError
+	g.Expect(errors.As(err, &re)).To(BeTrue())
+	g.Expect(re.Reason).To(Equal(ReasonHashSuffix))
+
+	o, err := idx.Lookup(ObjectRef{Kind: "ConfigMap", Name: "app-settings"}, "/data/LOG_LEVEL")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.Kind).To(Equal(KindGeneratorLiteral))
+	g.Expect(o.Chain).To(HaveLen(2))
+}
+
+func TestSubstitutionNamesVariable(t *testing.T) {
+	g := NewWithT(t)
+	idx := buildCase(t, "postbuild-substitution", "../testdata/postbuild-substitution/flux-kustomization.yaml")
+	o, err := idx.Lookup(ObjectRef{Kind: "Deployment", Name: "billing"}, "/spec/template/spec/containers/0/env/1/value")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.Kind).To(Equal(KindSubstitution))
+	g.Expect(o.Variable).To(Equal("CLUSTER_NAME"))
+	g.Expect(o.File).To(Equal("ConfigMap/cluster-vars"))
+}
+
+func TestModelFailureRefusesEverything(t *testing.T) {
+	g := NewWithT(t)
+	opts := kustomize.BuildOptions{Root: "../testdata/plain-dir"}
+	res, err := kustomize.Build(context.Background(), opts)
+	g.Expect(err).NotTo(HaveOccurred())
+	// Pretend the render came from a kustomization the model cannot read.
+	res.Generated, res.Path = false, "sub"
+	idx, err := NewIndex(opts, res)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(idx.ModelErr).To(HaveOccurred())
+	fields, err := idx.Fields(idx.Objects()[0])
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range fields {
+		g.Expect(f.Refused).To(Equal(ReasonModelFailed))
+	}
+}
+
+func TestIsRemote(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(isRemote("https://github.com/org/repo//base?ref=v1")).To(BeTrue())
+	g.Expect(isRemote("github.com/org/repo/base")).To(BeTrue())
+	g.Expect(isRemote("../base")).To(BeFalse())
+}
