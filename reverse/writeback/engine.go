@@ -16,7 +16,8 @@ import (
 	"github.com/reflux-dev/reflux/reverse/writeback/message"
 )
 
-// Opener opens (cloning or fetching) the local clone of repoURL in dir.
+// Opener opens the local clone of repoURL in dir, creating it if needed.
+// The engine fetches what it needs afterwards.
 type Opener func(ctx context.Context, dir, repoURL string, auth *git.AuthOptions) (repository.Client, error)
 
 // Engine runs write-backs. It is safe for concurrent use: runs for the same
@@ -134,14 +135,21 @@ func (e *Engine) dir(repoURL string) string {
 	return filepath.Join(e.cacheDir, hex.EncodeToString(sum[:])[:20])
 }
 
-// checkout locks the repository and opens its clone; the returned function
-// closes the client and releases the lock.
-func (e *Engine) checkout(ctx context.Context, repoURL string, auth *git.AuthOptions) (repository.Client, func(), error) {
+// checkout locks the repository, opens its clone and fetches the branches
+// under prefixes; the returned function closes the client and releases the
+// lock. Only the source branch and reflux's prefix are fetched, so
+// repositories with many feature branches stay cheap.
+func (e *Engine) checkout(ctx context.Context, repoURL string, auth *git.AuthOptions, prefixes ...string) (repository.Client, func(), error) {
 	unlock := e.locks.Lock(repoKey(repoURL))
 	c, err := e.open(ctx, e.dir(repoURL), repoURL, auth)
 	if err != nil {
 		unlock()
 		return nil, nil, fmt.Errorf("%w: %w", ErrGit, err)
 	}
-	return c, func() { c.Close(); unlock() }, nil
+	release := func() { c.Close(); unlock() }
+	if err := c.Fetch(ctx, prefixes...); err != nil {
+		release()
+		return nil, nil, fmt.Errorf("%w: %w", ErrGit, err)
+	}
+	return c, release, nil
 }

@@ -49,7 +49,7 @@ func (e *Engine) ListBranches(ctx context.Context, repo Repo, prefix, source str
 	if err := branch.ValidatePrefix(prefix); err != nil {
 		return nil, err
 	}
-	c, unlock, err := e.checkout(ctx, repo.URL, repo.Auth)
+	c, unlock, err := e.checkout(ctx, repo.URL, repo.Auth, source, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (e *Engine) DeleteMerged(ctx context.Context, repo Repo, prefix, source, na
 	if err := branch.Check(prefix, source, name); err != nil {
 		return err
 	}
-	c, unlock, err := e.checkout(ctx, repo.URL, repo.Auth)
+	c, unlock, err := e.checkout(ctx, repo.URL, repo.Auth, source, prefix)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{Outcome: Refused, Reason: err.Error()}, err
 	}
-	c, unlock, err := e.checkout(ctx, req.RepoURL, req.Auth)
+	c, unlock, err := e.checkout(ctx, req.RepoURL, req.Auth, req.SourceBranch, req.BranchPrefix)
 	if err != nil {
 		return gitError(Result{Branch: name}, err)
 	}
@@ -39,7 +39,7 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 		if attempt == e.maxAttempts {
 			return gitError(res, fmt.Errorf("giving up after %d attempts: %w", attempt, err))
 		}
-		if err := c.Fetch(ctx); err != nil {
+		if err := c.Fetch(ctx, req.SourceBranch, req.BranchPrefix); err != nil {
 			return gitError(res, err)
 		}
 	}

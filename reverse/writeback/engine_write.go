@@ -84,7 +84,7 @@ func pushedReason(p plan) string {
 // sourceUnmoved re-reads the source branch just before pushing; if a
 // human pushed to it while Apply ran, the run starts over on the new head.
 func sourceUnmoved(ctx context.Context, c repository.Client, source, seen string) error {
-	if err := c.Fetch(ctx); err != nil {
+	if err := c.Fetch(ctx, source); err != nil {
 		return err
 	}
 	now, err := c.Branch(source)

@@ -44,9 +44,10 @@ func WithInsecureHTTP() Option {
 }
 
 // Open returns a client for remoteURL whose clone lives in dir. An existing
-// clone of the same remote is reused and only fetched; anything else in dir
-// (another remote, a broken clone) is removed and cloned afresh.
-func Open(ctx context.Context, dir, remoteURL string, auth *git.AuthOptions, opts ...Option) (*Client, error) {
+// clone of the same remote is reused; anything else in dir (another remote,
+// a broken clone) is removed and initialised afresh. Open does not talk to
+// the remote: call Fetch for the branches you need.
+func Open(_ context.Context, dir, remoteURL string, auth *git.AuthOptions, opts ...Option) (*Client, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
@@ -64,10 +65,6 @@ func Open(ctx context.Context, dir, remoteURL string, auth *git.AuthOptions, opt
 			c.Close()
 			return nil, err
 		}
-	}
-	if err := c.Fetch(ctx); err != nil {
-		c.Close()
-		return nil, err
 	}
 	return c, nil
 }

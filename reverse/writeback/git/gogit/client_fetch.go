@@ -17,10 +17,17 @@ import (
 const remoteRefPrefix = "refs/remotes/" + remoteName + "/"
 
 // Fetch implements repository.Client.
-func (c *Client) Fetch(ctx context.Context) error {
+func (c *Client) Fetch(ctx context.Context, prefixes ...string) error {
+	if len(prefixes) == 0 {
+		prefixes = []string{""}
+	}
+	specs := make([]config.RefSpec, 0, len(prefixes))
+	for _, p := range prefixes {
+		specs = append(specs, config.RefSpec("+refs/heads/"+p+"*:"+remoteRefPrefix+p+"*"))
+	}
 	err := c.repo.FetchContext(ctx, &extgogit.FetchOptions{
 		RemoteName: remoteName,
-		RefSpecs:   []config.RefSpec{config.RefSpec("+refs/heads/*:" + remoteRefPrefix + "*")},
+		RefSpecs:   specs,
 		Prune:      true,
 		Force:      true,
 		Tags:       extgogit.NoTags,

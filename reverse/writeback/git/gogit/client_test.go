@@ -22,10 +22,11 @@ func open(t *testing.T, srv *gitserver.Server, dir, repo string, data map[string
 		return nil, err
 	}
 	c, err := Open(context.Background(), dir, srv.URL(repo), auth, WithInsecureHTTP())
-	if err == nil {
-		t.Cleanup(c.Close)
+	if err != nil {
+		return nil, err
 	}
-	return c, err
+	t.Cleanup(c.Close)
+	return c, c.Fetch(context.Background())
 }
 
 // TestClientRoundTrip runs the same journey over HTTP basic auth and SSH.
@@ -128,6 +129,27 @@ func TestFetchPrunesDeletedBranches(t *testing.T) {
 	_, err = c.Branch("reflux/gone")
 	g.Expect(err).To(MatchError(git.ErrBranchNotFound))
 	g.Expect(c.Branches("reflux/")).To(BeEmpty())
+}
+
+func TestFetchOnlyPrefixes(t *testing.T) {
+	g := NewWithT(t)
+	srv := gitserver.StartHTTP(t)
+	srv.Seed(t, "repo.git", "main", map[string]string{"a.yaml": "a: 1\n"})
+	bare := filepath.Join(srv.Root(), "repo.git")
+	gitserver.Git(t, bare, "branch", "feature/x", "main")
+	gitserver.Git(t, bare, "branch", "reflux/a", "main")
+	auth, err := git.NewAuth(srv.URL("repo.git"), srv.SecretData)
+	g.Expect(err).ToNot(HaveOccurred())
+	c, err := Open(context.Background(), filepath.Join(t.TempDir(), "c"), srv.URL("repo.git"), auth, WithInsecureHTTP())
+	g.Expect(err).ToNot(HaveOccurred())
+	t.Cleanup(c.Close)
+	g.Expect(c.Fetch(context.Background(), "main", "reflux/", "missing")).To(Succeed())
+	_, err = c.Branch("main")
+	g.Expect(err).ToNot(HaveOccurred())
+	_, err = c.Branch("reflux/a")
+	g.Expect(err).ToNot(HaveOccurred())
+	_, err = c.Branch("feature/x")
+	g.Expect(err).To(MatchError(git.ErrBranchNotFound))
 }
 
 func TestHistory(t *testing.T) {

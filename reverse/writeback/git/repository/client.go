@@ -13,8 +13,12 @@ import (
 type Client interface {
 	// Path returns the worktree directory.
 	Path() string
-	// Fetch updates every remote branch, pruning deleted ones.
-	Fetch(ctx context.Context) error
+	// Fetch updates the remote branches whose names start with one of
+	// prefixes (every branch when none are given), pruning deleted ones.
+	// A branch name is its own prefix; fetching "main" also brings
+	// "main-old", which is harmless and, unlike an exact refspec, does not
+	// fail when the branch is missing.
+	Fetch(ctx context.Context, prefixes ...string) error
 	// Branch returns a remote branch as of the last Fetch, or
 	// git.ErrBranchNotFound.
 	Branch(name string) (git.Ref, error)
