@@ -1,0 +1,147 @@
+package drift
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestDetectScaleSubresource checks that replicas written the way the HPA
+// writes them, through the scale subresource as kube-controller-manager,
+// are not drift when Git leaves replicas out.
+func TestDetectScaleSubresource(t *testing.T) {
+	g := NewWithT(t)
+	git := object(t, newNamespace(t), autoscaledYAML)
+	fluxApply(t, git)
+	deploy := &appsv1.Deployment{}
+	g.Expect(k8sClient.Get(context.Background(), client.ObjectKeyFromObject(git), deploy)).To(Succeed())
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 4}}
+	g.Expect(k8sClient.SubResource("scale").Update(context.Background(), deploy,
+		client.WithSubResourceBody(scale), client.FieldOwner("kube-controller-manager"))).To(Succeed())
+
+	live := get(t, git)
+	g.Expect(live.Object["spec"].(map[string]any)["replicas"]).To(BeEquivalentTo(4))
+	res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: live})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Fields).To(BeEmpty())
+}
+
+// TestDetectAllowList checks that the allow-list is configurable: a manager
+// added to it writes no drift; the defaults can be dropped.
+func TestDetectAllowList(t *testing.T) {
+	g := NewWithT(t)
+	git := object(t, newNamespace(t), configMapYAML)
+	fluxApply(t, git)
+	edit(t, git, "legacy-app", func(u map[string]any) { set(t, u, "3", "data", "c") })
+	live := get(t, git)
+
+	allowing := newDetector(t, WithAllowedManagers(append(DefaultAllowedManagers(), "legacy-app")...))
+	res, err := allowing.Detect(context.Background(), Input{Desired: git, Live: live})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Fields).To(BeEmpty())
+
+	overriding := newDetector(t, WithOverrideManagers("legacy-app"))
+	res, err = overriding.Detect(context.Background(), Input{Desired: git, Live: live})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got(g, res.Fields)).To(Equal([]want{{Pointer: "/data/c", ChangeType: "Add", LiveValue: `"3"`,
+		FluxReverts: true, Manager: "legacy-app", Operation: "Update"}}))
+}
+
+// TestDetectWithoutOwnerLabels checks that a rendered object without the
+// labels kustomize-controller adds at apply time shows no drift.
+func TestDetectWithoutOwnerLabels(t *testing.T) {
+	g := NewWithT(t)
+	git := object(t, newNamespace(t), deploymentYAML)
+	fluxApply(t, git)
+	rendered := git.DeepCopy()
+	rendered.SetLabels(nil)
+	res, err := newDetector(t).Detect(context.Background(), Input{Desired: rendered, Live: get(t, git)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Fields).To(BeEmpty())
+}
+
+// TestDetectStale checks that a live object older than the cluster's is
+// refused rather than compared against a merge of a newer one.
+func TestDetectStale(t *testing.T) {
+	g := NewWithT(t)
+	git := object(t, newNamespace(t), configMapYAML)
+	fluxApply(t, git)
+	old := get(t, git)
+	edit(t, git, "kubectl-edit", func(u map[string]any) { set(t, u, "3", "data", "c") })
+
+	_, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: old})
+	g.Expect(errors.Is(err, ErrStale)).To(BeTrue(), "got %v", err)
+}
+
+// TestDetectInvalidInput checks the input is checked before any request.
+func TestDetectInvalidInput(t *testing.T) {
+	git := object(t, "default", configMapYAML)
+	other := git.DeepCopy()
+	other.SetName("other")
+	elsewhere := git.DeepCopy()
+	elsewhere.SetNamespace("elsewhere")
+	for name, in := range map[string]Input{
+		"no live":         {Desired: git},
+		"no desired":      {Live: git},
+		"other name":      {Desired: git, Live: other},
+		"other namespace": {Desired: git, Live: elsewhere},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := newDetector(t).Detect(context.Background(), in)
+			g.Expect(errors.Is(err, ErrInvalidInput)).To(BeTrue(), "got %v", err)
+		})
+	}
+}
+
+// TestDetectOneRequest checks the cost the benchmark reports: exactly one
+// API request per call, whatever drifted.
+func TestDetectOneRequest(t *testing.T) {
+	g := NewWithT(t)
+	counted, requests := countingClient(t)
+	d, err := New(counted)
+	g.Expect(err).NotTo(HaveOccurred())
+	git := object(t, newNamespace(t), deploymentYAML)
+	fluxApply(t, git)
+	// Warm the client's REST mapper, which discovers each group once.
+	_, err = d.Detect(context.Background(), Input{Desired: git, Live: get(t, git)})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	edit(t, git, "kubectl-edit", func(u map[string]any) { set(t, u, int64(5), "spec", "replicas") })
+	live := get(t, git)
+	requests.Store(0)
+	res, err := d.Detect(context.Background(), Input{Desired: git, Live: live})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Fields).To(HaveLen(1))
+	g.Expect(requests.Load()).To(BeEquivalentTo(1))
+}
+
+// countingClient returns a client whose HTTP requests are counted.
+func countingClient(t testing.TB) (client.Client, *atomic.Int64) {
+	t.Helper()
+	requests := &atomic.Int64{}
+	c := rest.CopyConfig(cfg)
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			requests.Add(1)
+			return rt.RoundTrip(r)
+		})
+	})
+	cl, err := client.New(c, client.Options{})
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	return cl, requests
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
