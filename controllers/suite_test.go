@@ -64,7 +64,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	k8sClient = mgr.GetClient()
+	// Tests read straight from the apiserver: a cached read right after a
+	// write would race the informer.
+	if k8sClient, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	policies := &ReverseSyncPolicyReconciler{

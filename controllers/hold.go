@@ -1,0 +1,93 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// Annotations of a hold.
+const (
+	// ReconcileAnnotation set to "disabled" on the in-cluster object makes
+	// kustomize-controller skip it (docs/flux-behaviour.md): the one way to
+	// keep a hotfix alive without a commit.
+	ReconcileAnnotation = "kustomize.toolkit.fluxcd.io/reconcile"
+	// ReconcileDisabled is the value that holds.
+	ReconcileDisabled = "disabled"
+	// HeldByAnnotation names the Drift record that holds the object, so a
+	// human reading the object knows why Flux leaves it alone.
+	HeldByAnnotation = "reflux.dev/held-by"
+	// HeldSinceAnnotation is when the hold was applied (RFC 3339).
+	HeldSinceAnnotation = "reflux.dev/held-since"
+)
+
+// Holder applies and releases holds. Both are server-side applies under
+// reflux's own field manager, so releasing removes exactly the annotations
+// reflux added and nothing another manager (or Git) owns.
+type Holder struct {
+	Client client.Client
+}
+
+// Hold annotates the live object so that Flux stops reverting it. The
+// object's UID is a precondition: a hold never lands on a recreated object.
+func (h Holder) Hold(ctx context.Context, obj refluxv1.ObjectRef, record string, since time.Time) error {
+	u := applyConfig(obj)
+	u.SetAnnotations(map[string]string{
+		ReconcileAnnotation: ReconcileDisabled,
+		HeldByAnnotation:    record,
+		HeldSinceAnnotation: since.UTC().Format(time.RFC3339),
+	})
+	if err := h.Client.Patch(ctx, u, client.Apply, client.FieldOwner(refluxv1.FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("holding %s/%s %s: %w", obj.Kind, obj.Name, obj.Namespace, err)
+	}
+	return nil
+}
+
+// Release removes reflux's hold annotations, leaving the object to Flux,
+// which then restores Git's values at its next reconcile. Releasing an
+// object that is gone is not an error, and never recreates it.
+func (h Holder) Release(ctx context.Context, obj refluxv1.ObjectRef) error {
+	u := applyConfig(obj)
+	err := h.Client.Patch(ctx, u, client.Apply, client.FieldOwner(refluxv1.FieldManager), client.ForceOwnership)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	// A UID mismatch comes back as Invalid ("metadata.uid: field is
+	// immutable"): the object was recreated and the hold went with the old.
+	if err != nil && obj.UID != "" && h.replaced(ctx, obj) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("releasing %s/%s %s: %w", obj.Kind, obj.Name, obj.Namespace, err)
+	}
+	return nil
+}
+
+// replaced reports whether the object now has another UID or is gone, in
+// which case the hold went with the old object.
+func (h Holder) replaced(ctx context.Context, obj refluxv1.ObjectRef) bool {
+	cur := &unstructured.Unstructured{}
+	cur.SetGroupVersionKind(schema.FromAPIVersionAndKind(obj.APIVersion, obj.Kind))
+	err := h.Client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: obj.Name}, cur)
+	return apierrors.IsNotFound(err) || err == nil && string(cur.GetUID()) != obj.UID
+}
+
+// applyConfig is the smallest apply configuration naming obj. Without a
+// UID, server-side apply would create a missing object; with one, the
+// apiserver refuses to touch any other object than the one seen.
+func applyConfig(obj refluxv1.ObjectRef) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(obj.APIVersion, obj.Kind))
+	u.SetNamespace(obj.Namespace)
+	u.SetName(obj.Name)
+	u.SetUID(types.UID(obj.UID))
+	return u
+}
