@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -140,8 +141,19 @@ func (e *Engine) dir(repoURL string) string {
 // lock. Only the source branch and reflux's prefix are fetched, so
 // repositories with many feature branches stay cheap.
 func (e *Engine) checkout(ctx context.Context, repoURL string, auth *git.AuthOptions, prefixes ...string) (repository.Client, func(), error) {
-	unlock := e.locks.Lock(repoKey(repoURL))
-	c, err := e.open(ctx, e.dir(repoURL), repoURL, auth)
+	dir := e.dir(repoURL)
+	unlockProc := e.locks.Lock(repoKey(repoURL))
+	if err := os.MkdirAll(e.cacheDir, 0o700); err != nil {
+		unlockProc()
+		return nil, nil, fmt.Errorf("creating cache dir: %w", err)
+	}
+	unlockFile, err := lockFile(dir + ".lock")
+	if err != nil {
+		unlockProc()
+		return nil, nil, err
+	}
+	unlock := func() { unlockFile(); unlockProc() }
+	c, err := e.open(ctx, dir, repoURL, auth)
 	if err != nil {
 		unlock()
 		return nil, nil, fmt.Errorf("%w: %w", ErrGit, err)

@@ -95,3 +95,23 @@ func TestKeyedMutexDropsUnusedKeys(t *testing.T) {
 	unlockB()
 	g.Expect(k.locks).To(BeEmpty())
 }
+
+func TestLockFileExcludesOtherHolders(t *testing.T) {
+	g := NewWithT(t)
+	path := t.TempDir() + "/repo.lock"
+	unlock, err := lockFile(path)
+	g.Expect(err).ToNot(HaveOccurred())
+	// flock locks belong to open file descriptions, so a second open in
+	// this process stands in for another process.
+	got := make(chan struct{})
+	go func() {
+		u, err := lockFile(path)
+		if err == nil {
+			u()
+		}
+		close(got)
+	}()
+	g.Consistently(got, 200*time.Millisecond).ShouldNot(BeClosed())
+	unlock()
+	g.Eventually(got).Should(BeClosed())
+}
