@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	extgogit "github.com/go-git/go-git/v5"
@@ -42,7 +43,7 @@ func (c *Client) Fetch(ctx context.Context, prefixes ...string) error {
 	case errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return nil
 	default:
-		return fmt.Errorf("fetching %s: %w", c.url, err)
+		return fmt.Errorf("fetching %s: %w", redact(c.url), err)
 	}
 }
 
@@ -76,4 +77,14 @@ func (c *Client) Branches(prefix string) ([]git.Ref, error) {
 		return nil, fmt.Errorf("listing references: %w", err)
 	}
 	return out, nil
+}
+
+// redact hides a password embedded in the URL; error texts end up in
+// events and conditions.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparsable URL>"
+	}
+	return u.Redacted()
 }
