@@ -88,15 +88,18 @@ func (e *Engine) findOpen(c repository.Client, req Request, name, src string) (f
 	return best, nil
 }
 
-// ownChain walks first parents from head down to the merge base with src.
+// ownChain walks first parents from head until it reaches the source
+// history. Following first parents keeps a merge of the source into the
+// branch (a provider's "update branch" button) from dragging the source's
+// own commits into the chain.
 func ownChain(c repository.Client, head, src string) ([]git.Commit, error) {
-	base, err := c.MergeBase(head, src)
-	if err != nil {
-		return nil, err
-	}
 	var chain []git.Commit
-	for h := head; h != base; {
-		if len(chain) == maxChain || h == "" {
+	for h := head; ; {
+		inSource, err := c.IsAncestor(h, src)
+		if err != nil || inSource {
+			return chain, err
+		}
+		if len(chain) == maxChain {
 			return chain, fmt.Errorf("%w: %.12s", errLongChain, head)
 		}
 		co, err := c.CommitInfo(h)
@@ -104,12 +107,11 @@ func ownChain(c repository.Client, head, src string) ([]git.Commit, error) {
 			return nil, err
 		}
 		chain = append(chain, co)
-		h = ""
-		if len(co.Parents) > 0 {
-			h = co.Parents[0]
+		if len(co.Parents) == 0 {
+			return chain, fmt.Errorf("%w: %.12s", errLongChain, head)
 		}
+		h = co.Parents[0]
 	}
-	return chain, nil
 }
 
 func namesKustomization(chain []git.Commit, ks Kustomization) bool {
@@ -123,16 +125,55 @@ func namesKustomization(chain []git.Commit, ks Kustomization) bool {
 
 // foreign describes the first commit in chain reflux did not author, or
 // returns "". A commit is reflux's when it has the Reflux-Fingerprint
-// trailer and reflux's committer email and is not a merge: all three are
-// needed because humans can copy trailers or amend reflux's commits.
-func (e *Engine) foreign(chain []git.Commit, req Request) string {
+// trailer and reflux's committer email: both, because humans can copy
+// trailers or amend reflux's commits. A clean merge of the source branch
+// into the fix branch is tolerated too, as rebasing over it loses nothing.
+func (e *Engine) foreign(c repository.Client, chain []git.Commit, req Request, src string) (string, error) {
 	for _, co := range chain {
 		ours := len(co.Parents) == 1 &&
 			strings.EqualFold(co.Committer.Email, req.Author.Email) &&
 			message.TrailerValue(co.Message, message.TrailerFingerprint) != ""
-		if !ours {
-			return fmt.Sprintf("commit %.12s by %s <%s> that reflux did not author", co.Hash, co.Author.Name, co.Author.Email)
+		if ours {
+			continue
+		}
+		clean, err := cleanSourceMerge(c, co, src)
+		if err != nil {
+			return "", err
+		}
+		if !clean {
+			return fmt.Sprintf("commit %.12s by %s <%s> that reflux did not author", co.Hash, co.Author.Name, co.Author.Email), nil
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// cleanSourceMerge reports whether co merges source history into the fix
+// branch without content of its own: every file it changes relative to its
+// first parent ends up exactly as in the merged source commit.
+func cleanSourceMerge(c repository.Client, co git.Commit, src string) (bool, error) {
+	if len(co.Parents) != 2 {
+		return false, nil
+	}
+	fromSource, err := c.IsAncestor(co.Parents[1], src)
+	if err != nil || !fromSource {
+		return false, err
+	}
+	files, err := c.Diff(co.Parents[0], co.Hash)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range files {
+		got, err := c.FileHash(co.Hash, f)
+		if err != nil {
+			return false, err
+		}
+		want, err := c.FileHash(co.Parents[1], f)
+		if err != nil {
+			return false, err
+		}
+		if got != want {
+			return false, nil
+		}
+	}
+	return true, nil
 }

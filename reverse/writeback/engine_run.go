@@ -90,7 +90,11 @@ func (e *Engine) attempt(ctx context.Context, c repository.Client, req Request, 
 		return e.write(ctx, c, req, plan{branch: name, source: src.Hash, parent: src.Hash, lease: found.staleLease})
 	}
 	open := found.open
-	if foreign := e.foreign(found.chain, req); foreign != "" {
+	foreign, err := e.foreign(c, found.chain, req, src.Hash)
+	if err != nil {
+		return gitError(Result{Branch: open.Name, Base: src.Hash}, err)
+	}
+	if foreign != "" {
 		return Result{Branch: open.Name, Commit: open.Hash, Base: src.Hash, Outcome: Refused,
 			Reason: fmt.Sprintf("branch %s carries %s; reflux will not rewrite it", open.Name, foreign)}, nil
 	}

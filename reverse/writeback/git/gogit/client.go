@@ -10,6 +10,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	extgogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
@@ -26,6 +27,10 @@ type Client struct {
 	repo    *extgogit.Repository
 	storage *filesystem.Storage
 	auth    remoteAuth
+	// ancestors caches the ancestor set of a commit. Ancestry never
+	// changes for a given commit hash, so the cache needs no invalidation;
+	// it lives as long as the client, i.e. one write-back.
+	ancestors map[plumbing.Hash]map[plumbing.Hash]struct{}
 }
 
 var _ repository.Client = &Client{}

@@ -30,21 +30,43 @@ func (c *Client) CommitInfo(hash string) (git.Commit, error) {
 	return out, nil
 }
 
-// IsAncestor implements repository.Client.
+// IsAncestor implements repository.Client. go-git's Commit.IsAncestor
+// walks the whole history of descendant for every negative answer, and the
+// engine asks about several commits against the same source head, so the
+// ancestor set of descendant is computed once and kept.
 func (c *Client) IsAncestor(ancestor, descendant string) (bool, error) {
-	a, err := c.commit(ancestor)
+	if _, err := c.commit(ancestor); err != nil {
+		return false, err
+	}
+	set, err := c.ancestorSet(plumbing.NewHash(descendant))
 	if err != nil {
 		return false, err
 	}
-	d, err := c.commit(descendant)
-	if err != nil {
-		return false, err
-	}
-	ok, err := a.IsAncestor(d)
-	if err != nil {
-		return false, fmt.Errorf("walking history: %w", err)
-	}
+	_, ok := set[plumbing.NewHash(ancestor)]
 	return ok, nil
+}
+
+func (c *Client) ancestorSet(h plumbing.Hash) (map[plumbing.Hash]struct{}, error) {
+	if set, ok := c.ancestors[h]; ok {
+		return set, nil
+	}
+	start, err := c.commit(h.String())
+	if err != nil {
+		return nil, err
+	}
+	set := map[plumbing.Hash]struct{}{}
+	err = object.NewCommitPreorderIter(start, nil, nil).ForEach(func(co *object.Commit) error {
+		set[co.Hash] = struct{}{}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walking history of %s: %w", h, err)
+	}
+	if c.ancestors == nil {
+		c.ancestors = map[plumbing.Hash]map[plumbing.Hash]struct{}{}
+	}
+	c.ancestors[h] = set
+	return set, nil
 }
 
 // MergeBase implements repository.Client.
