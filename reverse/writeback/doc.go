@@ -13,7 +13,15 @@
 // Remote branches are the only truth. After a restart the engine finds its
 // open branch for a Kustomization by listing the remote under the branch
 // family (see package branch) and reading the Reflux-* trailers of the
-// commits on it; it keeps no state in memory between runs.
+// commits on it; it keeps no state in memory between runs. One open branch
+// per Kustomization and kind: a new drift set adds a commit on top of it,
+// and only once it is merged or deleted does a new branch start.
+//
+// Ownership: a commit is reflux's when it carries the Reflux-Fingerprint
+// trailer and reflux's committer email. A clean merge of the source into
+// the branch (a provider's "update branch" button) is tolerated; any other
+// commit makes the branch the humans', and reflux answers Refused instead
+// of pushing to it.
 //
 // Outcomes:
 //   - BranchPushed: a new commit is on the remote branch.
