@@ -31,6 +31,7 @@ type Client struct {
 	// changes for a given commit hash, so the cache needs no invalidation;
 	// it lives as long as the client, i.e. one write-back.
 	ancestors map[plumbing.Hash]map[plumbing.Hash]struct{}
+	maxPacks  int
 }
 
 var _ repository.Client = &Client{}
@@ -40,6 +41,19 @@ type Option func(*options)
 
 type options struct {
 	allowInsecureHTTP bool
+	maxPacks          int
+}
+
+// DefaultMaxPacks is how many pack files a cached clone may collect before
+// it is dropped and fetched afresh. Every fetch that brings new commits
+// adds a pack, go-git has no gc, and object lookups scan every pack, so
+// without a bound a long-lived cache slows down and, with pack descriptors
+// kept open, runs out of file descriptors.
+const DefaultMaxPacks = 64
+
+// WithMaxPacks overrides DefaultMaxPacks.
+func WithMaxPacks(n int) Option {
+	return func(o *options) { o.maxPacks = n }
 }
 
 // WithInsecureHTTP allows credentials over plain http:// URLs. Only tests
@@ -53,7 +67,7 @@ func WithInsecureHTTP() Option {
 // a broken clone) is removed and initialised afresh. Open does not talk to
 // the remote: call Fetch for the branches you need.
 func Open(_ context.Context, dir, remoteURL string, auth *git.AuthOptions, opts ...Option) (*Client, error) {
-	var o options
+	o := options{maxPacks: DefaultMaxPacks}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -61,7 +75,7 @@ func Open(_ context.Context, dir, remoteURL string, auth *git.AuthOptions, opts 
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{dir: dir, url: remoteURL, auth: ra}
+	c := &Client{dir: dir, url: remoteURL, auth: ra, maxPacks: o.maxPacks}
 	if c.repo, err = c.reuse(); err != nil {
 		return nil, err
 	}
@@ -100,7 +114,7 @@ func (c *Client) Close() {
 func (c *Client) reuse() (*extgogit.Repository, error) {
 	// Any failure to open is treated like a foreign directory: the cache is
 	// disposable, the remote is the truth.
-	if repo, err := c.open(); err == nil {
+	if repo, err := c.open(); err == nil && c.packs() <= c.maxPacks {
 		if remote, err := repo.Remote(remoteName); err == nil {
 			if urls := remote.Config().URLs; len(urls) == 1 && urls[0] == c.url {
 				return repo, nil
@@ -137,4 +151,10 @@ func (c *Client) init() (*extgogit.Repository, error) {
 // Path implements repository.Client.
 func (c *Client) Path() string {
 	return c.dir
+}
+
+// packs counts the pack files of the clone.
+func (c *Client) packs() int {
+	matches, _ := filepath.Glob(filepath.Join(c.dir, extgogit.GitDirName, "objects", "pack", "*.pack"))
+	return len(matches)
 }

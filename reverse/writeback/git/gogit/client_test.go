@@ -152,6 +152,35 @@ func TestFetchOnlyPrefixes(t *testing.T) {
 	g.Expect(err).To(MatchError(git.ErrBranchNotFound))
 }
 
+func TestOpenDropsCacheWithTooManyPacks(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	srv := gitserver.StartHTTP(t)
+	srv.Seed(t, "repo.git", "main", map[string]string{"a.yaml": "a: 1\n"})
+	auth, err := git.NewAuth(srv.URL("repo.git"), srv.SecretData)
+	g.Expect(err).ToNot(HaveOccurred())
+	dir := filepath.Join(t.TempDir(), "c")
+	marker := filepath.Join(dir, ".git", "reflux-marker")
+	openFetch := func() {
+		c, err := Open(ctx, dir, srv.URL("repo.git"), auth, WithInsecureHTTP(), WithMaxPacks(2))
+		g.Expect(err).ToNot(HaveOccurred())
+		defer c.Close()
+		g.Expect(c.Fetch(ctx)).To(Succeed())
+	}
+	openFetch() // pack 1
+	g.Expect(os.WriteFile(marker, nil, 0o644)).To(Succeed())
+	srv.HumanCommit(t, "repo.git", "main", map[string]string{"b.yaml": "b\n"})
+	openFetch() // pack 2: still within the bound
+	g.Expect(marker).To(BeAnExistingFile())
+	srv.HumanCommit(t, "repo.git", "main", map[string]string{"c.yaml": "c\n"})
+	openFetch() // pack 3
+	g.Expect(marker).To(BeAnExistingFile())
+	openFetch() // over the bound: dropped and fetched afresh into one pack
+	g.Expect(marker).ToNot(BeAnExistingFile())
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git/objects/pack/*.pack"))
+	g.Expect(packs).To(HaveLen(1))
+}
+
 func TestHistory(t *testing.T) {
 	g := NewWithT(t)
 	srv := gitserver.StartHTTP(t)
