@@ -3,6 +3,7 @@ package writeback
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/reflux-dev/reflux/reverse/writeback/branch"
@@ -103,6 +104,7 @@ func (r Request) validate() error {
 		missing = append(missing, "Apply")
 	}
 	if len(missing) > 0 {
+		sort.Strings(missing)
 		return fmt.Errorf("%w: missing %s", ErrInvalidRequest, strings.Join(missing, ", "))
 	}
 	if !fingerprintRE.MatchString(r.Fingerprint) {
