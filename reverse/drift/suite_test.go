@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +26,12 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	flag.Parse()
+	// A fuzz worker runs only FuzzPointer, which needs no apiserver, and is
+	// killed when fuzzing ends: an apiserver it started would outlive it.
+	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+		return m.Run()
+	}
 	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join("..", "..", "bin")}
 	var err error
 	if cfg, err = env.Start(); err != nil {
