@@ -89,10 +89,11 @@ func TestDetectInvalidInput(t *testing.T) {
 	elsewhere := git.DeepCopy()
 	elsewhere.SetNamespace("elsewhere")
 	for name, in := range map[string]Input{
-		"no live":         {Desired: git},
-		"no desired":      {Live: git},
-		"other name":      {Desired: git, Live: other},
-		"other namespace": {Desired: git, Live: elsewhere},
+		"no live":          {Desired: git},
+		"no desired":       {Live: git},
+		"other name":       {Desired: git, Live: other},
+		"other namespace":  {Desired: git, Live: elsewhere},
+		"no managedFields": {Desired: git, Live: git},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

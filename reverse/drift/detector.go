@@ -44,7 +44,8 @@ func New(c client.Client, opts ...Option) (*Detector, error) {
 type Input struct {
 	// Desired is the rendered object, as Flux would apply it.
 	Desired *unstructured.Unstructured
-	// Live is the object from the watch event; it is never modified.
+	// Live is the object from the watch event, managedFields included; it
+	// is never modified.
 	Live *unstructured.Unstructured
 	// IgnorePaths are JSON pointers that never drift, as the Kustomization's
 	// spec.ignore rules select them for this object. "" ignores the object.
@@ -147,6 +148,12 @@ func (in Input) validate() error {
 	}
 	if ns := in.Desired.GetNamespace(); ns != "" && ns != in.Live.GetNamespace() {
 		return fmt.Errorf("%w: desired namespace %q, live %q", ErrInvalidInput, ns, in.Live.GetNamespace())
+	}
+	// Every object written through the apiserver has managedFields; an
+	// informer transform (cache.TransformStripManagedFields) removes them,
+	// and without them no addition could be attributed or even seen.
+	if len(in.Live.GetManagedFields()) == 0 {
+		return fmt.Errorf("%w: live object has no managedFields; do not strip them from the cache", ErrInvalidInput)
 	}
 	return nil
 }

@@ -67,6 +67,12 @@ func (d *Detector) dryRun(ctx context.Context, in Input) (*unstructured.Unstruct
 	default:
 		return nil, fmt.Errorf("dry-run apply of %s/%s: %w", in.Live.GetNamespace(), in.Live.GetName(), err)
 	}
+	// Applying to a deleted object dry-run creates it, ignoring the
+	// resourceVersion; a new UID gives that away.
+	if obj.GetUID() != in.Live.GetUID() {
+		return nil, fmt.Errorf("%w: %s/%s (uid %s) no longer exists", ErrStale,
+			in.Live.GetNamespace(), in.Live.GetName(), in.Live.GetUID())
+	}
 	if err := normalize.DryRunUnstructured(obj); err != nil {
 		return nil, fmt.Errorf("normalizing dry-run result: %w", err)
 	}
