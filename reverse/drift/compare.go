@@ -12,13 +12,18 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
-// compare turns the live object and Flux's dry-run result into fields.
+// compare turns the live object and Flux's dry-run result into fields,
+// reading Git's values from the rendered object as Git wrote them.
 func (d *Detector) compare(in Input, dry *unstructured.Unstructured) ([]Field, error) {
 	live, err := withoutIgnored(in.Live, in.IgnorePaths)
 	if err != nil {
 		return nil, err
 	}
 	if dry, err = withoutIgnored(dry, in.IgnorePaths); err != nil {
+		return nil, err
+	}
+	src, err := withoutIgnored(in.Desired, in.IgnorePaths)
+	if err != nil {
 		return nil, err
 	}
 	liveEntries, err := parseEntries(live.GetManagedFields())
@@ -34,11 +39,11 @@ func (d *Detector) compare(in Input, dry *unstructured.Unstructured) ([]Field, e
 	keys.add(liveEntries)
 
 	df := &differ{keys: keys}
-	df.object(live.Object, dry.Object)
+	df.object(live.Object, dry.Object, src.Object)
 	own := owners(live.Object, liveEntries)
 	mods := make([]*refluxv1.Modifier, len(df.out))
 	for i, c := range df.out {
-		mods[i] = d.modifierOf(liveEntries, own, c.pointer)
+		mods[i] = d.modifierOf(liveEntries, own, c)
 	}
 	cleanup := !merges(in.Desired, in.Live)
 	for _, a := range d.undeclared(live.Object, liveEntries, d.declared(dryEntries), cleanup) {
@@ -52,19 +57,20 @@ func (d *Detector) compare(in Input, dry *unstructured.Unstructured) ([]Field, e
 // jsondiff does, plus the labels and annotations Git sets: like Flux, it
 // does not count labels and annotations live has and Git lacks (core
 // controllers add them); undeclared reports those by owner instead.
-func (d *differ) object(live, git map[string]any) {
+func (d *differ) object(live, merged, src map[string]any) {
 	for _, part := range []string{"labels", "annotations"} {
 		l, lok, _ := unstructured.NestedFieldNoCopy(live, "metadata", part)
-		g, gok, _ := unstructured.NestedFieldNoCopy(git, "metadata", part)
-		if !gok || g == nil {
+		m, mok, _ := unstructured.NestedFieldNoCopy(merged, "metadata", part)
+		s, _, _ := unstructured.NestedFieldNoCopy(src, "metadata", part)
+		if !mok || m == nil {
 			continue
 		}
 		before := len(d.out)
 		if !lok {
-			d.emit(join("/metadata", part), refluxv1.ChangeRemove, g, nil)
+			d.emit(join("/metadata", part), refluxv1.ChangeRemove, prefer(s, m), nil)
 			continue
 		}
-		d.walk(join("/metadata", part), "", l, g)
+		d.walk(join("/metadata", part), "", l, m, s)
 		kept := d.out[:before]
 		for _, c := range d.out[before:] {
 			if c.typ != refluxv1.ChangeAdd && !bookkeeping[c.pointer] {
@@ -82,7 +88,7 @@ func (d *differ) object(live, git map[string]any) {
 		}
 		return out
 	}
-	d.maps("", "", strip(live), strip(git))
+	d.maps("", "", strip(live), strip(merged), strip(src))
 }
 
 // declared is the set of fields Flux's apply declares: the field owner's
@@ -116,12 +122,19 @@ func (d *Detector) fields(live *unstructured.Unstructured, changes []change, mod
 		maskSecret(changes)
 	}
 	out := make([]Field, 0, len(changes))
-	seen := map[string]bool{}
+	// A field Git declares and Flux does not own live is both in the diff
+	// and in managedFields; report it once. An element only Git has may
+	// share its (Git) index with a different element live added.
+	type key struct {
+		pointer string
+		typ     refluxv1.ChangeType
+	}
+	seen := map[key]bool{}
 	for i, c := range changes {
-		if seen[c.pointer] {
+		if seen[key{c.pointer, c.typ}] {
 			continue
 		}
-		seen[c.pointer] = true
+		seen[key{c.pointer, c.typ}] = true
 		f := Field{Pointer: c.pointer, ChangeType: c.typ, FluxReverts: c.reverts, Modifier: mods[i]}
 		var err error
 		if f.GitValue, err = encode(c.git, c.typ != refluxv1.ChangeAdd); err != nil {

@@ -106,6 +106,39 @@ func TestDetect(t *testing.T) {
 			want: []want{{Pointer: "/data/token", ChangeType: "Add", LiveValue: `"***"`,
 				FluxReverts: true, Manager: "kubectl-edit", Operation: "Update"}},
 		},
+		{
+			name:     "Secret key removed is masked",
+			manifest: secretYAML,
+			change: func(t *testing.T, git *unstructured.Unstructured) {
+				edit(t, git, "kubectl-edit", func(u map[string]any) {
+					set(t, u, map[string]any{"other": "eA=="}, "data")
+				})
+			},
+			want: []want{
+				{Pointer: "/data/other", ChangeType: "Add", LiveValue: `"***"`, FluxReverts: true, Manager: "kubectl-edit", Operation: "Update"},
+				{Pointer: "/data/password", ChangeType: "Remove", GitValue: `"***"`, FluxReverts: true},
+			},
+		},
+		{
+			// The element only Git has is numbered and valued as in Git;
+			// the one only live has, as live.
+			name:     "container replaced by kubectl edit",
+			manifest: deploymentYAML,
+			change: func(t *testing.T, git *unstructured.Unstructured) {
+				edit(t, git, "kubectl-edit", func(u map[string]any) {
+					c := containers(u)
+					set(t, u, []any{c[0], map[string]any{"name": "debug", "image": "busybox"}}, "spec", "template", "spec", "containers")
+				})
+			},
+			want: []want{
+				{Pointer: "/spec/template/spec/containers/1", ChangeType: "Remove",
+					GitValue: `{"image":"ghcr.io/example/proxy:2.0.0","name":"sidecar"}`, FluxReverts: true},
+				{Pointer: "/spec/template/spec/containers/1", ChangeType: "Add",
+					LiveValue: `{"image":"busybox","imagePullPolicy":"Always","name":"debug","resources":{},` +
+						`"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}`,
+					FluxReverts: true, Manager: "kubectl-edit", Operation: "Update"},
+			},
+		},
 		{name: "clean Deployment", manifest: deploymentYAML, want: []want{}},
 		{name: "clean Service", manifest: serviceYAML, want: []want{}},
 		{name: "clean ConfigMap", manifest: configMapYAML, want: []want{}},

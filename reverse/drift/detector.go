@@ -123,7 +123,11 @@ func (d *Detector) Detect(ctx context.Context, in Input) (Result, error) {
 		return Result{Skipped: r}, nil
 	}
 	res := Result{LiveExcluded: excluded(in.Live)}
-	dry, err := d.dryRun(ctx, in)
+	sent, err := prepare(in)
+	if err != nil {
+		return Result{}, err
+	}
+	dry, err := d.dryRun(ctx, in, sent)
 	if errors.Is(err, errImmutable) {
 		res.Immutable = true
 		res.Recreate = forced(in.Force, in.Desired, in.Live)

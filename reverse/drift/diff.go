@@ -48,12 +48,17 @@ func (k listKeys) add(entries []entry) {
 	}
 }
 
-// differ compares the live object with Flux's dry-run result.
+// differ compares the live object with Flux's dry-run result ("merged"),
+// and reads Git's own values from the rendered object ("src").
 //
-// fluxcd/pkg/ssa compares them with jsondiff, which pairs list elements by
+// fluxcd/pkg/ssa compares with jsondiff, which pairs list elements by
 // index. Server-side apply puts the elements Git declares in Git's order, so
 // a list someone reordered live would differ everywhere; the differ pairs
 // keyed elements by key instead, and points at their live index.
+//
+// Git values are taken from the rendered object where it has them, so they
+// read as Git wrote them, without the defaults the dry run and Flux's
+// normalisation fill in; the merged value is the fallback.
 type differ struct {
 	keys listKeys
 	out  []change
@@ -64,30 +69,40 @@ func (d *differ) emit(ptr string, typ refluxv1.ChangeType, git, live any) {
 }
 
 // walk compares one live value with the value Flux would leave there.
-func (d *differ) walk(ptr, abs string, live, git any) {
+func (d *differ) walk(ptr, abs string, live, merged, src any) {
 	switch l := live.(type) {
 	case map[string]any:
-		if g, ok := git.(map[string]any); ok {
-			d.maps(ptr, abs, l, g)
+		if m, ok := merged.(map[string]any); ok {
+			s, _ := src.(map[string]any)
+			d.maps(ptr, abs, l, m, s)
 			return
 		}
 	case []any:
-		if g, ok := git.([]any); ok {
-			d.lists(ptr, abs, l, g)
+		if m, ok := merged.([]any); ok {
+			s, _ := src.([]any)
+			d.lists(ptr, abs, l, m, s)
 			return
 		}
 	}
-	if !equal(live, git) {
-		d.emit(ptr, refluxv1.ChangeUpdate, git, live)
+	if !equal(live, merged) {
+		d.emit(ptr, refluxv1.ChangeUpdate, prefer(src, merged), live)
 	}
 }
 
-func (d *differ) maps(ptr, abs string, live, git map[string]any) {
-	keys := make([]string, 0, len(live)+len(git))
+// prefer returns Git's own value when the rendered object has one.
+func prefer(src, merged any) any {
+	if src != nil {
+		return src
+	}
+	return merged
+}
+
+func (d *differ) maps(ptr, abs string, live, merged, src map[string]any) {
+	keys := make([]string, 0, len(live)+len(merged))
 	for k := range live {
 		keys = append(keys, k)
 	}
-	for k := range git {
+	for k := range merged {
 		if _, ok := live[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -95,57 +110,83 @@ func (d *differ) maps(ptr, abs string, live, git map[string]any) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		lv, lok := live[k]
-		gv, gok := git[k]
+		mv, mok := merged[k]
 		switch {
-		case !gok:
+		case !mok:
 			d.emit(join(ptr, k), refluxv1.ChangeAdd, nil, lv)
 		case !lok:
-			d.emit(join(ptr, k), refluxv1.ChangeRemove, gv, nil)
+			d.emit(join(ptr, k), refluxv1.ChangeRemove, prefer(src[k], mv), nil)
 		default:
-			d.walk(join(ptr, k), join(abs, k), lv, gv)
+			d.walk(join(ptr, k), join(abs, k), lv, mv, src[k])
 		}
 	}
 }
 
-func (d *differ) lists(ptr, abs string, live, git []any) {
+func (d *differ) lists(ptr, abs string, live, merged, src []any) {
 	if names := d.keys[abs]; len(names) > 0 {
-		if gi, ok := keyIndex(git, names); ok {
-			if _, ok := keyIndex(live, names); ok {
-				d.keyed(ptr, abs, live, git, names, gi)
-				return
-			}
+		mi, mok := keyIndex(merged, names)
+		_, lok := keyIndex(live, names)
+		if mok && lok {
+			si, _ := keyIndex(src, names)
+			d.keyed(ptr, abs, names, pair{live, merged, src}, mi, si)
+			return
 		}
 	}
-	n := min(len(live), len(git))
+	n := min(len(live), len(merged))
 	for i := range n {
-		d.walk(join(ptr, itoa(i)), abs+"/*", live[i], git[i])
+		d.walk(join(ptr, itoa(i)), abs+"/*", live[i], merged[i], at(src, i))
 	}
 	for i := n; i < len(live); i++ {
 		d.emit(join(ptr, itoa(i)), refluxv1.ChangeAdd, nil, live[i])
 	}
-	for i := n; i < len(git); i++ {
-		d.emit(join(ptr, itoa(i)), refluxv1.ChangeRemove, git[i], nil)
+	for i := n; i < len(merged); i++ {
+		d.emit(join(ptr, itoa(i)), refluxv1.ChangeRemove, prefer(at(src, i), merged[i]), nil)
 	}
 }
 
+// pair holds the three sides of one list.
+type pair struct{ live, merged, src []any }
+
 // keyed pairs elements by key. An element Git declares and live lacks is
-// pointed at by its index in the dry-run (Git-ordered) list.
-func (d *differ) keyed(ptr, abs string, live, git []any, names []string, gi map[string]int) {
-	matched := make([]bool, len(git))
-	for i, item := range live {
-		j, ok := gi[elementKey(item, names)]
+// pointed at by its index in Git's list (or, failing that, in the merged
+// one).
+func (d *differ) keyed(ptr, abs string, names []string, p pair, mi, si map[string]int) {
+	matched := make([]bool, len(p.merged))
+	for i, item := range p.live {
+		k := elementKey(item, names)
+		j, ok := mi[k]
 		if !ok || matched[j] {
 			d.emit(join(ptr, itoa(i)), refluxv1.ChangeAdd, nil, item)
 			continue
 		}
 		matched[j] = true
-		d.walk(join(ptr, itoa(i)), abs+"/*", item, git[j])
+		d.walk(join(ptr, itoa(i)), abs+"/*", item, p.merged[j], srcAt(p.src, si, k))
 	}
 	for j, ok := range matched {
-		if !ok {
-			d.emit(join(ptr, itoa(j)), refluxv1.ChangeRemove, git[j], nil)
+		if ok {
+			continue
 		}
+		k := elementKey(p.merged[j], names)
+		idx, git := j, p.merged[j]
+		if s, found := si[k]; found {
+			idx, git = s, p.src[s]
+		}
+		d.emit(join(ptr, itoa(idx)), refluxv1.ChangeRemove, git, nil)
 	}
+}
+
+func at(list []any, i int) any {
+	if i < len(list) {
+		return list[i]
+	}
+	return nil
+}
+
+func srcAt(list []any, idx map[string]int, key string) any {
+	if i, ok := idx[key]; ok {
+		return list[i]
+	}
+	return nil
 }
 
 // keyIndex maps each element's key to its first index; ok is false unless

@@ -47,15 +47,12 @@ func prepare(in Input) (*unstructured.Unstructured, error) {
 	return obj, nil
 }
 
-// dryRun makes the one request: the server-side dry-run apply Flux makes,
-// as its field owner, with forced ownership. The result is normalised as
-// Flux normalises dry-run results.
-func (d *Detector) dryRun(ctx context.Context, in Input) (*unstructured.Unstructured, error) {
-	obj, err := prepare(in)
-	if err != nil {
-		return nil, err
-	}
-	err = d.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+// dryRun makes the one request: the server-side dry-run apply of obj (from
+// prepare, and overwritten with the result) that Flux makes, as its field
+// owner, with forced ownership. The result is normalised as Flux normalises
+// dry-run results.
+func (d *Detector) dryRun(ctx context.Context, in Input, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	err := d.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
 		client.DryRunAll, client.ForceOwnership, client.FieldOwner(d.opts.fieldOwner))
 	switch {
 	case err == nil:

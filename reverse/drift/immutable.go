@@ -31,7 +31,7 @@ func (d *Detector) compareClientSide(in Input, recreate bool) ([]Field, error) {
 	keys := listKeys{}
 	keys.add(entries)
 	df := &differ{keys: keys}
-	df.object(live.Object, git.Object)
+	df.object(live.Object, git.Object, git.Object)
 	own := owners(live.Object, entries)
 	var changes []change
 	var mods []*refluxv1.Modifier
@@ -41,7 +41,7 @@ func (d *Detector) compareClientSide(in Input, recreate bool) ([]Field, error) {
 		}
 		c.reverts = recreate
 		changes = append(changes, c)
-		mods = append(mods, d.modifierOf(entries, own, c.pointer))
+		mods = append(mods, d.modifierOf(entries, own, c))
 	}
 	return d.fields(in.Live, changes, mods)
 }

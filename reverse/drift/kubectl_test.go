@@ -96,3 +96,33 @@ func TestDetectDeleted(t *testing.T) {
 	_, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: live})
 	g.Expect(errors.Is(err, ErrStale)).To(BeTrue(), "got %v", err)
 }
+
+// TestDetectNeverLeaksSecrets drifts a Secret every way at once, with Git
+// writing data (base64) rather than stringData, and checks that no value,
+// encoded or not, reaches the result.
+func TestDetectNeverLeaksSecrets(t *testing.T) {
+	g := NewWithT(t)
+	git := object(t, newNamespace(t), `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+data:
+  password: aHVudGVyMg==
+  token: dG9rZW4tdmFsdWU=
+`)
+	fluxApply(t, git)
+	edit(t, git, "kubectl-client-side-apply", func(u map[string]any) {
+		set(t, u, map[string]any{"password": "c3dvcmRmaXNo", "apikey": "a2V5LXZhbHVl"}, "data")
+		last, _ := json.Marshal(u["data"])
+		set(t, u, string(last), "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration")
+	})
+	res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: get(t, git)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Fields).To(HaveLen(3))
+	out, err := json.Marshal(res)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, secret := range []string{"aHVudGVyMg", "hunter2", "dG9rZW4", "token-value", "c3dvcmRmaXNo", "swordfish", "a2V5LXZhbHVl", "key-value"} {
+		g.Expect(string(out)).NotTo(ContainSubstring(secret))
+	}
+}

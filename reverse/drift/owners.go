@@ -83,11 +83,16 @@ func (d *Detector) allowed(e entry) bool {
 	return d.opts.allowed[e.Manager] || d.opts.isFlux(e.ManagedFieldsEntry)
 }
 
-// modifierOf blames the owner of pointer, or of its nearest owned
-// ancestor: an atomic list is owned as a whole, and a field removed from
-// live is owned by no one.
-func (d *Detector) modifierOf(entries []entry, own ownership, pointer string) *refluxv1.Modifier {
-	for p := pointer; p != ""; p = parent(p) {
+// modifierOf blames the owner of the changed field, or of its nearest
+// owned ancestor: an atomic list is owned as a whole. A field live lacks
+// (Remove) is owned by no one, and its pointer may be a Git index that
+// means another element live, so the search starts at its parent.
+func (d *Detector) modifierOf(entries []entry, own ownership, c change) *refluxv1.Modifier {
+	p := c.pointer
+	if c.typ == refluxv1.ChangeRemove {
+		p = parent(p)
+	}
+	for ; p != ""; p = parent(p) {
 		if idx := own[p]; len(idx) > 0 {
 			return d.modifier(entries, idx)
 		}
