@@ -40,17 +40,32 @@ func (d *Detector) compare(in Input, dry *unstructured.Unstructured) ([]Field, e
 
 	df := &differ{keys: keys}
 	df.object(live.Object, dry.Object, src.Object)
-	own := owners(live.Object, liveEntries)
-	mods := make([]*refluxv1.Modifier, len(df.out))
-	for i, c := range df.out {
-		mods[i] = d.modifierOf(liveEntries, own, c)
-	}
+	changes, mods := d.attribute(live.Object, liveEntries, df.out)
 	cleanup := !merges(in.Desired, in.Live)
 	for _, a := range d.undeclared(live.Object, liveEntries, d.declared(dryEntries), cleanup) {
-		df.out = append(df.out, a.change)
+		changes = append(changes, a.change)
 		mods = append(mods, a.modifier)
 	}
-	return d.fields(in.Live, df.out, mods)
+	return d.fields(in.Live, changes, mods)
+}
+
+// attribute finds who wrote each changed field, and drops the changes only
+// allow-listed managers wrote: the HPA scaling a Deployment whose replicas
+// Git declares, or Flux itself having applied another revision than the
+// one rendered, is not live drift.
+func (d *Detector) attribute(live map[string]any, entries []entry, changes []change) ([]change, []*refluxv1.Modifier) {
+	own := owners(live, entries)
+	out := changes[:0:0]
+	var mods []*refluxv1.Modifier
+	for _, c := range changes {
+		mod, allowed := d.blame(entries, own, c)
+		if allowed {
+			continue
+		}
+		out = append(out, c)
+		mods = append(mods, mod)
+	}
+	return out, mods
 }
 
 // object compares everything but metadata and status, as fluxcd/pkg/ssa's

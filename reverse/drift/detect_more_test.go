@@ -10,26 +10,44 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestDetectScaleSubresource checks that replicas written the way the HPA
 // writes them, through the scale subresource as kube-controller-manager,
-// are not drift when Git leaves replicas out.
+// are not drift, whether Git leaves replicas out (as it should) or not.
 func TestDetectScaleSubresource(t *testing.T) {
-	g := NewWithT(t)
-	git := object(t, newNamespace(t), autoscaledYAML)
-	fluxApply(t, git)
-	deploy := &appsv1.Deployment{}
-	g.Expect(k8sClient.Get(context.Background(), client.ObjectKeyFromObject(git), deploy)).To(Succeed())
-	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 4}}
-	g.Expect(k8sClient.SubResource("scale").Update(context.Background(), deploy,
-		client.WithSubResourceBody(scale), client.FieldOwner("kube-controller-manager"))).To(Succeed())
+	for name, manifest := range map[string]string{"undeclared": autoscaledYAML, "declared": deploymentYAML} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			git := object(t, newNamespace(t), manifest)
+			fluxApply(t, git)
+			deploy := &appsv1.Deployment{}
+			g.Expect(k8sClient.Get(context.Background(), client.ObjectKeyFromObject(git), deploy)).To(Succeed())
+			scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 4}}
+			g.Expect(k8sClient.SubResource("scale").Update(context.Background(), deploy,
+				client.WithSubResourceBody(scale), client.FieldOwner("kube-controller-manager"))).To(Succeed())
 
-	live := get(t, git)
-	g.Expect(live.Object["spec"].(map[string]any)["replicas"]).To(BeEquivalentTo(4))
-	res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: live})
+			live := get(t, git)
+			g.Expect(live.Object["spec"].(map[string]any)["replicas"]).To(BeEquivalentTo(4))
+			res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: live})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res.Fields).To(BeEmpty())
+		})
+	}
+}
+
+// TestDetectPendingRevision checks that a Git change Flux has not applied
+// yet is not live drift: the live value is still Flux's own.
+func TestDetectPendingRevision(t *testing.T) {
+	g := NewWithT(t)
+	applied := object(t, newNamespace(t), deploymentYAML)
+	fluxApply(t, applied)
+	next := applied.DeepCopy()
+	g.Expect(unstructured.SetNestedField(next.Object, int64(4), "spec", "replicas")).To(Succeed())
+	res, err := newDetector(t).Detect(context.Background(), Input{Desired: next, Live: get(t, applied)})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Fields).To(BeEmpty())
 }

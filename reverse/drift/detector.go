@@ -42,7 +42,10 @@ func New(c client.Client, opts ...Option) (*Detector, error) {
 
 // Input is one live object and what Flux would apply over it.
 type Input struct {
-	// Desired is the rendered object, as Flux would apply it.
+	// Desired is the rendered object, as Flux would apply it, at the
+	// revision Flux last applied: fields a newer revision adds would read
+	// as removed live. (Fields it changes or drops do not: their live
+	// values are still Flux's own, and Flux's writes are not drift.)
 	Desired *unstructured.Unstructured
 	// Live is the object from the watch event, managedFields included; it
 	// is never modified.

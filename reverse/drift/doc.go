@@ -10,7 +10,9 @@
 //
 //   - Fields Git declares and live changed or lacks come from comparing the
 //     live object with the dry-run result, normalised as Flux normalises it.
-//     Flux applies with forced ownership, so it reverts all of them.
+//     Flux applies with forced ownership, so it reverts all of them. A
+//     change only allow-listed managers wrote is not drift (the HPA scaling
+//     replicas Git declares, Flux itself).
 //   - Fields live has and Git does not declare come from managedFields: the
 //     dry-run result says what Flux declares, and the live entries say who
 //     owns the rest. Flux strips kubectl-like managers before it applies

@@ -32,16 +32,13 @@ func (d *Detector) compareClientSide(in Input, recreate bool) ([]Field, error) {
 	keys.add(entries)
 	df := &differ{keys: keys}
 	df.object(live.Object, git.Object, git.Object)
-	own := owners(live.Object, entries)
-	var changes []change
-	var mods []*refluxv1.Modifier
+	declared := df.out[:0:0]
 	for _, c := range df.out {
-		if c.typ == refluxv1.ChangeAdd {
-			continue
+		if c.typ != refluxv1.ChangeAdd {
+			c.reverts = recreate
+			declared = append(declared, c)
 		}
-		c.reverts = recreate
-		changes = append(changes, c)
-		mods = append(mods, d.modifierOf(entries, own, c))
 	}
+	changes, mods := d.attribute(live.Object, entries, declared)
 	return d.fields(in.Live, changes, mods)
 }

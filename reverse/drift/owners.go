@@ -83,21 +83,29 @@ func (d *Detector) allowed(e entry) bool {
 	return d.opts.allowed[e.Manager] || d.opts.isFlux(e.ManagedFieldsEntry)
 }
 
-// modifierOf blames the owner of the changed field, or of its nearest
-// owned ancestor: an atomic list is owned as a whole. A field live lacks
+// blame finds the writer of the changed field: the owner of its pointer or
+// of its nearest owned ancestor (an atomic list is owned as a whole).
+// allowed is true when every such owner is allow-listed. A field live lacks
 // (Remove) is owned by no one, and its pointer may be a Git index that
-// means another element live, so the search starts at its parent.
-func (d *Detector) modifierOf(entries []entry, own ownership, c change) *refluxv1.Modifier {
+// means another element live, so the search starts at its parent, and its
+// removal is never put down to an allow-listed owner of the parent.
+func (d *Detector) blame(entries []entry, own ownership, c change) (mod *refluxv1.Modifier, allowed bool) {
 	p := c.pointer
 	if c.typ == refluxv1.ChangeRemove {
 		p = parent(p)
 	}
 	for ; p != ""; p = parent(p) {
-		if idx := own[p]; len(idx) > 0 {
-			return d.modifier(entries, idx)
+		idx := own[p]
+		if len(idx) == 0 {
+			continue
 		}
+		allowed = c.typ != refluxv1.ChangeRemove
+		for _, i := range idx {
+			allowed = allowed && d.allowed(entries[i])
+		}
+		return d.modifier(entries, idx), allowed
 	}
-	return nil
+	return nil, false
 }
 
 func parent(pointer string) string {
