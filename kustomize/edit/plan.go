@@ -50,7 +50,7 @@ func Plan(ctx context.Context, opts Options, ch Change) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := verify(ctx, opts.Build, root, p.files, p.ref, ch); err != nil {
+	if err := verify(ctx, opts.Build, root, res, p.files, p.ref, ch); err != nil {
 		return nil, err
 	}
 	return &Result{Files: p.files, Scope: scope}, nil

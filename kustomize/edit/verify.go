@@ -17,11 +17,7 @@ import (
 
 // verify renders the tree before and after the change, on a copy, and
 // accepts the plan only when the single intended leaf moved to the value.
-func verify(ctx context.Context, opts kustomize.BuildOptions, root string, files map[string][]byte, ref origin.ObjectRef, ch Change) error {
-	before, err := kustomize.Build(ctx, opts)
-	if err != nil {
-		return err
-	}
+func verify(ctx context.Context, opts kustomize.BuildOptions, root string, before *kustomize.Result, files map[string][]byte, ref origin.ObjectRef, ch Change) error {
 	work, err := os.MkdirTemp("", "reflux-edit-")
 	if err != nil {
 		return err
