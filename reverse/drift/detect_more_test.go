@@ -106,12 +106,15 @@ func TestDetectInvalidInput(t *testing.T) {
 	other.SetName("other")
 	elsewhere := git.DeepCopy()
 	elsewhere.SetNamespace("elsewhere")
+	otherVersion := git.DeepCopy()
+	otherVersion.SetAPIVersion("v2")
 	for name, in := range map[string]Input{
 		"no live":          {Desired: git},
 		"no desired":       {Live: git},
 		"other name":       {Desired: git, Live: other},
 		"other namespace":  {Desired: git, Live: elsewhere},
 		"no managedFields": {Desired: git, Live: git},
+		"other version":    {Desired: git, Live: otherVersion},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

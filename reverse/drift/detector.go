@@ -148,7 +148,9 @@ func (in Input) validate() error {
 	if in.Desired == nil || in.Live == nil {
 		return fmt.Errorf("%w: desired and live objects are required", ErrInvalidInput)
 	}
-	dk, lk := in.Desired.GroupVersionKind().GroupKind(), in.Live.GroupVersionKind().GroupKind()
+	// The same version too: the dry run answers in Desired's version, and
+	// its paths and managedFields mean nothing against another version's.
+	dk, lk := in.Desired.GroupVersionKind(), in.Live.GroupVersionKind()
 	if dk != lk || in.Desired.GetName() != in.Live.GetName() {
 		return fmt.Errorf("%w: desired %s %q and live %s %q differ", ErrInvalidInput,
 			dk, in.Desired.GetName(), lk, in.Live.GetName())
