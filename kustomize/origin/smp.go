@@ -72,9 +72,12 @@ func mergeMap(dst, src *node, identity ...string) error {
 		if isIdentity(key, identity) && dv != nil && dv.kind == scalarNode && sv.kind == scalarNode && dv.value == sv.value {
 			continue
 		}
+		directive := sv.str("$patch")
 		switch {
-		case sv.kind == scalarNode && sv.value == nil:
+		case sv.kind == scalarNode && sv.value == nil, directive == "delete":
 			dst.del(key)
+		case directive == "replace":
+			dst.set(key, dropDirectives(sv))
 		case dv != nil && dv.kind == mapNode && sv.kind == mapNode:
 			var sub []string
 			if key == "metadata" && len(identity) > 0 {
