@@ -21,15 +21,33 @@ type genSpec struct {
 	envs      []string
 	files     []*yaml.Node
 	noHash    *bool
+	meta      genMeta
+}
+
+// genMeta are the labels and annotations a generator puts on its object.
+type genMeta struct {
+	labels, annotations []kv
 }
 
 type genOptions struct {
 	noHash bool
+	meta   genMeta
 }
 
-func parseGenOptions(v *yaml.Node) genOptions {
+func (k *kfile) parseGenOptions(v *yaml.Node) genOptions {
 	d := mapValue(v, "disableNameSuffixHash")
-	return genOptions{noHash: d != nil && d.Value == "true"}
+	return genOptions{noHash: d != nil && d.Value == "true", meta: k.parseGenMeta(v, "generatorOptions")}
+}
+
+func (k *kfile) parseGenMeta(v *yaml.Node, via string) genMeta {
+	var m genMeta
+	if n := mapValue(v, "labels"); n != nil {
+		m.labels = k.pairs(n, KindLabels, via+".labels")
+	}
+	if n := mapValue(v, "annotations"); n != nil {
+		m.annotations = k.pairs(n, KindAnnotations, via+".annotations")
+	}
+	return m
 }
 
 func (k *kfile) parseGenerators(v *yaml.Node, via string) ([]genSpec, error) {
@@ -60,9 +78,7 @@ func (k *kfile) parseGenerators(v *yaml.Node, via string) ([]genSpec, error) {
 				b := d.Value == "true"
 				g.noHash = &b
 			}
-			if mapValue(o, "labels") != nil || mapValue(o, "annotations") != nil {
-				k.features = append(k.features, ReasonNotInModel)
-			}
+			g.meta = k.parseGenMeta(o, g.via+".options")
 		}
 		out = append(out, g)
 	}
@@ -80,6 +96,14 @@ func (b *builder) generate(k *kfile, g genSpec, kind string) (*object, error) {
 	md.set("name", newScalar(g.name, gen))
 	if g.namespace != "" {
 		md.set("namespace", newScalar(g.namespace, gen))
+	}
+	for _, m := range []genMeta{k.genOptions.meta, g.meta} {
+		for _, p := range m.labels {
+			md.ensureMap("labels").setScalar(p.key, p.value, p.layer)
+		}
+		for _, p := range m.annotations {
+			md.ensureMap("annotations").setScalar(p.key, p.value, p.layer)
+		}
 	}
 	if kind == "Secret" {
 		t := g.typ

@@ -173,7 +173,7 @@ func (k *kfile) parseField(b *builder, key string, v *yaml.Node) error {
 	case "secretGenerator":
 		k.secretGenerators, err = k.parseGenerators(v, "secretGenerator")
 	case "generatorOptions":
-		k.genOptions = parseGenOptions(v)
+		k.genOptions = k.parseGenOptions(v)
 	}
 	return err
 }
