@@ -49,8 +49,10 @@ func owners(live map[string]any, entries []entry) ownership {
 }
 
 // modifier picks the writer to blame among entries: the most recent one
-// that is not allow-listed, else the most recent of all. Ties go to the
-// later entry, as the apiserver appends the newest writer.
+// that is not allow-listed, else the most recent of all. managedFields
+// times have one-second resolution and the apiserver sorts entries by
+// operation, time and name, so writers within one second tie; the later
+// entry wins, which is deterministic if not always the true last writer.
 func (d *Detector) modifier(entries []entry, idx []int) *refluxv1.Modifier {
 	best := -1
 	for _, i := range idx {
