@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestDetect changes live objects the way people and controllers do and
@@ -148,6 +149,19 @@ func TestDetect(t *testing.T) {
 			manifest: autoscaledYAML,
 			change: func(t *testing.T, git *unstructured.Unstructured) {
 				edit(t, git, "kube-controller-manager", func(u map[string]any) { set(t, u, int64(7), "spec", "replicas") })
+			},
+			want: []want{},
+		},
+		{
+			name:     "status written by a controller",
+			manifest: deploymentYAML,
+			change: func(t *testing.T, git *unstructured.Unstructured) {
+				live := get(t, git)
+				set(t, live.Object, int64(3), "status", "replicas")
+				set(t, live.Object, int64(7), "status", "observedGeneration")
+				if err := k8sClient.Status().Update(context.Background(), live, client.FieldOwner("some-controller")); err != nil {
+					t.Fatal(err)
+				}
 			},
 			want: []want{},
 		},
