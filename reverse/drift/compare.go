@@ -137,9 +137,10 @@ func (d *Detector) fields(live *unstructured.Unstructured, changes []change, mod
 		maskSecret(changes)
 	}
 	out := make([]Field, 0, len(changes))
-	// A field Git declares and Flux does not own live is both in the diff
-	// and in managedFields; report it once. An element only Git has may
-	// share its (Git) index with a different element live added.
+	// The diff covers what Flux declares and the ownership walk the rest,
+	// so they should not meet; if they do, report the field once. Change
+	// types stay apart: an element only Git has may share its (Git) index
+	// with a different element live added.
 	type key struct {
 		pointer string
 		typ     refluxv1.ChangeType

@@ -5,8 +5,10 @@
 // A Detector asks the apiserver one question per call: a server-side
 // dry-run apply of the rendered object as Flux's field owner with forced
 // ownership, the same request kustomize-controller makes before it applies.
-// Everything else comes from the live object the caller already holds (from
-// its watch event) and from the managedFields of both objects:
+// The request is conditioned on the live object's resourceVersion, so the
+// answer is about exactly the object the caller holds (ErrStale otherwise).
+// Everything else comes from that live object (from the caller's watch
+// event) and from the managedFields of both objects:
 //
 //   - Fields Git declares and live changed or lacks come from comparing the
 //     live object with the dry-run result, normalised as Flux normalises it.
@@ -21,8 +23,15 @@
 //     allow-listed managers (the HPA, the kubelet, reflux itself) are not
 //     drift at all.
 //
+// Pointers number list elements as the live object does, pairing keyed
+// elements (containers, env, ports) by key rather than by index, so a list
+// reordered live is not drift in every element.
+//
 // Flux's per-object annotations (kustomize.toolkit.fluxcd.io/ssa,
 // /reconcile, /force) and spec.ignore paths are honoured as Flux honours
 // them, and Secret values are masked the way Flux's jsondiff masks them, so
 // they never reach a drift record.
+//
+// TestFluxRevertsWhatDetectPredicts holds FluxReverts to Flux's own apply
+// code (fluxcd/pkg/ssa configured as kustomize-controller configures it).
 package drift
