@@ -29,15 +29,15 @@ func (p *planner) addKey(ch Change) (string, error) {
 		if last.Kind != origin.KindResource {
 			return "", fmt.Errorf("%w: %s is generated in a shared base", ErrShared, p.ref)
 		}
-		return "overlay", p.overlayPatch(ch)
+		return ScopeOverlayPatch, p.overlayPatch(ch)
 	}
 	switch last.Kind {
 	case origin.KindResource, origin.KindPatch:
-		return "origin", p.addMapKey(*last, key, ch.Value)
+		return ScopeOrigin, p.addMapKey(*last, key, ch.Value)
 	case origin.KindGeneratorLiteral:
-		return "origin", p.addLiteral(*last, key, p.plainValue(ch))
+		return ScopeOrigin, p.addLiteral(*last, key, p.plainValue(ch))
 	case origin.KindGeneratorEnv:
-		return "origin", p.addEnvLine(*last, key, p.plainValue(ch))
+		return ScopeOrigin, p.addEnvLine(*last, key, p.plainValue(ch))
 	}
 	return "", fmt.Errorf("%w: cannot add a key beside a %s origin", ErrUnsupported, last.Kind)
 }

@@ -20,6 +20,7 @@ var update = flag.Bool("update", false, "rewrite expected trees")
 // caseSpec is testdata/<case>/change.yaml.
 type caseSpec struct {
 	Kustomization string           `json:"kustomization"`
+	Path          string           `json:"path"`
 	AllowShared   bool             `json:"allowShared"`
 	Object        origin.ObjectRef `json:"object"`
 	Pointer       string           `json:"pointer"`
@@ -45,7 +46,7 @@ func loadSpec(t *testing.T, dir string) (caseSpec, Options) {
 // buildOptions points the build at a copy of the case's original tree.
 func buildOptions(t *testing.T, spec caseSpec, root string) kustomize.BuildOptions {
 	t.Helper()
-	opts := kustomize.BuildOptions{Root: root}
+	opts := kustomize.BuildOptions{Root: root, Path: spec.Path}
 	if spec.Kustomization != "" {
 		ks, err := kustomize.LoadKustomization(filepath.Join(root, spec.Kustomization))
 		if err != nil {
@@ -104,4 +105,27 @@ func readTree(t *testing.T, root string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+func TestPlanScopes(t *testing.T) {
+	tests := []struct {
+		dir   string
+		scope string
+	}{
+		{"shared-base-replicas-entry", ScopeOverlayEntry},
+		{"shared-base-writes-overlay", ScopeOverlayPatch},
+		{"shared-image-falls-back-to-patch", ScopeOverlayPatch},
+		{"shared-base-allowed", ScopeOrigin},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			g := NewWithT(t)
+			dir := filepath.Join("testdata", tt.dir)
+			spec, opts := loadSpec(t, dir)
+			opts.Build = buildOptions(t, spec, filepath.Join(dir, "original"))
+			res, err := Plan(context.Background(), opts, Change{Object: spec.Object, Pointer: spec.Pointer, Value: spec.Value})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res.Scope).To(Equal(tt.scope))
+		})
+	}
 }

@@ -161,7 +161,7 @@ func (p *planner) listPatch(kpath, name string) error {
 
 // appendListItem adds an item at the end of a top-level block sequence,
 // copying the indentation of its existing items, or appends the key.
-func appendListItem(data []byte, key, item string) []byte {
+func appendListItem(data []byte, key string, item ...string) []byte {
 	lines := strings.SplitAfter(string(data), "\n")
 	start := -1
 	for i, l := range lines {
@@ -175,7 +175,7 @@ func appendListItem(data []byte, key, item string) []byte {
 		if s != "" && !strings.HasSuffix(s, "\n") {
 			s += "\n"
 		}
-		return []byte(s + key + ":\n  - " + item + "\n")
+		return []byte(s + key + ":\n" + itemText("  ", item))
 	}
 	indent, end := "  ", start+1
 	for i := start + 1; i < len(lines); i++ {
@@ -194,7 +194,7 @@ func appendListItem(data []byte, key, item string) []byte {
 	if end > 0 && !strings.HasSuffix(lines[end-1], "\n") {
 		lines[end-1] += "\n"
 	}
-	out := append(append(append([]string(nil), lines[:end]...), indent+"- "+item+"\n"), lines[end:]...)
+	out := append(append(append([]string(nil), lines[:end]...), itemText(indent, item)), lines[end:]...)
 	return []byte(strings.Join(out, ""))
 }
 
@@ -233,4 +233,85 @@ func mergeLists(dst interface{}, src []interface{}, key string) []interface{} {
 		}
 	}
 	return d
+}
+
+// itemText renders a block sequence item whose first line follows "- ".
+func itemText(indent string, lines []string) string {
+	var sb strings.Builder
+	for i, l := range lines {
+		if i == 0 {
+			sb.WriteString(indent + "- " + l + "\n")
+			continue
+		}
+		sb.WriteString(indent + "  " + l + "\n")
+	}
+	return sb.String()
+}
+
+// overlayEntry writes a replicas or images entry in the overlay when the
+// field is one those transformers own. It reports false when it is not.
+func (p *planner) overlayEntry(ch Change, old interface{}) (bool, error) {
+	kpath, err := p.overlayKustomization()
+	if err != nil {
+		return false, err
+	}
+	data, err := p.read(kpath)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case ch.Pointer == "/spec/replicas" && replicaKinds[p.ref.Kind]:
+		count, ok := ch.Value.(int64)
+		name, err := p.declared("/metadata/name")
+		if !ok || err != nil {
+			return false, nil
+		}
+		p.files[kpath] = appendListItem(data, "replicas", "name: "+name, fmt.Sprintf("count: %d", count))
+		return true, nil
+	case isContainerImage(ch.Pointer):
+		oldS, ok1 := old.(string)
+		newS, ok2 := ch.Value.(string)
+		if !ok1 || !ok2 {
+			return false, nil
+		}
+		return true, p.imageEntry(kpath, data, oldS, newS)
+	}
+	return false, nil
+}
+
+var replicaKinds = map[string]bool{"Deployment": true, "ReplicaSet": true, "StatefulSet": true, "ReplicationController": true}
+
+func isContainerImage(ptr string) bool {
+	toks := strings.Split(ptr, "/")
+	n := len(toks)
+	return n >= 4 && toks[n-1] == "image" && (toks[n-3] == "containers" || toks[n-3] == "initContainers")
+}
+
+// imageEntry adds an images entry for the image name, setting only the
+// parts that change.
+func (p *planner) imageEntry(kpath string, data []byte, oldS, newS string) error {
+	name, tag, digest := splitImage(oldS)
+	newName, newTag, newDigest := splitImage(newS)
+	item := []string{"name: " + name}
+	if newName != name {
+		item = append(item, "newName: "+newName)
+	}
+	if newTag != tag && newTag != "" {
+		item = append(item, "newTag: "+quoteIfNeeded(newTag))
+	}
+	if newDigest != digest && newDigest != "" {
+		item = append(item, "digest: "+newDigest)
+	}
+	if len(item) == 1 || (newTag == "" && tag != "") || (newDigest == "" && digest != "") {
+		return fmt.Errorf("%w: an images entry cannot express %q", ErrUnsupported, newS)
+	}
+	p.files[kpath] = appendListItem(data, "images", item...)
+	return nil
+}
+
+func quoteIfNeeded(s string) string {
+	if plainSafe(s) {
+		return s
+	}
+	return strconv.Quote(s)
 }

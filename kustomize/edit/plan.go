@@ -50,7 +50,18 @@ func Plan(ctx context.Context, opts Options, ch Change) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := verify(ctx, opts.Build, root, res, p.files, p.ref, ch); err != nil {
+	err = verify(ctx, opts.Build, root, res, p.files, p.ref, ch)
+	var ve *VerifyError
+	if scope == ScopeOverlayEntry && errors.As(err, &ve) {
+		// An images or replicas entry can reach other objects of the
+		// overlay; fall back to a patch that names this one object.
+		p.files = map[string][]byte{}
+		if err := p.overlayPatch(ch); err != nil {
+			return nil, err
+		}
+		scope, err = ScopeOverlayPatch, verify(ctx, opts.Build, root, res, p.files, p.ref, ch)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &Result{Files: p.files, Scope: scope}, nil
@@ -72,9 +83,12 @@ func (p *planner) plan(ch Change) (string, error) {
 		return "", fmt.Errorf("%w: %s is produced by a name affix", ErrUnsupported, ch.Pointer)
 	}
 	if p.shared(o) && !p.opts.AllowSharedFiles {
-		return "overlay", p.overlayPatch(ch)
+		if ok, err := p.overlayEntry(ch, old.Value); ok || err != nil {
+			return ScopeOverlayEntry, err
+		}
+		return ScopeOverlayPatch, p.overlayPatch(ch)
 	}
-	return "origin", p.setAt(o, old.Value, ch)
+	return ScopeOrigin, p.setAt(o, old.Value, ch)
 }
 
 func (p *planner) field(ptr string) (origin.Field, bool) {

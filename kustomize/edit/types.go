@@ -36,9 +36,19 @@ type Result struct {
 	// Files holds the new content of every changed or created file,
 	// keyed by path relative to the root, slash separated.
 	Files map[string][]byte
-	// Scope says where the change was written: "origin" or "overlay".
+	// Scope says where the change was written.
 	Scope string
 }
+
+// The scopes a Result can have.
+const (
+	// ScopeOrigin: the value was changed where it is declared.
+	ScopeOrigin = "origin"
+	// ScopeOverlayEntry: a replicas or images entry was added to the overlay.
+	ScopeOverlayEntry = "overlay-entry"
+	// ScopeOverlayPatch: a strategic-merge patch of the overlay was written.
+	ScopeOverlayPatch = "overlay-patch"
+)
 
 // Sentinel errors callers branch on.
 var (
