@@ -21,7 +21,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(cli.NewManagerCommand())
+	root.AddCommand(cli.NewManagerCommand(), cli.NewTraceCommand())
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintln(os.Stderr, "reflux:", err)
 		os.Exit(1)

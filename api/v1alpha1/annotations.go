@@ -28,3 +28,8 @@ const (
 	// fields, so a hold written as kubectl would be undone.
 	FieldManager = "reflux"
 )
+
+// DriftFinalizer keeps a deleted Drift record until reflux has released its
+// hold and Flux has restored Git's value, so deleting a record dismisses
+// the drift instead of letting reflux record it again.
+const DriftFinalizer = "reflux.dev/release-hold"

@@ -7,11 +7,9 @@ import (
 	"time"
 
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
-	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
-	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/fluxcd/pkg/runtime/probes"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +37,14 @@ type ManagerOptions struct {
 	Concurrent         int
 	WatchAllNamespaces bool
 	PolicyRetry        time.Duration
+	ArtifactRetry      time.Duration
+	// AuditAddr serves the kube-apiserver audit webhook; empty disables it.
+	AuditAddr string
+	// AuditTokenFile holds the bearer token the webhook must present.
+	AuditTokenFile string
+	// AllowedManagers are field managers whose writes are never drift, in
+	// addition to the control plane's.
+	AllowedManagers []string
 
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
@@ -69,6 +75,14 @@ func NewManagerCommand() *cobra.Command {
 		"Watch for resources in all namespaces; if false, only the runtime namespace.")
 	fs.DurationVar(&opts.PolicyRetry, "policy-retry-interval", time.Minute,
 		"How soon a policy waiting on a missing or broken signing Secret is checked again.")
+	fs.DurationVar(&opts.ArtifactRetry, "artifact-retry-interval", 30*time.Second,
+		"How soon a Kustomization whose applied revision cannot be fetched is tried again.")
+	fs.StringVar(&opts.AuditAddr, "audit-addr", "",
+		"The address the kube-apiserver audit webhook endpoint (/audit) binds to; empty disables user attribution.")
+	fs.StringVar(&opts.AuditTokenFile, "audit-token-file", "",
+		"A file holding the bearer token the audit webhook must present.")
+	fs.StringSliceVar(&opts.AllowedManagers, "allowed-field-managers", nil,
+		"Field managers whose writes are never drift, besides the control plane's (for example an autoscaler).")
 	opts.Logger.BindFlags(fs)
 	opts.LeaderElection.BindFlags(fs)
 	opts.Client.BindFlags(fs)
@@ -94,21 +108,26 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
-	recorder := metrics.NewRecorder()
-	crmetrics.Registry.MustRegister(recorder.Collectors()...)
-	if _, err := events.NewRecorder(mgr, log, opts.EventsAddr, controllerName); err != nil {
+	eventRecorder, err := events.NewRecorder(mgr, log, opts.EventsAddr, controllerName)
+	if err != nil {
 		return fmt.Errorf("creating event recorder: %w", err)
 	}
-	ctx := cmd.Context()
-	policyReconciler := &controllers.ReverseSyncPolicyReconciler{
-		Client:        mgr.GetClient(),
-		Metrics:       runtimectrl.NewMetrics(mgr, recorder),
-		RetryInterval: opts.PolicyRetry,
+	auditStore, err := addAuditReceiver(mgr, opts, log)
+	if err != nil {
+		return err
 	}
-	if err := policyReconciler.SetupWithManager(ctx, mgr, controllers.ReverseSyncPolicyReconcilerOptions{
-		MaxConcurrentReconciles: opts.Concurrent,
+	ctx := cmd.Context()
+	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
+		Concurrent:      opts.Concurrent,
+		Events:          eventRecorder,
+		Audit:           auditStore,
+		AllowedManagers: opts.AllowedManagers,
+		PolicyRetry:     opts.PolicyRetry,
+		ArtifactRetry:   opts.ArtifactRetry,
+		Registerer:      crmetrics.Registry,
+		Log:             log,
 	}); err != nil {
-		return fmt.Errorf("setting up ReverseSyncPolicy controller: %w", err)
+		return err
 	}
 	log.Info("starting manager")
 	return mgr.Start(ctx)

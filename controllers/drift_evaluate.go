@@ -1,0 +1,297 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// Evaluate detects the drift of one live object and brings its record and
+// hold up to date. seen is when the change was observed (zero for a
+// resync); it feeds the detection-latency histogram.
+func (e *Engine) Evaluate(ctx context.Context, g *Governed, live *unstructured.Unstructured, seen time.Time) error {
+	want, ok := g.Render.Object(desired.KeyOf(live))
+	if !ok || g.Kustomization.Status.LastAppliedRevision != g.Render.Revision {
+		// Not part of the applied revision, or the render is stale: the
+		// Kustomization reconciler re-renders and resyncs.
+		return nil
+	}
+	if writtenBySelfOrFlux(live) && !held(live) && !seen.IsZero() {
+		// Flux applying or reflux holding is never drift by itself; a full
+		// resync still checks the object.
+		return nil
+	}
+	res, err := e.Detector.Detect(ctx, drift.Input{
+		Desired: want, Live: live, IgnorePaths: ignorePaths(g.Kustomization, want), Force: g.Kustomization.Spec.Force,
+	})
+	if errors.Is(err, drift.ErrStale) {
+		return nil // a newer event for this object is on its way
+	}
+	if err != nil {
+		return fmt.Errorf("detecting drift: %w", err)
+	}
+	if res.Skipped != "" {
+		return nil
+	}
+	obs, hold := e.observe(g, live, want, res)
+	return e.apply(ctx, g, live, obs, hold, seen)
+}
+
+// observe turns detector output into a classified observation.
+// It also returns whether the object should be held.
+func (e *Engine) observe(g *Governed, live, want *unstructured.Unstructured, res drift.Result) (record.Observation, bool) {
+	fields := e.withoutAllowed(res.DriftFields())
+	ref := origin.RefOf(want)
+	for i := range fields {
+		ptr := translatePointer(live.Object, want.Object, fields[i].Pointer)
+		fields[i].Origin = fieldOrigin(g.Render.Index, ref, ptr)
+		e.attribute(live, &fields[i])
+	}
+	hotfix := g.Classifier.IsManualHotfix(live.GetAnnotations())
+	hold := classifyFields(g.Classifier, want, fields, hotfix)
+	return record.Observation{
+		Kustomization: refluxv1.KustomizationRef{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name},
+		Policy:        g.Policy.Name,
+		Object: refluxv1.ObjectRef{
+			APIVersion: live.GetAPIVersion(), Kind: live.GetKind(), Namespace: live.GetNamespace(),
+			Name: live.GetName(), UID: string(live.GetUID()),
+		},
+		Revision:     g.Render.Revision,
+		Fields:       fields,
+		ManualHotfix: hotfix,
+		Now:          e.now(),
+	}, hold
+}
+
+// attribute names the user behind a field's last write, from the audit
+// log, when reflux receives it.
+func (e *Engine) attribute(live *unstructured.Unstructured, f *refluxv1.DriftField) {
+	if e.Audit == nil || f.Modifier == nil {
+		return
+	}
+	at := e.now()
+	if f.Modifier.Time != nil {
+		at = f.Modifier.Time.Time
+	}
+	key, ok := e.auditKey(live)
+	if !ok {
+		return
+	}
+	if w, ok := e.Audit.Lookup(key, f.Modifier.Manager, at); ok {
+		f.Modifier.User = w.User
+	}
+}
+
+// apply writes the hold first (Flux may revert at any moment), then the
+// record. Records and holds are keyed deterministically, so a retry after a
+// failure between the two converges.
+func (e *Engine) apply(ctx context.Context, g *Governed, live *unstructured.Unstructured, obs record.Observation, wantHold bool, seen time.Time) error {
+	name := record.Name(obs.Kustomization, obs.Object)
+	existing := &refluxv1.Drift{}
+	err := e.Client.Get(ctx, client.ObjectKey{Namespace: obs.Kustomization.Namespace, Name: name}, existing)
+	if apierrors.IsNotFound(err) {
+		existing = nil
+	} else if err != nil {
+		return fmt.Errorf("reading drift record %s: %w", name, err)
+	}
+	if existing != nil && dismissRequested(existing) && existing.Status.State != refluxv1.DriftDismissed {
+		return e.Dismiss(ctx, g, existing)
+	}
+	if len(obs.Fields) == 0 {
+		return e.settle(ctx, g, existing)
+	}
+	if existing != nil && !record.IsOpen(existing) && existing.Status.Fingerprint == reverse.Fingerprint([]refluxv1.Drift{*record.Merge(nil, obs)}) {
+		// Dismissed or resolved, and the same drift: leave it be while
+		// Flux restores Git's value.
+		return nil
+	}
+	heldSince := metav1.NewTime(e.now())
+	if existing != nil && existing.Status.HeldSince != nil {
+		heldSince = *existing.Status.HeldSince
+	}
+	if wantHold && !held(live) {
+		if err := e.Holder.Hold(ctx, obs.Object, name, heldSince.Time); err != nil {
+			return err
+		}
+	}
+	rec := record.Merge(existing, obs)
+	changed, err := e.writeRecord(ctx, existing, rec, wantHold, heldSince)
+	if err != nil {
+		return err
+	}
+	e.retryAttribution(live, rec)
+	if changed {
+		e.Metrics.observeDetection(obs.Kustomization, seen, e.now())
+		e.Log.Info("drift recorded", "record", rec.Name, "object", obs.Object.Kind+"/"+obs.Object.Namespace+"/"+obs.Object.Name,
+			"fields", len(rec.Spec.Fields), "held", wantHold, "manualHotfix", obs.ManualHotfix)
+		driftEvent(e.Events, g.Kustomization, rec)
+	}
+	return nil
+}
+
+// writeRecord creates or updates the record's spec and status, skipping
+// writes that would change nothing. It reports whether the recorded drift
+// is new or changed.
+func (e *Engine) writeRecord(ctx context.Context, existing, rec *refluxv1.Drift, holding bool, heldSince metav1.Time) (bool, error) {
+	changed := existing == nil || !sameDrift(existing.Spec.Fields, rec.Spec.Fields)
+	if existing == nil {
+		controllerutil.AddFinalizer(rec, refluxv1.DriftFinalizer)
+		if err := e.Client.Create(ctx, rec); err != nil {
+			return false, fmt.Errorf("creating drift record %s: %w", rec.Name, err)
+		}
+	} else if !equality.Semantic.DeepEqual(existing.Spec, rec.Spec) || !equality.Semantic.DeepEqual(existing.Labels, rec.Labels) {
+		// Bookkeeping such as a user named late by the audit log is written
+		// too, but only a changed drift counts as a new detection.
+		if err := e.Client.Update(ctx, rec); err != nil {
+			return false, fmt.Errorf("updating drift record %s: %w", rec.Name, err)
+		}
+	}
+	status := rec.Status.DeepCopy()
+	status.ObservedGeneration = rec.Generation
+	status.Action, status.Severity = record.Summary(rec.Spec.Fields)
+	status.Fingerprint = reverse.Fingerprint([]refluxv1.Drift{*rec})
+	switch {
+	case status.State == refluxv1.DriftProposed && status.Fingerprint == rec.Status.Fingerprint:
+		// A branch already carries exactly this drift.
+	case holding:
+		status.State = refluxv1.DriftHeld
+		status.HeldSince = &heldSince
+	default:
+		status.State = refluxv1.DriftDetected
+		status.HeldSince = nil
+	}
+	if existing != nil && equality.Semantic.DeepEqual(existing.Status, *status) {
+		return changed, nil
+	}
+	rec.Status = *status
+	if err := e.Client.Status().Update(ctx, rec); err != nil {
+		return false, fmt.Errorf("updating drift record status %s: %w", rec.Name, err)
+	}
+	return changed, nil
+}
+
+// sameDrift compares what two field lists say diverges, ignoring the
+// bookkeeping (first-seen times, modifiers) that changes on every look.
+func sameDrift(a, b []refluxv1.DriftField) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Pointer != b[i].Pointer || a[i].ChangeType != b[i].ChangeType || a[i].LiveValue != b[i].LiveValue ||
+			a[i].GitValue != b[i].GitValue || a[i].Action != b[i].Action || a[i].Severity != b[i].Severity {
+			return false
+		}
+	}
+	return true
+}
+
+// settle handles an object that no longer drifts. A record is resolved only
+// when the applied revision now declares what the record saw live (the
+// change was merged); Flux reverting a record that is not held leaves the
+// evidence open for review.
+func (e *Engine) settle(ctx context.Context, g *Governed, existing *refluxv1.Drift) error {
+	if existing == nil {
+		return nil
+	}
+	if !existing.DeletionTimestamp.IsZero() && existing.Status.State == refluxv1.DriftDismissed {
+		// Flux has restored Git's value: the deleted record may go.
+		return e.removeFinalizer(ctx, existing)
+	}
+	if !record.IsOpen(existing) {
+		return nil
+	}
+	want, ok := g.Render.Object(desired.ObjectKey{
+		Group: groupOf(existing.Spec.Object.APIVersion), Kind: existing.Spec.Object.Kind,
+		Namespace: existing.Spec.Object.Namespace, Name: existing.Spec.Object.Name,
+	})
+	if ok && !declaresLiveValues(want, existing.Spec.Fields) {
+		return nil
+	}
+	return e.resolve(ctx, existing, refluxv1.DriftResolved)
+}
+
+// resolve moves a record to a final state and releases its hold.
+func (e *Engine) resolve(ctx context.Context, rec *refluxv1.Drift, state refluxv1.DriftState) error {
+	if rec.Status.HeldSince != nil {
+		if err := e.Holder.Release(ctx, rec.Spec.Object); err != nil {
+			return err
+		}
+	}
+	rec = rec.DeepCopy()
+	rec.Status.State = state
+	rec.Status.HeldSince = nil
+	if err := e.Client.Status().Update(ctx, rec); err != nil {
+		return fmt.Errorf("updating drift record status %s: %w", rec.Name, err)
+	}
+	e.Log.Info("drift record closed", "record", rec.Name, "state", state)
+	if ks := e.lookup(rec.Spec.Kustomization.Namespace, rec.Spec.Kustomization.Name); ks != nil && e.Events != nil {
+		reason := DriftResolvedEventReason
+		if state == refluxv1.DriftDismissed {
+			reason = DriftDismissedEventReason
+		}
+		e.Events.AnnotatedEventf(ks.Kustomization, map[string]string{eventMetaKey("reflux-record"): rec.Name},
+			"Normal", reason, "%s %s/%s: drift %s", rec.Spec.Object.Kind, rec.Spec.Object.Namespace, rec.Spec.Object.Name,
+			strings.ToLower(string(state)))
+	}
+	return nil
+}
+
+// withoutAllowed drops fields last written by an allowed manager, such as
+// replicas set by an autoscaler through the scale subresource: that value
+// is the cluster working as intended, not a human's drift.
+func (e *Engine) withoutAllowed(fields []refluxv1.DriftField) []refluxv1.DriftField {
+	out := fields[:0]
+	for _, f := range fields {
+		if f.Modifier != nil && slices.Contains(e.AllowedManagers, f.Modifier.Manager) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// attributionRetries bounds how often an object is looked at again for a
+// user the audit log has not delivered yet.
+const attributionRetries = 10
+
+// retryAttribution re-queues an object whose fields are not attributed to a
+// user yet. The record is written within milliseconds of the change, and
+// the apiserver batches audit events, so the user often arrives a moment
+// later.
+func (e *Engine) retryAttribution(live *unstructured.Unstructured, rec *refluxv1.Drift) {
+	if e.Audit == nil {
+		return
+	}
+	key := liveKey{GVK: live.GroupVersionKind(), Namespace: live.GetNamespace(), Name: live.GetName()}
+	missing := false
+	for _, f := range rec.Spec.Fields {
+		if f.Modifier != nil && f.Modifier.User == "" {
+			missing = true
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !missing || e.attributionTries[key] >= attributionRetries {
+		delete(e.attributionTries, key)
+		return
+	}
+	e.attributionTries[key]++
+	e.queue.AddAfter(key, 500*time.Millisecond)
+}

@@ -1,0 +1,124 @@
+package controllers
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// EventRecorder is what reflux needs of Flux's events recorder
+// (github.com/fluxcd/pkg/runtime/events), which writes Kubernetes events
+// and forwards them to notification-controller when --events-addr is set.
+type EventRecorder interface {
+	AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{})
+}
+
+// Event reasons.
+const (
+	// DriftDetectedEventReason is emitted for every new or changed record.
+	DriftDetectedEventReason = "DriftDetected"
+	// ManualHotfixEventReason is a Normal event for a declared hotfix.
+	ManualHotfixEventReason = "ManualHotfix"
+	// DriftResolvedEventReason is emitted when a record resolves.
+	DriftResolvedEventReason = "DriftResolved"
+	// DriftDismissedEventReason is emitted when a record is dismissed.
+	DriftDismissedEventReason = "DriftDismissed"
+	// CriticalPrefix starts the message of a critical drift event, so a
+	// notification-controller Alert can page on it with
+	// `inclusionList: ["^critical: "]`.
+	CriticalPrefix = "critical: "
+)
+
+// eventMetaKey prefixes metadata the way Flux does: notification-controller
+// forwards annotations in the involved object's API group.
+func eventMetaKey(k string) string {
+	return kustomizev1.GroupVersion.Group + "/" + k
+}
+
+// driftEvent emits the event for a new or changed record on its
+// Kustomization: Warning when any field is an Alert (so Slack and PagerDuty
+// routes fire), Normal for Merge-only drift and for declared hotfixes.
+func driftEvent(rec EventRecorder, ks *kustomizev1.Kustomization, d *refluxv1.Drift) {
+	if rec == nil {
+		return
+	}
+	action, severity := record.Summary(d.Spec.Fields)
+	eventType, reason := corev1.EventTypeNormal, DriftDetectedEventReason
+	if action == refluxv1.AlertAction || hasAction(d.Spec.Fields, refluxv1.AlertAction) {
+		eventType = corev1.EventTypeWarning
+	}
+	if d.Spec.ManualHotfix {
+		eventType, reason = corev1.EventTypeNormal, ManualHotfixEventReason
+	}
+	prefix := ""
+	if severity == refluxv1.SeverityCritical && !d.Spec.ManualHotfix {
+		prefix = CriticalPrefix
+	}
+	meta := map[string]string{
+		eventMetaKey(eventv1.MetaRevisionKey): d.Spec.Revision,
+		eventMetaKey("reflux-severity"):       string(severity),
+		eventMetaKey("reflux-action"):         string(action),
+		eventMetaKey("reflux-record"):         d.Name,
+		eventMetaKey("reflux-origin"):         origins(d.Spec.Fields),
+	}
+	if m := d.Spec.LastModifier; m != nil {
+		who := m.Manager
+		if m.User != "" {
+			who = m.User + " (" + m.Manager + ")"
+		}
+		meta[eventMetaKey("reflux-modifier")] = who
+	}
+	rec.AnnotatedEventf(ks, meta, eventType, reason, "%s%s %s/%s drifted from Git: %s",
+		prefix, d.Spec.Object.Kind, d.Spec.Object.Namespace, d.Spec.Object.Name, fieldSummary(d.Spec.Fields))
+}
+
+func hasAction(fields []refluxv1.DriftField, a refluxv1.Action) bool {
+	for _, f := range fields {
+		if f.Action == a {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldSummary lists up to five fields as `pointer (severity action)`.
+func fieldSummary(fields []refluxv1.DriftField) string {
+	var parts []string
+	for i, f := range fields {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(fields)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s %s, %s)", f.Pointer, f.Severity, f.Action, f.ChangeType))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// origins lists the distinct file:line origins of the fields.
+func origins(fields []refluxv1.DriftField) string {
+	set := map[string]bool{}
+	for _, f := range fields {
+		if f.Origin == nil || f.Origin.File == "" {
+			continue
+		}
+		if f.Origin.Line > 0 {
+			set[fmt.Sprintf("%s:%d", f.Origin.File, f.Origin.Line)] = true
+		} else {
+			set[f.Origin.File] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}

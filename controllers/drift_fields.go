@@ -1,0 +1,148 @@
+package controllers
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/classify"
+)
+
+// listKeys are the merge keys reflux matches list elements by when it
+// translates a live pointer to the rendered one. Overlays reorder and patch
+// lists, so an index alone would point at the wrong element.
+var listKeys = []string{"name", "containerPort", "port", "mountPath", "devicePath", "ip"}
+
+// translatePointer maps a pointer numbered as in the live object to the
+// same element in the desired object, by merge key. It returns ptr
+// unchanged where no key decides.
+func translatePointer(live, desired map[string]interface{}, ptr string) string {
+	segs := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	var l, d interface{} = live, desired
+	for i, seg := range segs {
+		if idx, err := strconv.Atoi(seg); err == nil {
+			ll, okl := l.([]interface{})
+			dl, okd := d.([]interface{})
+			if okl && okd && idx < len(ll) {
+				if j, ok := matchElement(ll[idx], dl); ok {
+					segs[i] = strconv.Itoa(j)
+					l, d = ll[idx], dl[j]
+					continue
+				}
+			}
+			return strings.Join(append([]string{""}, segs...), "/")
+		}
+		key := strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		lm, okl := l.(map[string]interface{})
+		dm, okd := d.(map[string]interface{})
+		if !okl || !okd {
+			break
+		}
+		l, d = lm[key], dm[key]
+	}
+	return "/" + strings.Join(segs, "/")
+}
+
+func matchElement(item interface{}, list []interface{}) (int, bool) {
+	m, ok := item.(map[string]interface{})
+	if !ok {
+		return 0, false
+	}
+	for _, k := range listKeys {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		for j, cand := range list {
+			if cm, ok := cand.(map[string]interface{}); ok && cm[k] == v {
+				return j, true
+			}
+		}
+		return 0, false
+	}
+	return 0, false
+}
+
+// fieldOrigin finds where the source declares the field at ptr (numbered
+// as in the rendered object). A field the source does not declare, such as
+// a key a human added, gets the document that declares its nearest
+// declared parent: the file a glob rule matches and an edit goes into.
+func fieldOrigin(idx *origin.Index, ref origin.ObjectRef, ptr string) *refluxv1.FieldOrigin {
+	if idx == nil {
+		return nil
+	}
+	o, err := idx.Lookup(ref, ptr)
+	if err == nil {
+		return &refluxv1.FieldOrigin{File: o.File, Line: int32(o.Line), Column: int32(o.Column), Kind: string(o.Kind)}
+	}
+	var refused *origin.RefusedError
+	if errors.As(err, &refused) {
+		return &refluxv1.FieldOrigin{Refused: string(refused.Reason)}
+	}
+	fields, ferr := idx.Fields(ref)
+	if ferr != nil {
+		return nil
+	}
+	for parent := parentPointer(ptr); parent != ""; parent = parentPointer(parent) {
+		for _, f := range fields {
+			if f.Refused == "" && strings.HasPrefix(f.Pointer, parent+"/") {
+				// The line and column of a sibling would mislead; the file
+				// and the kind of declaration are what is known.
+				return &refluxv1.FieldOrigin{File: f.Origin.File, Kind: string(f.Origin.Kind)}
+			}
+		}
+	}
+	return nil
+}
+
+func parentPointer(ptr string) string {
+	i := strings.LastIndex(ptr, "/")
+	if i <= 0 {
+		return ""
+	}
+	return ptr[:i]
+}
+
+// classifyFields decides action, severity and hold for each field. It
+// returns whether any field asks for a hold.
+func classifyFields(c *classify.Classifier, desired *unstructured.Unstructured, fields []refluxv1.DriftField, hotfix bool) bool {
+	hold := false
+	for i := range fields {
+		f := &fields[i]
+		file := ""
+		if f.Origin != nil {
+			file = f.Origin.File
+		}
+		d := c.Classify(classify.Field{
+			Kind: desired.GetKind(), Pointer: f.Pointer, ChangeType: f.ChangeType,
+			GitValue: decode(f.GitValue), LiveValue: decode(f.LiveValue), OriginFile: file,
+		})
+		f.Action, f.Severity, f.Rule = d.Action, d.Severity, d.Rule
+		if hotfix {
+			// A declared manual hotfix is logged and held, never written.
+			f.Action, f.Rule = refluxv1.IgnoreAction, "manual-hotfix"
+			d.Hold = true
+		}
+		// Holding only matters where Flux would undo the change.
+		if d.Hold && f.FluxReverts {
+			hold = true
+		}
+	}
+	return hold
+}
+
+func decode(s string) interface{} {
+	if s == "" {
+		return nil
+	}
+	var v interface{}
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return s
+	}
+	return v
+}

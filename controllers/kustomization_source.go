@@ -1,0 +1,89 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reflux-dev/reflux/kustomize"
+)
+
+// sourceArtifact returns the current artifact of the Kustomization's
+// source. Any Flux source kind serves an artifact; reflux reads it the way
+// kustomize-controller does.
+func sourceArtifact(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) (*meta.Artifact, error) {
+	ref := ks.Spec.SourceRef
+	ns := ref.Namespace
+	if ns == "" {
+		ns = ks.Namespace
+	}
+	var src interface {
+		client.Object
+		GetArtifact() *meta.Artifact
+	}
+	switch ref.Kind {
+	case sourcev1.GitRepositoryKind:
+		src = &sourcev1.GitRepository{}
+	case sourcev1.OCIRepositoryKind:
+		src = &sourcev1.OCIRepository{}
+	case sourcev1.BucketKind:
+		src = &sourcev1.Bucket{}
+	default:
+		return nil, fmt.Errorf("source kind %q is not supported", ref.Kind)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, src); err != nil {
+		return nil, fmt.Errorf("getting %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+	}
+	a := src.GetArtifact()
+	if a == nil {
+		return nil, fmt.Errorf("%s %s/%s has no artifact", ref.Kind, ns, ref.Name)
+	}
+	return a, nil
+}
+
+// substituteFrom resolves spec.postBuild.substituteFrom like
+// kustomize-controller: a missing optional source is skipped, a missing
+// required one is an error.
+func substituteFrom(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) ([]kustomize.SubstituteSource, error) {
+	if ks.Spec.PostBuild == nil {
+		return nil, nil
+	}
+	var out []kustomize.SubstituteSource
+	for _, ref := range ks.Spec.PostBuild.SubstituteFrom {
+		key := client.ObjectKey{Namespace: ks.Namespace, Name: ref.Name}
+		src := kustomize.SubstituteSource{Kind: ref.Kind, Name: ref.Name, Data: map[string]string{}}
+		var err error
+		switch ref.Kind {
+		case "ConfigMap":
+			cm := &corev1.ConfigMap{}
+			if err = c.Get(ctx, key, cm); err == nil {
+				for k, v := range cm.Data {
+					src.Data[k] = v
+				}
+			}
+		case "Secret":
+			s := &corev1.Secret{}
+			if err = c.Get(ctx, key, s); err == nil {
+				for k, v := range s.Data {
+					src.Data[k] = string(v)
+				}
+			}
+		default:
+			return nil, fmt.Errorf("substituteFrom kind %q is not supported", ref.Kind)
+		}
+		if apierrors.IsNotFound(err) && ref.Optional {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading substituteFrom %s %s: %w", ref.Kind, key, err)
+		}
+		out = append(out, src)
+	}
+	return out, nil
+}

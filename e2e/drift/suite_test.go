@@ -1,0 +1,233 @@
+package drift
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/runtime/events"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/internal/audit"
+	"github.com/reflux-dev/reflux/internal/testenv"
+)
+
+const (
+	ns       = "shop"
+	repo     = "shop.git"
+	ksName   = "shop"
+	userName = "alice@example.com"
+)
+
+var (
+	env     *testenv.Env
+	alice   ctrlclient.Client
+	ks      *kustomizev1.Kustomization
+	auditDB *audit.Store
+	logPath string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx := context.Background()
+	scheme, err := controllers.NewScheme()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	env, err = testenv.Start(ctx, testenv.Options{Scheme: scheme, AuditWebhook: &testenv.AuditWebhook{}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	logPath = filepath.Join(env.Dir, "reflux.log")
+	code := 1
+	if err := setup(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "setting up the drift fixture:", err)
+	} else {
+		code = m.Run()
+	}
+	if code != 0 {
+		_ = env.DumpLogs(os.Stdout, 256<<10)
+		if raw, err := os.ReadFile(logPath); err == nil {
+			fmt.Printf("===== reflux log (%s) =====\n%s\n", logPath, tail(raw, 256<<10))
+		}
+	}
+	return code
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+// setup serves the audit webhook, pushes the shop, lets Flux apply it,
+// creates the policy and starts reflux.
+func setup(ctx context.Context) error {
+	auditDB = audit.NewStore()
+	if err := serveAudit(auditDB); err != nil {
+		return err
+	}
+	user, err := env.AddUser(userName, "system:masters")
+	if err != nil {
+		return err
+	}
+	if alice, err = ctrlclient.New(user.Config, ctrlclient.Options{Scheme: env.Scheme}); err != nil {
+		return err
+	}
+	if _, err := env.Git.PushDir(ctx, repo, "testdata/shop"); err != nil {
+		return err
+	}
+	if err := env.CreateNamespace(ctx, ns); err != nil {
+		return err
+	}
+	src, err := env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "shop", Namespace: ns, Repo: repo})
+	if err != nil {
+		return err
+	}
+	ks, err = env.CreateKustomization(ctx, testenv.KustomizationOptions{
+		Name: ksName, Namespace: ns, Source: src.Name, Path: "./overlays/prod", TargetNamespace: ns, Prune: true,
+		// Only forced reconciles run during the tests.
+		Interval: 10 * time.Minute,
+		Customize: func(k *kustomizev1.Kustomization) {
+			k.Labels = map[string]string{"reflux.dev/tier": "apps"}
+			k.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if err := env.WaitForReady(ctx, src); err != nil {
+		return err
+	}
+	if err := env.WaitForReady(ctx, ks); err != nil {
+		return err
+	}
+	if err := env.Client.Create(ctx, policy()); err != nil {
+		return err
+	}
+	_, err = startReflux()
+	return err
+}
+
+func policy() *refluxv1.ReverseSyncPolicy {
+	noHold := false
+	p := &refluxv1.ReverseSyncPolicy{}
+	p.Name, p.Namespace = "apps", ns
+	p.Spec.KustomizationSelector.MatchLabels = map[string]string{"reflux.dev/tier": "apps"}
+	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
+	p.Spec.Git.ReportOnly = true
+	p.Spec.Rules = []refluxv1.Rule{{
+		Name: "audit-settings-unheld", Kinds: []string{"ConfigMap"}, Fields: []string{"/data/RETENTION_DAYS"},
+		Action: refluxv1.AlertAction, Severity: refluxv1.SeverityMedium, Hold: &noHold,
+	}}
+	return p
+}
+
+// reflux is one running reflux manager.
+type reflux struct {
+	engine   *controllers.Engine
+	registry *prometheus.Registry
+	stop     func()
+}
+
+var (
+	current            *reflux
+	skipNameValidation = true
+)
+
+// startReflux starts reflux in-process with the same wiring as `reflux
+// manager`, logging to logPath.
+func startReflux() (*reflux, error) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	log := logr.FromSlogHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctrl.SetLogger(log)
+	scheme, err := controllers.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Logger: log,
+		// The restart test runs a second manager in this process; a real
+		// restart is a new process, where the names are unique.
+		Controller: config.Controller{SkipNameValidation: &skipNameValidation},
+		Client:     ctrlclient.Options{Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}}}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	recorder, err := events.NewRecorder(mgr, log, "", "reflux")
+	if err != nil {
+		return nil, err
+	}
+	registry := prometheus.NewRegistry()
+	ctx, cancel := context.WithCancel(context.Background())
+	engine, err := controllers.Setup(ctx, mgr, controllers.Options{
+		Concurrent: 2, Events: recorder, Audit: auditDB, Registerer: registry, Log: log,
+		PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			log.Error(err, "manager stopped")
+		}
+	}()
+	r := &reflux{engine: engine, registry: registry, stop: func() { cancel(); <-done; f.Close() }}
+	current = r
+	return r, nil
+}
+
+// serveAudit receives the apiserver's audit webhook.
+func serveAudit(store *audit.Store) error {
+	l, err := net.Listen("tcp", env.AuditWebhookAddr)
+	if err != nil {
+		return fmt.Errorf("listening for audit events on %s: %w", env.AuditWebhookAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/audit", &audit.Handler{Store: store, Log: logr.Discard()})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "audit server:", err)
+		}
+	}()
+	return nil
+}
+
+var _ = sourcev1.GitRepositoryKind
