@@ -140,6 +140,21 @@ func TestDetect(t *testing.T) {
 					FluxReverts: true, Manager: "kubectl-edit", Operation: "Update"},
 			},
 		},
+		{
+			name:     "Role rule added by kubectl edit",
+			manifest: roleYAML,
+			change: func(t *testing.T, git *unstructured.Unstructured) {
+				edit(t, git, "kubectl-edit", func(u map[string]any) {
+					rules, _, _ := unstructured.NestedSlice(u, "rules")
+					rules = append(rules, map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"}})
+					set(t, u, rules, "rules")
+				})
+			},
+			want: []want{{Pointer: "/rules/1", ChangeType: "Add",
+				LiveValue: `{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}`,
+				FluxReverts: true, Manager: "kubectl-edit", Operation: "Update"}},
+		},
+		{name: "clean Role", manifest: roleYAML, want: []want{}},
 		{name: "clean Deployment", manifest: deploymentYAML, want: []want{}},
 		{name: "clean Service", manifest: serviceYAML, want: []want{}},
 		{name: "clean ConfigMap", manifest: configMapYAML, want: []want{}},

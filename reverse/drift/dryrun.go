@@ -20,7 +20,7 @@ var errImmutable = errors.New("immutable field")
 // labels, pinned to the live resourceVersion.
 func prepare(in Input) (*unstructured.Unstructured, error) {
 	obj := in.Desired.DeepCopy()
-	if err := normalize.Unstructured(obj); err != nil {
+	if err := normalizeDesired(obj); err != nil {
 		return nil, fmt.Errorf("normalizing desired object: %w", err)
 	}
 	if obj.GetNamespace() == "" {
@@ -45,6 +45,14 @@ func prepare(in Input) (*unstructured.Unstructured, error) {
 	// exactly the live object we compare with, or fails with a conflict.
 	obj.SetResourceVersion(in.Live.GetResourceVersion())
 	return obj, nil
+}
+
+// normalizeDesired normalises a rendered object as kustomize-controller
+// does before applying. It goes through normalize.UnstructuredList, not
+// normalize.Unstructured, because the list form leaves Roles and
+// ClusterRoles alone (fluxcd/kustomize-controller#1041).
+func normalizeDesired(obj *unstructured.Unstructured) error {
+	return normalize.UnstructuredList([]*unstructured.Unstructured{obj})
 }
 
 // dryRun makes the one request: the server-side dry-run apply of obj (from

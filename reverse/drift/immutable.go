@@ -3,8 +3,6 @@ package drift
 import (
 	"fmt"
 
-	"github.com/fluxcd/pkg/ssa/normalize"
-
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
@@ -14,7 +12,7 @@ import (
 // include every default). Flux reverts them only by recreating the object.
 func (d *Detector) compareClientSide(in Input, recreate bool) ([]Field, error) {
 	git := in.Desired.DeepCopy()
-	if err := normalize.Unstructured(git); err != nil {
+	if err := normalizeDesired(git); err != nil {
 		return nil, fmt.Errorf("normalizing desired object: %w", err)
 	}
 	live, err := withoutIgnored(in.Live, in.IgnorePaths)

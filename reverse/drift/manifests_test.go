@@ -73,3 +73,16 @@ stringData:
   password: hunter2
 `
 )
+
+// roleYAML is a Role, which Flux does not normalise (its rules once lost
+// to a serialisation bug, fluxcd/kustomize-controller#1041).
+const roleYAML = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: reader
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list]
+`
