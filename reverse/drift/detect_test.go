@@ -151,7 +151,7 @@ func TestDetect(t *testing.T) {
 				})
 			},
 			want: []want{{Pointer: "/rules/1", ChangeType: "Add",
-				LiveValue: `{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}`,
+				LiveValue:   `{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}`,
 				FluxReverts: true, Manager: "kubectl-edit", Operation: "Update"}},
 		},
 		{name: "clean Role", manifest: roleYAML, want: []want{}},
