@@ -40,8 +40,11 @@ func loadFluxSpec(b *builder) (*fluxSpec, error) {
 		return nil, err
 	}
 	docs, err := parseDocs(data)
-	if err != nil || len(docs) == 0 {
-		return nil, fmt.Errorf("parsing Flux Kustomization %s: %v", file, err)
+	if err != nil {
+		return nil, fmt.Errorf("parsing Flux Kustomization %s: %w", file, err)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("parsing Flux Kustomization %s: empty", file)
 	}
 	fs := &fluxSpec{k: &kfile{path: file, data: data}, spec: mapValue(docs[0], "spec")}
 	if b.opts.KustomizationFile == "" {

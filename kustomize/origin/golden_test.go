@@ -34,8 +34,9 @@ func corpus(t *testing.T) []testCase {
 	var out []testCase
 	for _, tree := range trees {
 		fluxFiles, _ := filepath.Glob(filepath.Join(tree, "flux-kustomization*.yaml"))
-		if len(fluxFiles) == 0 {
-			fluxFiles = []string{""}
+		// golden.txt without a flux-kustomization.yaml is the bare build.
+		if _, err := os.Stat(filepath.Join(tree, "golden.txt")); len(fluxFiles) == 0 || err == nil && !hasPlainFlux(fluxFiles) {
+			fluxFiles = append([]string{""}, fluxFiles...)
 		}
 		for _, ff := range fluxFiles {
 			out = append(out, loadCase(t, tree, ff))
@@ -113,4 +114,13 @@ func TestGolden(t *testing.T) {
 			g.Expect(got).To(Equal(string(want)))
 		})
 	}
+}
+
+func hasPlainFlux(files []string) bool {
+	for _, f := range files {
+		if filepath.Base(f) == "flux-kustomization.yaml" {
+			return true
+		}
+	}
+	return false
 }

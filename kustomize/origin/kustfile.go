@@ -100,8 +100,11 @@ func (b *builder) loadKustomization(dir string) (*kfile, error) {
 		return nil, err
 	}
 	docs, err := parseDocs(data)
-	if err != nil || len(docs) != 1 {
-		return nil, fmt.Errorf("parsing %s: want one YAML document: %v", p, err)
+	if err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", p, err)
+	}
+	if len(docs) != 1 {
+		return nil, fmt.Errorf("parsing %s: want one YAML document, got %d", p, len(docs))
 	}
 	k := &kfile{dir: dir, path: p, data: data, kind: "Kustomization"}
 	if err := k.parse(b, docs[0].Content[0]); err != nil {
