@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/policy"
+	"github.com/reflux-dev/reflux/reverse/writeback/signing"
+)
+
+// TestSetup runs the setup steps as `make demo --exit-after-setup` does,
+// against the real environment and a freshly built reflux, and checks what
+// the summary promises: Flux applied the app, the policy governs it, and
+// reflux is serving.
+func TestSetup(t *testing.T) {
+	g := NewWithT(t)
+	var out bytes.Buffer
+	d, err := newDemo(options{refluxBin: buildReflux(t), exitAfterSetup: true, out: &out})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if err := d.teardown(); err != nil {
+			t.Errorf("tearing down: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("demo output:\n%s", out.String())
+			printTails(t.Output(), append(d.refluxLogs(), d.fluxLogs()...))
+		}
+	})
+	ctx := context.Background()
+	g.Expect(runSteps(ctx, &out, d.setupSteps())).To(Succeed())
+
+	ks := &kustomizev1.Kustomization{}
+	g.Expect(d.env.Client.Get(ctx, client.ObjectKey{Namespace: fluxNamespace, Name: appName}, ks)).To(Succeed())
+	g.Expect(conditions.IsReady(ks)).To(BeTrue(), "Kustomization conditions: %v", ks.Status.Conditions)
+	g.Expect(ks.Status.LastAppliedRevision).To(HaveSuffix(d.revision))
+
+	rsp := &refluxv1.ReverseSyncPolicy{}
+	g.Expect(d.env.Client.Get(ctx, client.ObjectKey{Namespace: fluxNamespace, Name: policyName}, rsp)).To(Succeed())
+	g.Expect(conditions.IsReady(rsp)).To(BeTrue(), "policy conditions: %v", rsp.Status.Conditions)
+	g.Expect(rsp.Status.Kustomizations).To(BeEquivalentTo(1))
+
+	g.Expect(d.reflux.readyz(ctx)).To(Succeed())
+
+	var summary bytes.Buffer
+	d.printSummary(&summary)
+	g.Expect(summary.String()).To(And(
+		ContainSubstring("export KUBECONFIG="+d.env.KubeconfigPath),
+		ContainSubstring("git clone http://reflux:"),
+		ContainSubstring(d.reflux.healthAddr),
+		ContainSubstring(d.refluxLogPath()),
+	))
+}
+
+// buildReflux builds the binary under test rather than trusting a bin/reflux
+// that `make build` may have left stale.
+func buildReflux(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "reflux")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/reflux-dev/reflux")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building reflux: %v\n%s", err, b)
+	}
+	return bin
+}
+
+// TestPolicyRulesMatchTheApp renders the embedded app as Flux does and
+// checks that the demo policy's path rule points at the file declaring
+// the feature flags, so a flag edit in the cluster is the Merge the
+// summary suggests trying.
+func TestPolicyRulesMatchTheApp(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	g.Expect(writeApp(dir)).To(Succeed())
+	idx, res, err := origin.Build(context.Background(), kustomize.BuildOptions{Root: dir, Path: appPath})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(idx.ModelErr).NotTo(HaveOccurred())
+
+	var kinds []string
+	for _, o := range res.Objects {
+		kinds = append(kinds, o.GetKind()+"/"+o.GetName())
+	}
+	g.Expect(kinds).To(ConsistOf("Deployment/podinfo", "Service/podinfo", "ConfigMap/podinfo-flags"))
+
+	flag, err := idx.Lookup(origin.ObjectRef{Kind: "ConfigMap", Name: "podinfo-flags"}, "/data/FEATURE_CHECKOUT_V2")
+	g.Expect(err).NotTo(HaveOccurred())
+	rule := demoPolicy().Spec.Rules[0]
+	g.Expect(rule.Action).To(Equal(refluxv1.MergeAction))
+	g.Expect(path.Match(rule.Paths[0], flag.File)).To(BeTrue(), "flag declared in %s", flag.File)
+
+	image, err := idx.Lookup(origin.ObjectRef{Group: "apps", Kind: "Deployment", Name: "podinfo"},
+		"/spec/template/spec/containers/0/image")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(image.File).To(Equal("overlays/prod/kustomization.yaml"))
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     string
+		exit    bool
+		wantErr bool
+	}{
+		{name: "default waits", exit: false},
+		{name: "flag", args: []string{"--exit-after-setup"}, exit: true},
+		{name: "DEMO_EXIT=1", env: "1", exit: true},
+		{name: "DEMO_EXIT=0", env: "0", exit: false},
+		{name: "DEMO_EXIT=0 keeps the flag", args: []string{"--exit-after-setup"}, env: "0", exit: true},
+		{name: "bad DEMO_EXIT", env: "soon", wantErr: true},
+		{name: "stray argument", args: []string{"now"}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			getenv := func(k string) string {
+				if k == "DEMO_EXIT" {
+					return tc.env
+				}
+				return ""
+			}
+			var stderr bytes.Buffer
+			opts, err := parseFlags(tc.args, getenv, &stderr)
+			if tc.wantErr {
+				g.Expect(err).To(HaveOccurred())
+				g.Expect(stderr.String()).NotTo(BeEmpty())
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(opts.exitAfterSetup).To(Equal(tc.exit))
+		})
+	}
+}
+
+// TestFailedStepReportsCauseAndLogTail checks the failure report: one line
+// of cause, however many lines the error had, then the log's last lines.
+func TestFailedStepReportsCauseAndLogTail(t *testing.T) {
+	g := NewWithT(t)
+	logPath := filepath.Join(t.TempDir(), "x.log")
+	var lines []string
+	for i := range 100 {
+		lines = append(lines, "line "+strconv.Itoa(i))
+	}
+	g.Expect(os.WriteFile(logPath, []byte(strings.Join(lines, "\n")+"\n"), 0o600)).To(Succeed())
+
+	ran := false
+	var out bytes.Buffer
+	err := runSteps(context.Background(), &out, []step{
+		{name: "fail", run: func(context.Context) error { return errors.New("it broke\n  because") },
+			logs: func() []string { return []string{logPath, filepath.Join(t.TempDir(), "absent.log")} }},
+		{name: "never", run: func(context.Context) error { ran = true; return nil }},
+	})
+	g.Expect(err).To(MatchError(ContainSubstring("it broke")))
+	g.Expect(ran).To(BeFalse())
+	g.Expect(out.String()).To(ContainSubstring("FAILED: fail: it broke because\n"))
+	g.Expect(out.String()).To(ContainSubstring("line 99\n"))
+	g.Expect(out.String()).To(ContainSubstring("line 75\n"))
+	g.Expect(out.String()).NotTo(ContainSubstring("line 74\n"))
+	g.Expect(out.String()).NotTo(ContainSubstring("absent.log"))
+}
+
+func TestInterruptedStepIsNotAFailure(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	err := runSteps(ctx, &out, []step{{name: "wait", run: func(ctx context.Context) error {
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}}})
+	g.Expect(err).To(MatchError(errInterrupted))
+	g.Expect(out.String()).NotTo(ContainSubstring("FAILED"))
+}
+
+// TestSigningKeySigns checks the generated key end to end: the policy
+// check accepts the Secret, reflux's write-back can sign with it, and the
+// public key the summary points at verifies the signature.
+func TestSigningKeySigns(t *testing.T) {
+	g := NewWithT(t)
+	key, err := newSigningKey()
+	g.Expect(err).NotTo(HaveOccurred())
+	data := map[string][]byte{policy.OpenPGPKeyField: key.private}
+	g.Expect(policy.CheckSigningKey(refluxv1.OpenPGPSigningKey, data)).To(Succeed())
+
+	signer, err := signing.FromSecret(data)
+	g.Expect(err).NotTo(HaveOccurred())
+	commit := "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\nreflux: demo\n"
+	sig, err := signer.Sign(strings.NewReader(commit))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	ring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(key.public))
+	g.Expect(err).NotTo(HaveOccurred())
+	signerEntity, err := openpgp.CheckArmoredDetachedSignature(ring, strings.NewReader(commit), bytes.NewReader(sig), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(signerEntity.Identities).To(HaveKey(ContainSubstring(authorEmail)))
+}
