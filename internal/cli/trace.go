@@ -147,11 +147,16 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 		return build, err
 	}
 	dir := cwd
-	if opts.path != "" {
+	switch {
+	case opts.path != "":
 		if dir, err = filepath.Abs(opts.path); err != nil {
 			return build, err
 		}
-	} else if build.Kustomization == nil {
+	case build.Kustomization != nil:
+		// spec.path is relative to the source root: take the repository
+		// that holds the Kustomization file.
+		dir = filepath.Dir(build.KustomizationFile)
+	default:
 		return build, errors.New("--path or --kustomization is required")
 	}
 	root := gitRoot(dir)
