@@ -11,6 +11,7 @@ import (
 	securejoin "github.com/cyphar/filepath-securejoin"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	generator "github.com/fluxcd/pkg/kustomize"
+	"github.com/fluxcd/pkg/ssa/normalize"
 	ssautil "github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -82,6 +83,12 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	}
 	if res.Objects, err = ssautil.ReadObjects(bytes.NewReader(out)); err != nil {
 		return nil, fmt.Errorf("reading build output: %w", err)
+	}
+	// The controller's apply step: normalize, then commonMetadata.
+	if opts.Normalize {
+		if err := normalize.UnstructuredList(res.Objects); err != nil {
+			return nil, fmt.Errorf("normalizing objects: %w", err)
+		}
 	}
 	if ks := opts.Kustomization; ks != nil && ks.Spec.CommonMetadata != nil {
 		ssautil.SetCommonMetadata(res.Objects, ks.Spec.CommonMetadata.Labels, ks.Spec.CommonMetadata.Annotations)

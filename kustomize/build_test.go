@@ -107,3 +107,12 @@ func TestBuildErrors(t *testing.T) {
 	_, err = Build(context.Background(), BuildOptions{Root: "testdata/base-overlays/overlays", Path: "../base"})
 	g.Expect(err).To(HaveOccurred())
 }
+
+func TestBuildNormalize(t *testing.T) {
+	g := NewWithT(t)
+	res, err := Build(context.Background(), BuildOptions{Root: "testdata/plain-dir", Normalize: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	svc := find(res.Objects, "Service", "web")
+	proto, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	g.Expect(proto[0]).To(HaveKeyWithValue("protocol", "TCP"))
+}

@@ -34,6 +34,12 @@ type BuildOptions struct {
 	// is not set, like kustomize-controller's --feature-gates StrictPostBuildSubstitutions.
 	StrictSubstitutions bool
 
+	// Normalize applies the normalization kustomize-controller runs right
+	// before server-side apply (defaults such as protocol: TCP on ports),
+	// so the objects match what the controller sends to the API server.
+	// Fields it adds have no origin and are refused by the origin index.
+	Normalize bool
+
 	// AllowRemoteBases lets krusty fetch remote bases. It is off by default:
 	// a drift tracer must not depend on the network.
 	AllowRemoteBases bool
