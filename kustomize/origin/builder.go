@@ -74,7 +74,7 @@ func (b *builder) accumulate(k *kfile, objs []*object) ([]*object, error) {
 			return nil, err
 		}
 	}
-	return objs, b.transform(k, objs)
+	return b.transform(k, objs)
 }
 
 func (b *builder) accumulateResources(k *kfile, objs []*object) ([]*object, error) {
@@ -134,11 +134,12 @@ func (b *builder) loadResources(p string) ([]*object, error) {
 	return out, nil
 }
 
-func (b *builder) transform(k *kfile, objs []*object) error {
+func (b *builder) transform(k *kfile, objs []*object) ([]*object, error) {
+	var err error
 	for _, set := range [][]patchSrc{k.patchesSM, k.patches} {
 		for _, p := range set {
-			if err := applyPatch(objs, p); err != nil {
-				return fmt.Errorf("%s: %w", k.path, err)
+			if objs, err = applyPatch(objs, p); err != nil {
+				return nil, fmt.Errorf("%s: %w", k.path, err)
 			}
 		}
 	}
@@ -154,11 +155,11 @@ func (b *builder) transform(k *kfile, objs []*object) error {
 	applyLabels(objs, k)
 	setPairs(objs, k.commonAnnotations, annotationSpecs)
 	for _, p := range k.patchesJSON {
-		if err := applyPatch(objs, p); err != nil {
-			return fmt.Errorf("%s: %w", k.path, err)
+		if objs, err = applyPatch(objs, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", k.path, err)
 		}
 	}
 	applyReplicas(objs, k.replicas)
 	applyImages(objs, k.images)
-	return nil
+	return objs, nil
 }

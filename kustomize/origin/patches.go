@@ -88,37 +88,41 @@ func parseSelector(t *yaml.Node) *selector {
 // PatchTransformer does: a sequence is a JSON6902 patch and needs a target;
 // a mapping is a strategic-merge patch that targets itself unless a
 // target is given.
-func applyPatch(objs []*object, ps patchSrc) error {
+func applyPatch(objs []*object, ps patchSrc) ([]*object, error) {
 	for _, doc := range ps.docs {
 		if doc == nil {
 			continue
 		}
 		if doc.kind == seqNode {
 			if ps.target == nil {
-				return fmt.Errorf("%s: JSON6902 patch needs a target", ps.via)
+				return nil, fmt.Errorf("%s: JSON6902 patch needs a target", ps.via)
 			}
 			for _, o := range objs {
 				ok, err := ps.target.matches(o)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if ok {
 					if err := applyJSON6902(o, doc); err != nil {
-						return fmt.Errorf("%s: %w", ps.via, err)
+						return nil, fmt.Errorf("%s: %w", ps.via, err)
 					}
 				}
 			}
 			continue
 		}
-		if err := applySMPDoc(objs, doc, ps); err != nil {
-			return err
+		var err error
+		if objs, err = applySMPDoc(objs, doc, ps); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return objs, nil
 }
 
-func applySMPDoc(objs []*object, doc *node, ps patchSrc) error {
+// applySMPDoc applies one strategic-merge document; "$patch: delete" at
+// the top removes the matched objects.
+func applySMPDoc(objs []*object, doc *node, ps patchSrc) ([]*object, error) {
 	matched := false
+	kept := objs[:0:0]
 	for _, o := range objs {
 		var ok bool
 		var err error
@@ -128,12 +132,18 @@ func applySMPDoc(objs []*object, doc *node, ps patchSrc) error {
 			ok = o.matchesPatch(doc)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
+		if ok {
+			matched = true
+		}
+		if ok && doc.str("$patch") == "delete" {
+			continue
+		}
+		kept = append(kept, o)
 		if !ok {
 			continue
 		}
-		matched = true
 		p := doc.clone()
 		if ps.target != nil {
 			// kustomize points a targeted SMP at each match: the patch's own
@@ -146,11 +156,11 @@ func applySMPDoc(objs []*object, doc *node, ps patchSrc) error {
 			p.del("apiVersion")
 		}
 		if err := mergeSMP(o, p); err != nil {
-			return fmt.Errorf("%s: %w", ps.via, err)
+			return nil, fmt.Errorf("%s: %w", ps.via, err)
 		}
 	}
 	if !matched && ps.target == nil {
-		return fmt.Errorf("%s: no matches for patch %s/%s", ps.via, doc.str("kind"), doc.str("metadata", "name"))
+		return nil, fmt.Errorf("%s: no matches for patch %s/%s", ps.via, doc.str("kind"), doc.str("metadata", "name"))
 	}
-	return nil
+	return kept, nil
 }
