@@ -8,7 +8,8 @@
 // pushes an embedded sample app (app/) to the git server, has Flux apply
 // it from a GitRepository and an opted-in Kustomization, creates a
 // ReverseSyncPolicy with a freshly generated OpenPGP signing key, and runs
-// bin/reflux as `reflux manager`, as a cluster would run the image.
+// bin/reflux as `reflux manager`, as a cluster would run the image, with
+// the apiserver's audit webhook pointed at it.
 //
 // The demo is a list of steps (see steps.go). Setup steps build the
 // environment; scenario steps (scenario.go) act on it. With

@@ -29,6 +29,7 @@ func (d *demo) startReflux(ctx context.Context) error {
 		home:       filepath.Join(d.env.Dir, "reflux"),
 		logPath:    d.refluxLogPath(),
 		kubeconfig: user.KubeconfigPath,
+		auditAddr:  d.env.AuditWebhookAddr,
 	})
 	if err != nil {
 		return err
@@ -74,6 +75,9 @@ type refluxConfig struct {
 	logPath string
 	// kubeconfig connects to the demo's apiserver.
 	kubeconfig string
+	// auditAddr is where the apiserver's audit webhook posts; reflux
+	// serves /audit there.
+	auditAddr string
 }
 
 // launchReflux starts `reflux manager` with Flux's standard flags on
@@ -97,6 +101,7 @@ func launchReflux(cfg refluxConfig) (*refluxProcess, error) {
 		"--watch-all-namespaces=true",
 		"--log-level=debug",
 		"--log-encoding=console",
+		"--audit-addr="+cfg.auditAddr,
 	)
 	cmd.Env = refluxEnv(cfg)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

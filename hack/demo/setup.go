@@ -61,6 +61,10 @@ func (d *demo) startEnvironment(ctx context.Context) error {
 		RepoRoot:    d.opts.repoRoot,
 		Scheme:      scheme,
 		WaitTimeout: readinessTimeout,
+		// The apiserver sends audit events to reflux's --audit-addr, so
+		// reflux can name who made a change, as it would in a cluster
+		// with an audit webhook configured.
+		AuditWebhook: &testenv.AuditWebhook{},
 	})
 	if err != nil {
 		return err
