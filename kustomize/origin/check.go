@@ -136,6 +136,8 @@ func (w *walker) leaf(ptr string, v interface{}, mn *node) {
 		f.Refused = w.c.fallback(ReasonNotInModel)
 	case w.o.refused != "":
 		f.Refused = w.o.refused
+	case mn == nil && strings.HasPrefix(ptr, "/subjects/") && strings.HasSuffix(ptr, "/namespace"):
+		f.Origin, f.Refused = w.subjectNamespace(ptr, v)
 	case mn == nil || mn.kind != scalarNode:
 		f.Refused = w.c.fallback(ReasonNotInModel)
 	case sameValue(mn, v):
@@ -220,4 +222,28 @@ func toFloat(v interface{}) (float64, bool) {
 		return float64(t), true
 	}
 	return 0, false
+}
+
+// subjectNamespace explains the namespace kustomize's name-reference fixing
+// writes into a (Cluster)RoleBinding subject: the namespace of the
+// ServiceAccount it names, so the origin is that object's namespace.
+func (w *walker) subjectNamespace(ptr string, v interface{}) (Origin, Reason) {
+	subjects := w.o.root.get("subjects")
+	i, err := strconv.Atoi(strings.Split(ptr, "/")[2])
+	if err != nil || subjects == nil || i >= len(subjects.items) {
+		return Origin{}, w.c.fallback(ReasonNotInModel)
+	}
+	subj := subjects.items[i]
+	if subj.str("kind") != "ServiceAccount" {
+		return Origin{}, w.c.fallback(ReasonNotInModel)
+	}
+	for _, sa := range w.c.renamed[subj.str("name")] {
+		if sa.kind() != "ServiceAccount" || sa.id().namespace != v {
+			continue
+		}
+		if ns := sa.root.get("metadata").get("namespace"); ns != nil && ns.kind == scalarNode {
+			return originOf(ns.chain)
+		}
+	}
+	return Origin{}, w.c.fallback(ReasonNotInModel)
 }
