@@ -101,7 +101,8 @@ type Layer struct {
 	// File is relative to the repository root, slash separated. For
 	// substituteFrom variables it is "ConfigMap/NAME" or "Secret/NAME".
 	File string `json:"file"`
-	// Line and Column are 1-based and point at the value node; 0 when the
+	// Line and Column are 1-based, Column counted in characters (as
+	// yaml.v3 and editors count), and point at the value node; 0 when the
 	// value lives outside any file (substituteFrom data).
 	Line   int  `json:"line"`
 	Column int  `json:"column"`
