@@ -19,18 +19,23 @@ import (
 // policy name match config/samples and the README, so the commands a
 // newcomer copies from either work here.
 const (
-	fluxNamespace    = "flux-system"
-	appNamespace     = "podinfo"
-	appName          = "podinfo"
-	repoPath         = "podinfo.git"
-	appPath          = "./overlays/prod"
-	policyName       = "apps"
-	tierLabel        = "reflux.dev/tier"
-	tierValue        = "apps"
-	signingSecret    = "reflux-signing-key"
-	refluxUser       = "system:serviceaccount:reflux-system:reflux-controller"
-	refluxStopGrace  = 10 * time.Second
+	fluxNamespace = "flux-system"
+	appNamespace  = "podinfo"
+	appName       = "podinfo"
+	repoPath      = "podinfo.git"
+	appPath       = "./overlays/prod"
+	policyName    = "apps"
+	tierLabel     = "reflux.dev/tier"
+	tierValue     = "apps"
+	signingSecret = "reflux-signing-key"
+	refluxUser    = "system:serviceaccount:reflux-system:reflux-controller"
+)
+
+// Bounds on waiting. A minute covers a loaded laptop; a healthy setup
+// takes seconds.
+const (
 	readinessTimeout = 60 * time.Second
+	refluxStopGrace  = 10 * time.Second
 )
 
 // options configure a demo run.

@@ -28,6 +28,9 @@ func realMain(args []string) int {
 	if err != nil {
 		return 2
 	}
+	// The handler stays installed through teardown: a second Ctrl-C is
+	// ignored rather than killing the demo halfway, which would leave etcd
+	// and kube-apiserver running and their directories behind.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return exitCode(runInWorkDir(ctx, opts))
