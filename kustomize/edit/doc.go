@@ -11,5 +11,6 @@
 //
 // Every plan is verified by rendering the tree before and after: exactly
 // the intended field of the intended object may change, otherwise the plan
-// is refused with the diff of what moved.
+// is refused with the diff of what moved. PlanAll does the same for
+// several fields at once (all the drifted fields of one object).
 package edit
