@@ -3,6 +3,7 @@ package edit
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -89,4 +90,26 @@ func TestVerifyErrorListsWhatMoved(t *testing.T) {
 	g.Expect(errors.As(err, &ve)).To(BeTrue())
 	g.Expect(ve.Moved).NotTo(BeEmpty())
 	g.Expect(ve.Error()).To(ContainSubstring("Deployment//web2"))
+}
+
+func TestDirectoryBuiltByTwoFluxKustomizationsIsShared(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	g.Expect(kustomize.CopyTree("../testdata/plain-dir", filepath.Join(root, "apps"))).To(Succeed())
+	for _, cluster := range []string{"staging", "prod"} {
+		ks := "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: apps\nspec:\n  path: ./apps\n"
+		dir := filepath.Join(root, "clusters", cluster)
+		g.Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+		g.Expect(os.WriteFile(filepath.Join(dir, "apps.yaml"), []byte(ks), 0o644)).To(Succeed())
+	}
+	ref := origin.ObjectRef{Kind: "Deployment", Name: "web"}
+	change := Change{Object: ref, Pointer: "/spec/replicas", Value: int64(3)}
+	build := kustomize.BuildOptions{Root: root, Path: "apps"}
+
+	_, err := Plan(context.Background(), Options{Build: build}, change)
+	g.Expect(err).To(MatchError(ErrShared))
+
+	res, err := Plan(context.Background(), Options{Build: build, AllowSharedFiles: true}, change)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Files).To(HaveKey("apps/deployment.yaml"))
 }

@@ -1,11 +1,14 @@
 package edit
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	"github.com/reflux-dev/reflux/kustomize/origin"
@@ -72,7 +75,9 @@ func reaches(edges map[string][]string, from, dir string, seen map[string]bool) 
 }
 
 // kustomizationGraph maps each kustomization directory of the tree to the
-// local directories it includes as resources or components.
+// local directories it includes as resources or components. Flux
+// Kustomizations found in the tree are entry points too, pointing at their
+// spec.path: two clusters building the same directory share it.
 func (p *planner) kustomizationGraph() map[string][]string {
 	edges := map[string][]string{}
 	_ = filepath.WalkDir(p.root, func(file string, d os.DirEntry, err error) error {
@@ -82,6 +87,9 @@ func (p *planner) kustomizationGraph() map[string][]string {
 		switch d.Name() {
 		case "kustomization.yaml", "kustomization.yml", "Kustomization":
 		default:
+			if ext := filepath.Ext(file); ext == ".yaml" || ext == ".yml" {
+				p.fluxEdges(file, edges)
+			}
 			return nil
 		}
 		data, err := os.ReadFile(file)
@@ -107,4 +115,32 @@ func (p *planner) kustomizationGraph() map[string][]string {
 		return nil
 	})
 	return edges
+}
+
+// fluxEdges adds an edge from every Flux Kustomization document in file to
+// the directory its spec.path names, relative to the tree root.
+func (p *planner) fluxEdges(file string, edges map[string][]string) {
+	data, err := os.ReadFile(file)
+	if err != nil || !bytes.Contains(data, []byte("kustomize.toolkit.fluxcd.io/")) {
+		return
+	}
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	for i := 0; ; i++ {
+		var doc struct {
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
+			Spec       struct {
+				Path string `yaml:"path"`
+			} `yaml:"spec"`
+		}
+		if dec.Decode(&doc) != nil {
+			return
+		}
+		if doc.Kind != "Kustomization" || !strings.HasPrefix(doc.APIVersion, "kustomize.toolkit.fluxcd.io/") {
+			continue
+		}
+		rel, _ := filepath.Rel(p.root, file)
+		from := fmt.Sprintf("flux:%s#%d", filepath.ToSlash(rel), i)
+		edges[from] = append(edges[from], path.Clean(strings.TrimPrefix(doc.Spec.Path, "/")))
+	}
 }
