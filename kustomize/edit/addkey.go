@@ -15,15 +15,9 @@ import (
 func (p *planner) addKey(ch Change) (string, error) {
 	key := strings.TrimPrefix(ch.Pointer, "/data/")
 	key = strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")
-	var last *origin.Origin
-	for _, f := range p.fields {
-		if strings.HasPrefix(f.Pointer, "/data/") && f.Refused == "" {
-			o := f.Origin
-			last = &o
-		}
-	}
+	last := p.dataOrigin()
 	if last == nil {
-		return "", fmt.Errorf("%w: %s has no mapped data key to add beside", ErrUnsupported, p.ref)
+		return p.addDataMap(ch, key)
 	}
 	if p.shared(*last) && !p.opts.AllowSharedFiles {
 		if last.Kind != origin.KindResource {
@@ -40,6 +34,67 @@ func (p *planner) addKey(ch Change) (string, error) {
 		return ScopeOrigin, p.addEnvLine(*last, key, p.plainValue(ch))
 	}
 	return "", fmt.Errorf("%w: cannot add a key beside a %s origin", ErrUnsupported, last.Kind)
+}
+
+// dataOrigin picks the data key to add beside: a literal first, then an
+// env-file line, then a resource or patch document; the last of its kind.
+func (p *planner) dataOrigin() *origin.Origin {
+	rank := map[origin.Kind]int{origin.KindGeneratorLiteral: 4, origin.KindGeneratorEnv: 3, origin.KindResource: 2, origin.KindPatch: 1}
+	var best *origin.Origin
+	for _, f := range p.fields {
+		if !strings.HasPrefix(f.Pointer, "/data/") || f.Refused != "" || rank[f.Origin.Kind] == 0 {
+			continue
+		}
+		if best == nil || rank[f.Origin.Kind] >= rank[best.Kind] {
+			o := f.Origin
+			best = &o
+		}
+	}
+	return best
+}
+
+// addDataMap adds a data map holding the key to the resource document that
+// declares an object without data.
+func (p *planner) addDataMap(ch Change, key string) (string, error) {
+	f, ok := p.field("/metadata/name")
+	if !ok || f.Refused != "" || f.Origin.Chain[0].Kind != origin.KindResource {
+		return "", fmt.Errorf("%w: %s has no resource document to add data to", ErrUnsupported, p.ref)
+	}
+	decl := f.Origin.Chain[0]
+	if p.shared(origin.Origin{File: decl.File, Line: decl.Line, Column: decl.Column, Kind: decl.Kind}) && !p.opts.AllowSharedFiles {
+		return ScopeOverlayPatch, p.overlayPatch(ch)
+	}
+	data, err := p.read(decl.File)
+	if err != nil {
+		return "", err
+	}
+	md, err := enclosingMap(data, decl.Line, decl.Column)
+	if err != nil {
+		return "", err
+	}
+	root, err := enclosingMap(data, md.Line, md.Column)
+	if err != nil {
+		return "", err
+	}
+	lastKey := root.Content[len(root.Content)-2]
+	lines := strings.SplitAfter(string(data), "\n")
+	end := entryEnd(lines, lastKey.Line, lastKey.Column)
+	k, err := formatScalar(key, 0)
+	if err != nil {
+		return "", err
+	}
+	v, err := formatScalar(ch.Value, 0)
+	if err != nil {
+		return "", err
+	}
+	indent := strings.Repeat(" ", lastKey.Column-1)
+	if end > 0 && !strings.HasSuffix(lines[end-1], "\n") {
+		lines[end-1] += "\n"
+	}
+	block := indent + "data:\n" + indent + "  " + k + ": " + v + "\n"
+	out := append(append(append([]string(nil), lines[:end]...), block), lines[end:]...)
+	p.files[decl.File] = []byte(strings.Join(out, ""))
+	return ScopeOrigin, nil
 }
 
 // addMapKey inserts "KEY: value" after the last entry of the data map
