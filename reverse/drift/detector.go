@@ -114,6 +114,22 @@ func (r Result) DriftFields() []refluxv1.DriftField {
 	return out
 }
 
+// LastModifier returns the most recent writer among the fields, for
+// refluxv1.DriftSpec.LastModifier; nil when no field has one.
+func (r Result) LastModifier() *refluxv1.Modifier {
+	var last *refluxv1.Modifier
+	for _, f := range r.Fields {
+		m := f.Modifier
+		if m == nil {
+			continue
+		}
+		if last == nil || (m.Time != nil && (last.Time == nil || !m.Time.Before(last.Time))) {
+			last = m
+		}
+	}
+	return last
+}
+
 // Detect returns the drift of in.Live from in.Desired. It makes at most one
 // API request: a server-side dry-run apply of in.Desired as Flux's field
 // owner with forced ownership, conditioned on in.Live's resourceVersion.
