@@ -15,9 +15,11 @@ type Change struct {
 	// named without its hash suffix.
 	Object origin.ObjectRef
 	// Pointer is the JSON pointer of the leaf. It may name a new key of a
-	// ConfigMap's data, which is then added.
+	// ConfigMap's or Secret's data, which is then added.
 	Pointer string
-	// Value is the new value: a string, bool, int64 or float64.
+	// Value is the new value as rendered: a string, bool, int64 or
+	// float64. Secret data values are base64, as in the rendered object;
+	// generators get them decoded.
 	Value interface{}
 }
 
