@@ -101,6 +101,19 @@ func TestFluxRevertsWhatDetectPredicts(t *testing.T) {
 					set(t, u, "on", "spec", "template", "metadata", "labels", "cache")
 				})
 			}},
+		{name: "kubectl sets resources and overrides defaults", manifest: deploymentYAML,
+			change: func(t *testing.T, git *unstructured.Unstructured) {
+				edit(t, git, "kubectl-edit", func(u map[string]any) {
+					app := containers(u)[0].(map[string]any)
+					app["resources"] = map[string]any{"limits": map[string]any{"cpu": "500m"}}
+					app["imagePullPolicy"] = "Always"
+					set(t, u, "restarted", "spec", "template", "metadata", "annotations", "example.com/restartedAt")
+				})
+			}},
+		{name: "legacy-app overrides a default", manifest: deploymentYAML,
+			change: func(t *testing.T, git *unstructured.Unstructured) {
+				edit(t, git, "legacy-app", func(u map[string]any) { set(t, u, int64(2), "spec", "revisionHistoryLimit") })
+			}},
 		{name: "kubectl changes Secret data", manifest: secretYAML,
 			change: func(t *testing.T, git *unstructured.Unstructured) {
 				edit(t, git, "kubectl-edit", func(u map[string]any) {
