@@ -91,6 +91,24 @@ var selectorLabelSpecs = specs(
 	"batch CronJob spec/jobTemplate/spec/selector/matchLabels false",
 	"policy PodDisruptionBudget spec/selector/matchLabels false",
 	"networking.k8s.io NetworkPolicy spec/podSelector/matchLabels false",
+	"networking.k8s.io NetworkPolicy spec/ingress[]/from[]/podSelector/matchLabels false",
+	"networking.k8s.io NetworkPolicy spec/egress[]/to[]/podSelector/matchLabels false",
+	"apps Deployment "+podAffinityPreferred, "apps Deployment "+podAffinityRequired,
+	"apps Deployment "+podAntiAffinityPreferred, "apps Deployment "+podAntiAffinityRequired,
+	"apps Deployment "+topologySpread,
+	"apps StatefulSet "+podAffinityPreferred, "apps StatefulSet "+podAffinityRequired,
+	"apps StatefulSet "+podAntiAffinityPreferred, "apps StatefulSet "+podAntiAffinityRequired,
+	"apps StatefulSet "+topologySpread,
+)
+
+// Pod (anti-)affinity and spread selectors kustomize's commonLabels reach,
+// but never create.
+const (
+	podAffinityPreferred     = "spec/template/spec/affinity/podAffinity/preferredDuringSchedulingIgnoredDuringExecution[]/podAffinityTerm/labelSelector/matchLabels false"
+	podAffinityRequired      = "spec/template/spec/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution[]/labelSelector/matchLabels false"
+	podAntiAffinityPreferred = "spec/template/spec/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution[]/podAffinityTerm/labelSelector/matchLabels false"
+	podAntiAffinityRequired  = "spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution[]/labelSelector/matchLabels false"
+	topologySpread           = "spec/template/spec/topologySpreadConstraints[]/labelSelector/matchLabels false"
 )
 
 var annotationSpecs = specs(
