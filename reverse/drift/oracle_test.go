@@ -57,6 +57,11 @@ func TestFluxRevertsWhatDetectPredicts(t *testing.T) {
 					set(t, u, "3", "data", "c")
 				})
 			}},
+		{name: "ssa Merge in cluster keeps kubectl's additions", manifest: configMapYAML,
+			change: func(t *testing.T, git *unstructured.Unstructured) {
+				reflux(t, git, map[string]string{"kustomize.toolkit.fluxcd.io/ssa": "Merge"})
+				edit(t, git, "kubectl-edit", func(u map[string]any) { set(t, u, "3", "data", "c") })
+			}},
 		{name: "kubectl replaces a container and reorders", manifest: deploymentYAML,
 			change: func(t *testing.T, git *unstructured.Unstructured) {
 				edit(t, git, "kubectl-edit", func(u map[string]any) {
