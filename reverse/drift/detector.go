@@ -12,12 +12,12 @@ import (
 )
 
 var (
-	// ErrStale means the live object changed after the caller saw it, so
-	// its drift cannot be told from it. The watch event for the newer
-	// version will follow.
+	// ErrStale means the live object changed, or was deleted, after the
+	// caller saw it, so its drift cannot be told from it. The watch event
+	// for the newer version will follow.
 	ErrStale = errors.New("live object is stale")
-	// ErrInvalidInput means Desired and Live are missing or name different
-	// objects.
+	// ErrInvalidInput means Desired or Live is missing, they name different
+	// objects or versions, or Live has no managedFields.
 	ErrInvalidInput = errors.New("invalid drift input")
 )
 
@@ -87,9 +87,11 @@ type Result struct {
 	// hold does. Flux leaves the object alone meanwhile; Fields still say
 	// what drifted, and FluxReverts what Flux does once it is lifted.
 	LiveExcluded SkipReason
-	// Immutable is set when Git changes an immutable field of the live
-	// object, so Flux cannot apply it. Fields then hold only the fields Git
-	// declares, compared without the server.
+	// Immutable is set when the apiserver refuses the dry run the way it
+	// refuses Flux's apply when Git and live differ in an immutable field
+	// (fluxcd/pkg/ssa/errors.IsImmutableError, which Flux also applies to
+	// Invalid). Fields then hold only the fields Git declares, compared
+	// without the server.
 	Immutable bool
 	// Recreate is set when Immutable and Flux is forced (spec.force or
 	// kustomize.toolkit.fluxcd.io/force: enabled): Flux deletes the object
