@@ -42,7 +42,7 @@ func (d *Detector) compare(in Input, dry *unstructured.Unstructured) ([]Field, e
 	df.object(live.Object, dry.Object, src.Object)
 	changes, mods := d.attribute(live.Object, liveEntries, df.out)
 	cleanup := !merges(in.Desired, in.Live)
-	for _, a := range d.undeclared(live.Object, liveEntries, d.declared(dryEntries), cleanup) {
+	for _, a := range d.undeclared(live.Object, src.Object, liveEntries, d.declared(dryEntries), cleanup) {
 		changes = append(changes, a.change)
 		mods = append(mods, a.modifier)
 	}
@@ -81,11 +81,12 @@ func (d *differ) object(live, merged, src map[string]any) {
 			continue
 		}
 		before := len(d.out)
+		at := loc{}.field("metadata").field(part)
 		if !lok {
-			d.emit(join("/metadata", part), refluxv1.ChangeRemove, prefer(s, m), nil)
+			d.emit(at, refluxv1.ChangeRemove, prefer(s, m), nil)
 			continue
 		}
-		d.walk(join("/metadata", part), "", l, m, s)
+		d.walk(at, l, m, s)
 		kept := d.out[:before]
 		for _, c := range d.out[before:] {
 			if c.typ != refluxv1.ChangeAdd && !bookkeeping[c.pointer] {
@@ -103,7 +104,7 @@ func (d *differ) object(live, merged, src map[string]any) {
 		}
 		return out
 	}
-	d.maps("", "", strip(live), strip(merged), strip(src))
+	d.maps(loc{}, strip(live), strip(merged), strip(src))
 }
 
 // declared is the set of fields Flux's apply declares: the field owner's
@@ -151,7 +152,7 @@ func (d *Detector) fields(live *unstructured.Unstructured, changes []change, mod
 			continue
 		}
 		seen[key{c.pointer, c.typ}] = true
-		f := Field{Pointer: c.pointer, ChangeType: c.typ, FluxReverts: c.reverts, Modifier: mods[i]}
+		f := Field{Pointer: c.pointer, GitPointer: c.gitPointer, ChangeType: c.typ, FluxReverts: c.reverts, Modifier: mods[i]}
 		var err error
 		if f.GitValue, err = encode(c.git, c.typ != refluxv1.ChangeAdd); err != nil {
 			return nil, fmt.Errorf("encoding %s: %w", c.pointer, err)

@@ -62,6 +62,11 @@ type Field struct {
 	// Pointer is the field's JSON pointer. List elements are numbered as in
 	// the live object; an element only Git has is numbered as in Git.
 	Pointer string
+	// GitPointer is the field's JSON pointer in the rendered (Git) object:
+	// list elements numbered as in Git, matched by key, and "-" (RFC
+	// 6902's end of the list) for an element Git does not have. It differs
+	// from Pointer only where live and Git order a list differently.
+	GitPointer string
 	// ChangeType: Add (live has it, Git does not), Update or Remove (Git
 	// declares it, live lacks it).
 	ChangeType refluxv1.ChangeType
@@ -100,7 +105,9 @@ type Result struct {
 }
 
 // DriftFields returns the fields as the Drift API records them, before
-// classification.
+// classification. Pointer is Field.Pointer, numbered as live numbers its
+// lists; use Field.GitPointer where the rendered object's numbering is
+// wanted.
 func (r Result) DriftFields() []refluxv1.DriftField {
 	out := make([]refluxv1.DriftField, 0, len(r.Fields))
 	for _, f := range r.Fields {

@@ -13,11 +13,12 @@ import (
 
 // change is one drifted field before its values are masked and encoded.
 type change struct {
-	pointer string
-	typ     refluxv1.ChangeType
-	git     any
-	live    any
-	reverts bool
+	pointer    string
+	gitPointer string
+	typ        refluxv1.ChangeType
+	git        any
+	live       any
+	reverts    bool
 }
 
 // listKeys maps a list's path, with every list index written "*", to the
@@ -64,28 +65,42 @@ type differ struct {
 	out  []change
 }
 
-func (d *differ) emit(ptr string, typ refluxv1.ChangeType, git, live any) {
-	d.out = append(d.out, change{pointer: ptr, typ: typ, git: git, live: live, reverts: true})
+// loc is where the differ is: the pointer in live, the pointer in Git (the
+// rendered object), and the list-key path (list indices written "*").
+type loc struct{ live, git, abs string }
+
+func (l loc) field(k string) loc {
+	return loc{live: join(l.live, k), git: join(l.git, k), abs: join(l.abs, k)}
+}
+
+// elem descends into a list element: its live index, and its Git index or
+// "-" (RFC 6902's end of the list) when Git does not have it.
+func (l loc) elem(liveIdx int, gitIdx string) loc {
+	return loc{live: join(l.live, itoa(liveIdx)), git: join(l.git, gitIdx), abs: l.abs + "/*"}
+}
+
+func (d *differ) emit(at loc, typ refluxv1.ChangeType, git, live any) {
+	d.out = append(d.out, change{pointer: at.live, gitPointer: at.git, typ: typ, git: git, live: live, reverts: true})
 }
 
 // walk compares one live value with the value Flux would leave there.
-func (d *differ) walk(ptr, abs string, live, merged, src any) {
+func (d *differ) walk(at loc, live, merged, src any) {
 	switch l := live.(type) {
 	case map[string]any:
 		if m, ok := merged.(map[string]any); ok {
 			s, _ := src.(map[string]any)
-			d.maps(ptr, abs, l, m, s)
+			d.maps(at, l, m, s)
 			return
 		}
 	case []any:
 		if m, ok := merged.([]any); ok {
 			s, _ := src.([]any)
-			d.lists(ptr, abs, l, m, s)
+			d.lists(at, l, m, s)
 			return
 		}
 	}
 	if !equal(live, merged) {
-		d.emit(ptr, refluxv1.ChangeUpdate, prefer(src, merged), live)
+		d.emit(at, refluxv1.ChangeUpdate, prefer(src, merged), live)
 	}
 }
 
@@ -97,7 +112,7 @@ func prefer(src, merged any) any {
 	return merged
 }
 
-func (d *differ) maps(ptr, abs string, live, merged, src map[string]any) {
+func (d *differ) maps(at loc, live, merged, src map[string]any) {
 	keys := make([]string, 0, len(live)+len(merged))
 	for k := range live {
 		keys = append(keys, k)
@@ -113,34 +128,34 @@ func (d *differ) maps(ptr, abs string, live, merged, src map[string]any) {
 		mv, mok := merged[k]
 		switch {
 		case !mok:
-			d.emit(join(ptr, k), refluxv1.ChangeAdd, nil, lv)
+			d.emit(at.field(k), refluxv1.ChangeAdd, nil, lv)
 		case !lok:
-			d.emit(join(ptr, k), refluxv1.ChangeRemove, prefer(src[k], mv), nil)
+			d.emit(at.field(k), refluxv1.ChangeRemove, prefer(src[k], mv), nil)
 		default:
-			d.walk(join(ptr, k), join(abs, k), lv, mv, src[k])
+			d.walk(at.field(k), lv, mv, src[k])
 		}
 	}
 }
 
-func (d *differ) lists(ptr, abs string, live, merged, src []any) {
-	if names := d.keys[abs]; len(names) > 0 {
+func (d *differ) lists(at loc, live, merged, src []any) {
+	if names := d.keys[at.abs]; len(names) > 0 {
 		mi, mok := keyIndex(merged, names)
 		_, lok := keyIndex(live, names)
 		if mok && lok {
 			si, _ := keyIndex(src, names)
-			d.keyed(ptr, abs, names, pair{live, merged, src}, mi, si)
+			d.keyed(at, names, pair{live, merged, src}, mi, si)
 			return
 		}
 	}
 	n := min(len(live), len(merged))
 	for i := range n {
-		d.walk(join(ptr, itoa(i)), abs+"/*", live[i], merged[i], at(src, i))
+		d.walk(at.elem(i, itoa(i)), live[i], merged[i], atIndex(src, i))
 	}
 	for i := n; i < len(live); i++ {
-		d.emit(join(ptr, itoa(i)), refluxv1.ChangeAdd, nil, live[i])
+		d.emit(at.elem(i, itoa(i)), refluxv1.ChangeAdd, nil, live[i])
 	}
 	for i := n; i < len(merged); i++ {
-		d.emit(join(ptr, itoa(i)), refluxv1.ChangeRemove, prefer(at(src, i), merged[i]), nil)
+		d.emit(at.elem(i, itoa(i)), refluxv1.ChangeRemove, prefer(atIndex(src, i), merged[i]), nil)
 	}
 }
 
@@ -149,18 +164,22 @@ type pair struct{ live, merged, src []any }
 
 // keyed pairs elements by key. An element Git declares and live lacks is
 // pointed at by its index in Git's list (or, failing that, in the merged
-// one).
-func (d *differ) keyed(ptr, abs string, names []string, p pair, mi, si map[string]int) {
+// one), in both pointers.
+func (d *differ) keyed(at loc, names []string, p pair, mi, si map[string]int) {
 	matched := make([]bool, len(p.merged))
 	for i, item := range p.live {
 		k := elementKey(item, names)
 		j, ok := mi[k]
 		if !ok || matched[j] {
-			d.emit(join(ptr, itoa(i)), refluxv1.ChangeAdd, nil, item)
+			d.emit(at.elem(i, "-"), refluxv1.ChangeAdd, nil, item)
 			continue
 		}
 		matched[j] = true
-		d.walk(join(ptr, itoa(i)), abs+"/*", item, p.merged[j], srcAt(p.src, si, k))
+		gitIdx, src := "-", any(nil)
+		if s, found := si[k]; found {
+			gitIdx, src = itoa(s), p.src[s]
+		}
+		d.walk(at.elem(i, gitIdx), item, p.merged[j], src)
 	}
 	for j, ok := range matched {
 		if ok {
@@ -171,19 +190,13 @@ func (d *differ) keyed(ptr, abs string, names []string, p pair, mi, si map[strin
 		if s, found := si[k]; found {
 			idx, git = s, p.src[s]
 		}
-		d.emit(join(ptr, itoa(idx)), refluxv1.ChangeRemove, git, nil)
+		gone := at.elem(idx, itoa(idx))
+		d.emit(gone, refluxv1.ChangeRemove, git, nil)
 	}
 }
 
-func at(list []any, i int) any {
+func atIndex(list []any, i int) any {
 	if i < len(list) {
-		return list[i]
-	}
-	return nil
-}
-
-func srcAt(list []any, idx map[string]int, key string) any {
-	if i, ok := idx[key]; ok {
 		return list[i]
 	}
 	return nil

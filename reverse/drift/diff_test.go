@@ -28,14 +28,14 @@ func TestDiffer(t *testing.T) {
 			name:   "keyed change points at the live index",
 			live:   list(obj("name", "b", "v", "3"), obj("name", "a", "v", "1")),
 			merged: list(obj("name", "a", "v", "1"), obj("name", "b", "v", "2")),
-			want:   []change{{pointer: "/spec/containers/0/v", typ: refluxv1.ChangeUpdate, git: "2", live: "3", reverts: true}},
+			want:   []change{{pointer: "/spec/containers/0/v", gitPointer: "/spec/containers/1/v", typ: refluxv1.ChangeUpdate, git: "2", live: "3", reverts: true}},
 		},
 		{
 			name:   "element only Git has takes its Git index and value",
 			live:   list(obj("name", "a", "v", "1")),
 			merged: list(obj("name", "a", "v", "1"), obj("name", "b", "v", "2", "default", "x")),
 			src:    list(obj("name", "b", "v", "2"), obj("name", "a", "v", "1")),
-			want:   []change{{pointer: "/spec/containers/0", typ: refluxv1.ChangeRemove, git: obj("name", "b", "v", "2"), reverts: true}},
+			want:   []change{{pointer: "/spec/containers/0", gitPointer: "/spec/containers/0", typ: refluxv1.ChangeRemove, git: obj("name", "b", "v", "2"), reverts: true}},
 		},
 		{
 			name:   "numbers compare by value",
@@ -48,7 +48,12 @@ func TestDiffer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			d := &differ{keys: keys}
-			d.walk("/spec/containers", "/spec/containers", tt.live, tt.merged, tt.src)
+			at := loc{live: "/spec/containers", git: "/spec/containers", abs: "/spec/containers"}
+			src := tt.src
+			if src == nil {
+				src = tt.merged
+			}
+			d.walk(at, tt.live, tt.merged, src)
 			g.Expect(d.out).To(Equal(tt.want))
 		})
 	}
@@ -56,10 +61,10 @@ func TestDiffer(t *testing.T) {
 	t.Run("unkeyed lists pair by index", func(t *testing.T) {
 		g := NewWithT(t)
 		d := &differ{keys: listKeys{}}
-		d.walk("/args", "/args", list("a", "x", "c"), list("a", "b"), nil)
+		d.walk(loc{live: "/args", git: "/args", abs: "/args"}, list("a", "x", "c"), list("a", "b"), nil)
 		g.Expect(d.out).To(Equal([]change{
-			{pointer: "/args/1", typ: refluxv1.ChangeUpdate, git: "b", live: "x", reverts: true},
-			{pointer: "/args/2", typ: refluxv1.ChangeAdd, live: "c", reverts: true},
+			{pointer: "/args/1", gitPointer: "/args/1", typ: refluxv1.ChangeUpdate, git: "b", live: "x", reverts: true},
+			{pointer: "/args/2", gitPointer: "/args/2", typ: refluxv1.ChangeAdd, live: "c", reverts: true},
 		}))
 	})
 }

@@ -2,6 +2,7 @@ package drift
 
 import (
 	"sort"
+	"strings"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -23,7 +24,7 @@ type added struct {
 // Flux reverts such a field only if every owner is a manager it strips
 // before applying: it folds them into its own entry, and its apply then
 // deletes what it does not declare. A field another manager shares survives.
-func (d *Detector) undeclared(live map[string]any, entries []entry, declared *fieldpath.Set, cleanup bool) []added {
+func (d *Detector) undeclared(live, src map[string]any, entries []entry, declared *fieldpath.Set, cleanup bool) []added {
 	tops := map[string]fieldpath.Path{}
 	for _, e := range entries {
 		if d.allowed(e) || e.Subresource == "status" {
@@ -52,7 +53,7 @@ func (d *Detector) undeclared(live map[string]any, entries []entry, declared *fi
 		}
 		out = append(out, added{
 			change: change{
-				pointer: ptr, typ: refluxv1.ChangeAdd, live: val, reverts: reverts,
+				pointer: ptr, gitPointer: gitPointer(src, q), typ: refluxv1.ChangeAdd, live: val, reverts: reverts,
 			},
 			modifier: d.modifier(entries, owners),
 		})
@@ -97,4 +98,30 @@ func hasDescendant(tops map[string]fieldpath.Path, q fieldpath.Path) bool {
 		}
 	}
 	return false
+}
+
+// gitPointer places a field live added in the rendered object: as far as
+// Git has the path, its own indices; past that, field names as they are
+// and "-" (RFC 6902's end of the list) for a list element Git lacks.
+func gitPointer(src map[string]any, q fieldpath.Path) string {
+	var b strings.Builder
+	var cur any = src
+	for n, pe := range q {
+		next, token, ok := step(cur, pe)
+		if !ok {
+			for _, rest := range q[n:] {
+				b.WriteByte('/')
+				if rest.FieldName != nil {
+					b.WriteString(escape(*rest.FieldName))
+				} else {
+					b.WriteByte('-')
+				}
+			}
+			break
+		}
+		b.WriteByte('/')
+		b.WriteString(token)
+		cur = next
+	}
+	return b.String()
 }
