@@ -82,22 +82,19 @@ func topmost(p fieldpath.Path, declared *fieldpath.Set) fieldpath.Path {
 // is a member of its writer's set as well as its keys, and the keys are
 // what drifted.
 func deepest(tops map[string]fieldpath.Path) []fieldpath.Path {
-	out := make([]fieldpath.Path, 0, len(tops))
+	prefixes := map[string]bool{}
 	for _, q := range tops {
-		if !hasDescendant(tops, q) {
+		for n := 1; n < len(q); n++ {
+			prefixes[q[:n].String()] = true
+		}
+	}
+	out := make([]fieldpath.Path, 0, len(tops))
+	for s, q := range tops {
+		if !prefixes[s] {
 			out = append(out, q)
 		}
 	}
 	return out
-}
-
-func hasDescendant(tops map[string]fieldpath.Path, q fieldpath.Path) bool {
-	for _, other := range tops {
-		if len(other) > len(q) && other[:len(q)].Equals(q) {
-			return true
-		}
-	}
-	return false
 }
 
 // gitPointer places a field live added in the rendered object: as far as
