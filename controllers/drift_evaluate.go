@@ -60,7 +60,10 @@ func (e *Engine) observe(g *Governed, live, want *unstructured.Unstructured, res
 	fields := e.withoutAllowed(res.DriftFields())
 	ref := origin.RefOf(want)
 	for i := range fields {
+		// Records, rules and edits speak of the rendered object: overlays
+		// reorder lists, so the live index may name another element.
 		ptr := translatePointer(live.Object, want.Object, fields[i].Pointer)
+		fields[i].Pointer = ptr
 		fields[i].Origin = fieldOrigin(g.Render.Index, ref, ptr)
 		e.attribute(live, &fields[i])
 	}

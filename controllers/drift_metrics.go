@@ -17,6 +17,10 @@ type DriftMetrics struct {
 	Held       *prometheus.GaugeVec
 	Detections *prometheus.CounterVec
 	Latency    *prometheus.HistogramVec
+
+	WriteBacks        *prometheus.CounterVec
+	WriteBackDuration prometheus.Histogram
+	PendingBranches   *prometheus.GaugeVec
 }
 
 // NewDriftMetrics creates the collectors; register them with Collectors.
@@ -44,12 +48,23 @@ func NewDriftMetrics() *DriftMetrics {
 			Help:    "Time from a live change reaching reflux's watch to its drift record being written.",
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
 		}, []string{"namespace"}),
+		WriteBacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reflux_writeback_total", Help: "Write-backs by result (BranchPushed, UpToDate, Conflict, Refused, GitError, ReportOnly).",
+		}, []string{"result"}),
+		WriteBackDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "reflux_writeback_duration_seconds", Help: "Time from a drift set handed to write-back to its branches written.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+		}),
+		PendingBranches: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "reflux_pending_branches", Help: "Branches reflux pushed that await review.",
+		}, []string{"namespace", "kustomization"}),
 	}
 }
 
 // Collectors returns every collector, for registration.
 func (m *DriftMetrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Fields, m.FirstSeen, m.Held, m.Detections, m.Latency}
+	return []prometheus.Collector{m.Fields, m.FirstSeen, m.Held, m.Detections, m.Latency,
+		m.WriteBacks, m.WriteBackDuration, m.PendingBranches}
 }
 
 func (m *DriftMetrics) observeDetection(ks refluxv1.KustomizationRef, seen, now time.Time) {
@@ -71,6 +86,7 @@ func (m *DriftMetrics) forget(namespace, name string) {
 	m.Fields.DeletePartialMatch(match)
 	m.FirstSeen.DeletePartialMatch(match)
 	m.Held.DeletePartialMatch(match)
+	m.PendingBranches.DeletePartialMatch(match)
 }
 
 // record replaces a Kustomization's gauges with the open records' counts.
@@ -78,7 +94,10 @@ func (m *DriftMetrics) record(ks refluxv1.KustomizationRef, open []refluxv1.Drif
 	if m == nil {
 		return
 	}
-	m.forget(ks.Namespace, ks.Name)
+	match := prometheus.Labels{"namespace": ks.Namespace, "kustomization": ks.Name}
+	m.Fields.DeletePartialMatch(match)
+	m.FirstSeen.DeletePartialMatch(match)
+	m.Held.DeletePartialMatch(match)
 	type group struct{ kind, severity, action string }
 	counts := map[group]int{}
 	first := map[group]time.Time{}
@@ -104,4 +123,22 @@ func (m *DriftMetrics) record(ks refluxv1.KustomizationRef, open []refluxv1.Drif
 		m.FirstSeen.WithLabelValues(ks.Namespace, ks.Name, g.kind, g.severity, g.action).Set(float64(first[g].Unix()))
 	}
 	m.Held.WithLabelValues(ks.Namespace, ks.Name).Set(float64(held))
+}
+
+func (m *DriftMetrics) observeWriteBack(result string) {
+	if m != nil {
+		m.WriteBacks.WithLabelValues(result).Inc()
+	}
+}
+
+func (m *DriftMetrics) observeWriteBackDuration(d time.Duration) {
+	if m != nil {
+		m.WriteBackDuration.Observe(d.Seconds())
+	}
+}
+
+func (m *DriftMetrics) setPending(namespace, name string, n int) {
+	if m != nil {
+		m.PendingBranches.WithLabelValues(namespace, name).Set(float64(n))
+	}
 }

@@ -36,6 +36,7 @@ type KustomizationReconciler struct {
 	Desired *desired.Cache
 	Handler reverse.Handler
 	Metrics *DriftMetrics
+	Events  EventRecorder
 
 	// RetryInterval is how soon an unavailable artifact is tried again.
 	RetryInterval time.Duration
@@ -92,12 +93,13 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		ctrl.LoggerFrom(ctx).Info("cannot compute drift yet", "reason", reason, "error", err.Error())
 		return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 	}
-	if r.resyncDue(ks) {
+	resynced := r.resyncDue(ks)
+	if resynced {
 		if err := r.resync(ctx, g); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.report(ctx, g); err != nil {
+	if err := r.report(ctx, g, resynced); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: ks.GetRequeueAfter()}, nil

@@ -2,11 +2,14 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -16,7 +19,7 @@ import (
 
 // report turns a Kustomization's open drift records into its Drifted
 // condition and metrics, and hands a changed drift set to write-back.
-func (r *KustomizationReconciler) report(ctx context.Context, g *Governed) error {
+func (r *KustomizationReconciler) report(ctx context.Context, g *Governed, resynced bool) error {
 	ks := g.Kustomization
 	ref := refluxv1.KustomizationRef{Namespace: ks.Namespace, Name: ks.Name}
 	all, err := r.records(ctx, ref)
@@ -36,7 +39,7 @@ func (r *KustomizationReconciler) report(ctx context.Context, g *Governed) error
 	if err := r.patchDrifted(ctx, ks, cond); err != nil {
 		return err
 	}
-	return r.handOff(ctx, g, open)
+	return r.handOff(ctx, g, open, resynced)
 }
 
 // records lists the Kustomization's drift records.
@@ -65,7 +68,7 @@ func openOnly(all []refluxv1.Drift) []refluxv1.Drift {
 // handOff gives write-back the drift set when its fingerprint changed.
 // Write-back is idempotent per fingerprint, so a repeat after a restart is
 // harmless; the in-memory fingerprint only spares it the work.
-func (r *KustomizationReconciler) handOff(ctx context.Context, g *Governed, open []refluxv1.Drift) error {
+func (r *KustomizationReconciler) handOff(ctx context.Context, g *Governed, open []refluxv1.Drift, resynced bool) error {
 	if r.Handler == nil {
 		return nil
 	}
@@ -74,19 +77,67 @@ func (r *KustomizationReconciler) handOff(ctx context.Context, g *Governed, open
 	r.mu.Lock()
 	same := r.fingerprint[key] == fp
 	r.mu.Unlock()
-	if same {
+	if same && !resynced {
 		return nil
 	}
 	set := reverse.DriftSet{
 		Kustomization: refluxv1.KustomizationRef{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name},
-		Policy:        g.Policy, Revision: g.Render.Revision, Records: open, Fingerprint: fp,
+		Spec:          g.Kustomization, Policy: g.Policy, Revision: g.Render.Revision, Records: open,
 	}
-	if err := r.Handler.HandleDriftSet(ctx, set); err != nil {
-		return fmt.Errorf("handing drift set %s to write-back: %w", fp, err)
+	if err := r.writeTarget(ctx, g, &set); err != nil {
+		return err
+	}
+	// Branches first: a drift whose branch a reviewer closed is dismissed,
+	// never pushed again.
+	if err := r.lifecycle(ctx, g, &set); err != nil {
+		return err
+	}
+	set.Fingerprint = reverse.Fingerprint(set.Records)
+	start := time.Now()
+	proposals, err := r.Handler.HandleDriftSet(ctx, set)
+	r.Metrics.observeWriteBackDuration(time.Since(start))
+	if perr := r.recordProposals(ctx, g, set.Records, proposals); perr != nil {
+		err = errors.Join(err, perr)
+	}
+	if err != nil {
+		return fmt.Errorf("handing drift set %s to write-back: %w", set.Fingerprint, err)
 	}
 	r.mu.Lock()
 	r.fingerprint[key] = fp
 	r.mu.Unlock()
+	return nil
+}
+
+// lifecycle dismisses records whose branch a reviewer closed unmerged, so
+// their holds are released and Flux restores Git's value, and drops them
+// from the set.
+func (r *KustomizationReconciler) lifecycle(ctx context.Context, g *Governed, set *reverse.DriftSet) error {
+	lc, ok := r.Handler.(reverse.BranchLifecycle)
+	if !ok {
+		return nil
+	}
+	state, err := lc.Lifecycle(ctx, *set)
+	if err != nil {
+		return fmt.Errorf("checking reflux branches: %w", err)
+	}
+	closed := map[string]bool{}
+	for _, name := range state.Closed {
+		closed[name] = true
+	}
+	kept := set.Records[:0:0]
+	for i := range set.Records {
+		d := &set.Records[i]
+		if !closed[d.Name] {
+			kept = append(kept, *d)
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("branch closed without merging; dismissing drift", "record", d.Name, "branch", d.Status.Branch)
+		if err := r.Engine.Dismiss(ctx, g, d); err != nil {
+			return err
+		}
+	}
+	set.Records = kept
+	r.Metrics.setPending(g.Kustomization.Namespace, g.Kustomization.Name, len(state.Pending))
 	return nil
 }
 

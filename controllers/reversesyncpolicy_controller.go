@@ -40,6 +40,7 @@ type ReverseSyncPolicyReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=reflux.dev,resources=reversesyncpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=reflux.dev,resources=drifts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=reflux.dev,resources=reversesyncpolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch
@@ -105,6 +106,10 @@ func (r *ReverseSyncPolicyReconciler) reconcile(ctx context.Context, obj *reflux
 		return ctrl.Result{}, err
 	}
 	obj.Status.Kustomizations = int32(len(governed))
+	if err := r.summarise(ctx, obj); err != nil {
+		conditions.MarkFalse(obj, meta.ReadyCondition, meta.ProgressingWithRetryReason, "%s", err)
+		return ctrl.Result{}, err
+	}
 	conditions.Delete(obj, meta.StalledCondition)
 	conditions.MarkTrue(obj, meta.ReadyCondition, refluxv1.ValidPolicyReason,
 		"policy governs %d Kustomization(s)", len(governed))

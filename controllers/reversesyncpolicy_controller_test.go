@@ -148,7 +148,7 @@ func TestPolicyWaitsForSigningSecret(t *testing.T) {
 	// A Secret with the wrong content is reported with the cause.
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "signing-key"},
-		Data:       map[string][]byte{"identity": []byte("not a key")},
+		Data:       map[string][]byte{"git.ssh": []byte("not a key")},
 	}
 	g.Expect(k8sClient.Create(ctx, secret)).To(Succeed())
 	g.Eventually(func() string {
@@ -157,7 +157,7 @@ func TestPolicyWaitsForSigningSecret(t *testing.T) {
 	}, timeout, 100*time.Millisecond).Should(ContainSubstring("not a usable SSH private key"))
 
 	// Fixing the Secret makes the policy Ready at the next retry.
-	secret.Data["identity"] = sshKeyPEM(t)
+	secret.Data["git.ssh"] = sshKeyPEM(t)
 	g.Expect(k8sClient.Update(ctx, secret)).To(Succeed())
 	waitForCondition(g, client.ObjectKeyFromObject(p), meta.ReadyCondition, metav1.ConditionTrue, refluxv1.ValidPolicyReason)
 }

@@ -29,6 +29,7 @@ func (r *ReverseSyncPolicyReconciler) SetupWithManager(ctx context.Context, mgr 
 		For(&refluxv1.ReverseSyncPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&kustomizev1.Kustomization{}, handler.EnqueueRequestsFromMapFunc(r.policiesInNamespace),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&refluxv1.Drift{}, handler.EnqueueRequestsFromMapFunc(policyOfRecord)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -50,4 +51,14 @@ func requestsFor(list *refluxv1.ReverseSyncPolicyList) []reconcile.Request {
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
 	}
 	return reqs
+}
+
+// policyOfRecord maps a Drift record to the policy that classified it, so
+// the policy's drift report follows its records.
+func policyOfRecord(_ context.Context, o client.Object) []reconcile.Request {
+	d, ok := o.(*refluxv1.Drift)
+	if !ok || d.Spec.Policy == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: d.Namespace, Name: d.Spec.Policy}}}
 }

@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
@@ -16,6 +18,8 @@ import (
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/propose"
+	"github.com/reflux-dev/reflux/reverse/writeback"
 )
 
 // Options wire reflux's controllers into a manager. The manager binary and
@@ -27,8 +31,14 @@ type Options struct {
 	// Events records Kubernetes events and forwards them to Flux's
 	// notification-controller.
 	Events EventRecorder
-	// Handler receives changed drift sets (write-back). Nil logs them.
+	// Handler receives changed drift sets. Nil writes signed branches with
+	// reverse/propose, keeping clones in GitCacheDir.
 	Handler reverse.Handler
+	// GitCacheDir keeps one clone per repository between write-backs.
+	GitCacheDir string
+	// AllowInsecureHTTP lets write-back push over plain http://, for test
+	// environments only.
+	AllowInsecureHTTP bool
 	// Audit, when set, attributes changes to users from audit events.
 	Audit *audit.Store
 	// AllowedManagers are field managers whose writes are never drift, in
@@ -76,11 +86,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Engine, error)
 	}
 	handler := opts.Handler
 	if handler == nil {
-		handler = reverse.LogHandler{Log: opts.Log.WithName("writeback")}
+		if handler, err = newProposer(opts); err != nil {
+			return nil, err
+		}
 	}
 	ks := &KustomizationReconciler{
 		Client: mgr.GetClient(), Engine: engine, Watcher: engine.Watcher, Desired: desired.NewCache(fetcher),
-		Handler: handler, Metrics: driftMetrics, RetryInterval: opts.ArtifactRetry,
+		Handler: handler, Metrics: driftMetrics, Events: opts.Events, RetryInterval: opts.ArtifactRetry,
 	}
 	if err := ks.SetupWithManager(mgr, KustomizationReconcilerOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up Kustomization controller: %w", err)
@@ -105,4 +117,20 @@ func newEngine(mgr ctrl.Manager, opts Options, m *DriftMetrics) (*Engine, error)
 	})
 	engine.Watcher = NewWatcher(dyn, mgr.GetRESTMapper(), engine.OnLiveChange)
 	return engine, nil
+}
+
+func newProposer(opts Options) (reverse.Handler, error) {
+	dir := opts.GitCacheDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "reflux-git")
+	}
+	var wbOpts []writeback.Option
+	if opts.AllowInsecureHTTP {
+		wbOpts = append(wbOpts, writeback.WithInsecureHTTP())
+	}
+	eng, err := writeback.New(dir, wbOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("creating write-back engine: %w", err)
+	}
+	return &propose.Handler{Writer: eng, Log: opts.Log.WithName("writeback")}, nil
 }

@@ -7,16 +7,26 @@ import (
 	"sort"
 	"strings"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/go-logr/logr"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
 // DriftSet is the open drift of one governed Kustomization, as handed to
-// write-back whenever it changes.
+// write-back whenever it changes. It carries everything write-back needs,
+// Secrets' data included, so reverse/ never reads the cluster itself.
 type DriftSet struct {
 	// Kustomization the records belong to.
 	Kustomization refluxv1.KustomizationRef
+	// Spec is the Flux Kustomization itself: its spec says how the source
+	// tree renders, which is how edits are verified.
+	Spec *kustomizev1.Kustomization
+	// Source is the Git repository to write to; nil when the Kustomization's
+	// source is not a GitRepository.
+	Source *GitSource
+	// SigningKey is the policy's signing Secret data; nil for unsigned.
+	SigningKey map[string][]byte
 	// Policy that governs the Kustomization.
 	Policy *refluxv1.ReverseSyncPolicy
 	// Revision Flux applied when the set was computed.
@@ -27,10 +37,52 @@ type DriftSet struct {
 	Fingerprint string
 }
 
+// GitSource is where a Kustomization's source lives.
+type GitSource struct {
+	// URL of the repository.
+	URL string
+	// Branch Flux applies from; reflux never writes to it.
+	Branch string
+	// AuthData is the GitRepository's Secret data, in Flux's format.
+	AuthData map[string][]byte
+}
+
+// Proposal is the outcome of writing one branch for a drift set.
+type Proposal struct {
+	// Action is Merge or Alert: which fields the branch carries.
+	Action refluxv1.Action
+	// Branch and Commit name what was pushed (or found up to date).
+	Branch, Commit string
+	// Outcome is a reason such as BranchPushed, UpToDate, Conflict,
+	// Refused, GitError or ReportOnly.
+	Outcome string
+	// Reason explains the outcome.
+	Reason string
+	// Records are the names of the records the branch carries.
+	Records []string
+}
+
 // Handler receives drift sets. The drift engine calls it; the write-back
-// engine implements it.
+// engine implements it. It returns one proposal per branch it considered.
 type Handler interface {
-	HandleDriftSet(ctx context.Context, set DriftSet) error
+	HandleDriftSet(ctx context.Context, set DriftSet) ([]Proposal, error)
+}
+
+// BranchLifecycle reports what became of the branches of a drift set's
+// records: the ones reviewers deleted without merging, so the drift
+// engine dismisses those records and releases their holds.
+type BranchLifecycle interface {
+	Lifecycle(ctx context.Context, set DriftSet) (Lifecycle, error)
+}
+
+// Lifecycle is the state of a Kustomization's reflux branches.
+type Lifecycle struct {
+	// Pending are the branches that exist and are not merged.
+	Pending []Proposal
+	// Closed are the names of records whose branch is gone unmerged.
+	Closed []string
+	// Deleted are merged branches reflux deleted.
+	Deleted []string
 }
 
 // Fingerprint returns a short, stable identifier of what a set of records
@@ -64,7 +116,7 @@ type LogHandler struct {
 var _ Handler = LogHandler{}
 
 // HandleDriftSet implements Handler.
-func (h LogHandler) HandleDriftSet(_ context.Context, set DriftSet) error {
+func (h LogHandler) HandleDriftSet(_ context.Context, set DriftSet) ([]Proposal, error) {
 	fields := 0
 	for _, r := range set.Records {
 		fields += len(r.Spec.Fields)
@@ -73,5 +125,5 @@ func (h LogHandler) HandleDriftSet(_ context.Context, set DriftSet) error {
 		"kustomization", set.Kustomization.Namespace+"/"+set.Kustomization.Name,
 		"revision", set.Revision, "records", len(set.Records), "fields", fields,
 		"fingerprint", set.Fingerprint)
-	return nil
+	return nil, nil
 }

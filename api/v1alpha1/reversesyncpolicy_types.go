@@ -62,7 +62,7 @@ type GitSpec struct {
 
 	// SigningKey signs every commit. The Secret holds `git.asc` (and an
 	// optional `passphrase`) for openpgp, in the format Flux's
-	// image-automation-controller uses, or `identity` for ssh.
+	// image-automation-controller uses, or `git.ssh` for ssh.
 	// +optional
 	SigningKey *SigningKey `json:"signingKey,omitempty"`
 
@@ -319,7 +319,7 @@ type ReverseSyncPolicyStatus struct {
 
 	// DriftedObjects is the number of live objects with open drift.
 	// +optional
-	DriftedObjects int32 `json:"driftedObjects,omitempty"`
+	DriftedObjects int32 `json:"driftedObjects"`
 
 	// Drift is a bounded summary of the open drift records.
 	// +optional

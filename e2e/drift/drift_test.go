@@ -164,6 +164,9 @@ func TestSecurityContextChangeIsHigh(t *testing.T) {
 	d.Spec.Template.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
 	editAsAlice(g, d, "kubectl-edit")
 	rec := recordFor(g, "Deployment", "secure-worker", func(r *refluxv1.Drift) error {
+		if r.Status.Severity == "" {
+			return fmt.Errorf("status not written yet")
+		}
 		_, err := field(r, "/spec/template/spec/containers/0/securityContext/allowPrivilegeEscalation")
 		return err
 	})

@@ -133,6 +133,9 @@ func setup(ctx context.Context) error {
 	if err := env.Client.Create(ctx, policy()); err != nil {
 		return err
 	}
+	if err := setupWriteBack(ctx); err != nil {
+		return err
+	}
 	_, err = startReflux()
 	return err
 }
@@ -196,6 +199,8 @@ func startReflux() (*reflux, error) {
 	engine, err := controllers.Setup(ctx, mgr, controllers.Options{
 		Concurrent: 2, Events: recorder, Audit: auditDB, Registerer: registry, Log: log,
 		PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
+		// The test git server speaks plain HTTP on loopback.
+		AllowInsecureHTTP: true, GitCacheDir: filepath.Join(env.Dir, "git-cache"),
 	})
 	if err != nil {
 		cancel()

@@ -45,6 +45,10 @@ type ManagerOptions struct {
 	// AllowedManagers are field managers whose writes are never drift, in
 	// addition to the control plane's.
 	AllowedManagers []string
+	// GitCacheDir keeps clones between write-backs.
+	GitCacheDir string
+	// InsecureAllowHTTP lets write-back push over http:// (tests only).
+	InsecureAllowHTTP bool
 
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
@@ -81,6 +85,10 @@ func NewManagerCommand() *cobra.Command {
 		"The address the kube-apiserver audit webhook endpoint (/audit) binds to; empty disables user attribution.")
 	fs.StringVar(&opts.AuditTokenFile, "audit-token-file", "",
 		"A file holding the bearer token the audit webhook must present.")
+	fs.StringVar(&opts.GitCacheDir, "git-cache-dir", "",
+		"Where write-back keeps one clone per repository between runs (default $TMPDIR/reflux-git).")
+	fs.BoolVar(&opts.InsecureAllowHTTP, "insecure-allow-http", false,
+		"Allow write-back to push over plain http://; for test environments only.")
 	fs.StringSliceVar(&opts.AllowedManagers, "allowed-field-managers", nil,
 		"Field managers whose writes are never drift, besides the control plane's (for example an autoscaler).")
 	opts.Logger.BindFlags(fs)
@@ -118,14 +126,16 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	}
 	ctx := cmd.Context()
 	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
-		Concurrent:      opts.Concurrent,
-		Events:          eventRecorder,
-		Audit:           auditStore,
-		AllowedManagers: opts.AllowedManagers,
-		PolicyRetry:     opts.PolicyRetry,
-		ArtifactRetry:   opts.ArtifactRetry,
-		Registerer:      crmetrics.Registry,
-		Log:             log,
+		Concurrent:        opts.Concurrent,
+		Events:            eventRecorder,
+		Audit:             auditStore,
+		AllowedManagers:   opts.AllowedManagers,
+		GitCacheDir:       opts.GitCacheDir,
+		AllowInsecureHTTP: opts.InsecureAllowHTTP,
+		PolicyRetry:       opts.PolicyRetry,
+		ArtifactRetry:     opts.ArtifactRetry,
+		Registerer:        crmetrics.Registry,
+		Log:               log,
 	}); err != nil {
 		return err
 	}

@@ -18,8 +18,9 @@ const (
 	OpenPGPKeyField = "git.asc"
 	// PassphraseField optionally decrypts the private key.
 	PassphraseField = "passphrase"
-	// SSHKeyField holds a PEM or OpenSSH private key.
-	SSHKeyField = "identity"
+	// SSHKeyField holds a PEM or OpenSSH private key (the same key
+	// reverse/writeback/signing reads).
+	SSHKeyField = "git.ssh"
 )
 
 // CheckSigningKey reports whether data, the contents of the signing Secret,

@@ -76,10 +76,10 @@ func TestCheckSigningKey(t *testing.T) {
 		{name: "openpgp missing", typ: refluxv1.OpenPGPSigningKey, data: map[string][]byte{}, wantErr: "git.asc: missing"},
 		{name: "openpgp garbage", typ: refluxv1.OpenPGPSigningKey,
 			data: map[string][]byte{"git.asc": []byte("hello")}, wantErr: "not an armored OpenPGP key"},
-		{name: "ssh key", typ: refluxv1.SSHSigningKey, data: map[string][]byte{"identity": sshKey(t)}},
-		{name: "ssh missing", typ: refluxv1.SSHSigningKey, data: map[string][]byte{"git.asc": plain}, wantErr: "identity: missing"},
+		{name: "ssh key", typ: refluxv1.SSHSigningKey, data: map[string][]byte{"git.ssh": sshKey(t)}},
+		{name: "ssh missing", typ: refluxv1.SSHSigningKey, data: map[string][]byte{"git.asc": plain}, wantErr: "git.ssh: missing"},
 		{name: "ssh garbage", typ: refluxv1.SSHSigningKey,
-			data: map[string][]byte{"identity": []byte("-----BEGIN NOPE-----")}, wantErr: "not a usable SSH private key"},
+			data: map[string][]byte{"git.ssh": []byte("-----BEGIN NOPE-----")}, wantErr: "not a usable SSH private key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

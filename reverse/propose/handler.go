@@ -1,0 +1,134 @@
+package propose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/go-logr/logr"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/writeback"
+	"github.com/reflux-dev/reflux/reverse/writeback/git"
+	"github.com/reflux-dev/reflux/reverse/writeback/signing"
+)
+
+// Writer is what the handler needs of the write-back engine.
+type Writer interface {
+	Run(ctx context.Context, req writeback.Request) (writeback.Result, error)
+}
+
+var _ Writer = &writeback.Engine{}
+
+// Handler implements reverse.Handler with signed branches.
+type Handler struct {
+	Writer Writer
+	Log    logr.Logger
+}
+
+var _ reverse.Handler = &Handler{}
+
+// HandleDriftSet writes the set's Merge fields and Alert fields to their
+// branches. A GitError is returned as an error too, so the caller backs
+// off and retries; every other outcome is a decision reported in the
+// proposals.
+func (h *Handler) HandleDriftSet(ctx context.Context, set reverse.DriftSet) ([]reverse.Proposal, error) {
+	if set.Policy == nil {
+		return nil, errors.New("drift set has no policy")
+	}
+	gitSpec := set.Policy.Spec.Git
+	if gitSpec.ReportOnly {
+		return []reverse.Proposal{{Outcome: refluxv1.ReportOnlyReason, Reason: "policy is report-only: nothing is written to Git"}}, nil
+	}
+	groups := split(set.Records, gitSpec.AlertBranches != "None")
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	if set.Source == nil || set.Source.Branch == "" {
+		return refuseAll(groups, "the Kustomization's source is not a GitRepository with a branch reflux can write beside"), nil
+	}
+	auth, err := git.NewAuth(set.Source.URL, set.Source.AuthData)
+	if err != nil {
+		return refuseAll(groups, fmt.Sprintf("GitRepository credentials: %v", err)), nil
+	}
+	var signer signing.Signer
+	if set.SigningKey != nil {
+		if signer, err = signing.FromSecret(set.SigningKey); err != nil {
+			return refuseAll(groups, fmt.Sprintf("signing key: %v", err)), nil
+		}
+	}
+	var proposals []reverse.Proposal
+	var errs []error
+	for _, grp := range groups {
+		p, err := h.write(ctx, set, grp, auth, signer)
+		proposals = append(proposals, p)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return proposals, errors.Join(errs...)
+}
+
+// write runs one branch's write-back.
+func (h *Handler) write(ctx context.Context, set reverse.DriftSet, grp group, auth *git.AuthOptions,
+	signer signing.Signer) (reverse.Proposal, error) {
+	p := reverse.Proposal{Action: grp.action, Records: grp.records()}
+	if len(grp.fields) == 0 {
+		p.Outcome, p.Reason = refluxv1.RefusedReason, grp.refusals()
+		return p, nil
+	}
+	gitSpec := set.Policy.Spec.Git
+	editor := &editor{set: set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites}
+	kind := writeback.KindMerge
+	if grp.action == refluxv1.AlertAction {
+		kind = writeback.KindAlert
+	}
+	req := writeback.Request{
+		RepoURL: set.Source.URL, Auth: auth, SourceBranch: set.Source.Branch, BranchPrefix: gitSpec.BranchPrefix,
+		Kustomization: writeback.Kustomization{Namespace: set.Kustomization.Namespace, Name: set.Kustomization.Name},
+		Fingerprint:   grp.fingerprint(), Kind: kind,
+		Author: writeback.Author{Name: gitSpec.Author.Name, Email: gitSpec.Author.Email},
+		Signer: signer, Fields: grp.messageFields(), Apply: editor.apply,
+	}
+	res, err := h.Writer.Run(ctx, req)
+	p.Branch, p.Commit, p.Outcome, p.Reason = res.Branch, res.Commit, string(res.Outcome), res.Reason
+	if refused := append(grp.refused, editor.refused...); len(refused) > 0 && err == nil {
+		p.Reason = joinReasons(p.Reason, "not written: "+describe(refused))
+	}
+	if err != nil {
+		if p.Outcome == "" {
+			p.Outcome = refluxv1.GitErrorReason
+		}
+		p.Reason = joinReasons(p.Reason, err.Error())
+		if errors.Is(err, writeback.ErrGit) || p.Outcome == refluxv1.GitErrorReason {
+			return p, err
+		}
+		// A request reflux itself built wrong is a configuration problem,
+		// not something a retry fixes.
+		p.Outcome = refluxv1.RefusedReason
+	}
+	h.Log.Info("write-back", "kustomization", set.Kustomization.Namespace+"/"+set.Kustomization.Name,
+		"action", grp.action, "outcome", p.Outcome, "branch", p.Branch, "commit", p.Commit, "reason", p.Reason)
+	return p, nil
+}
+
+func refuseAll(groups []group, reason string) []reverse.Proposal {
+	out := make([]reverse.Proposal, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, reverse.Proposal{Action: g.action, Outcome: refluxv1.RefusedReason, Reason: reason, Records: g.records()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Action > out[j].Action })
+	return out
+}
+
+func joinReasons(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
