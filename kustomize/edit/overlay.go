@@ -11,6 +11,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
 
@@ -290,8 +291,8 @@ func isContainerImage(ptr string) bool {
 // imageEntry adds an images entry for the image name, setting only the
 // parts that change.
 func (p *planner) imageEntry(kpath string, data []byte, oldS, newS string) error {
-	name, tag, digest := splitImage(oldS)
-	newName, newTag, newDigest := splitImage(newS)
+	name, tag, digest := kustomize.SplitImage(oldS)
+	newName, newTag, newDigest := kustomize.SplitImage(newS)
 	item := []string{"name: " + name}
 	if newName != name {
 		item = append(item, "newName: "+newName)

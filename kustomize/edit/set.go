@@ -132,8 +132,8 @@ func (p *planner) spliceImage(o origin.Origin, via string, old, v interface{}) e
 	if !ok1 || !ok2 {
 		return fmt.Errorf("%w: image values must be strings", ErrUnsupported)
 	}
-	oldName, oldTag, oldDigest := splitImage(oldS)
-	name, tag, digest := splitImage(newS)
+	oldName, oldTag, oldDigest := kustomize.SplitImage(oldS)
+	name, tag, digest := kustomize.SplitImage(newS)
 	var part string
 	switch {
 	case strings.HasSuffix(via, "newTag") && name == oldName && digest == oldDigest:
@@ -163,22 +163,4 @@ func (p *planner) spliceVariable(o origin.Origin, old, v interface{}) error {
 		return fmt.Errorf("%w: cannot express %q through ${%s}", ErrUnsupported, newS, o.Variable)
 	}
 	return p.spliceScalar(o.File, o.Line, o.Column, newS[i:len(newS)-(len(oldS)-i-len(cur))])
-}
-
-// splitImage splits name[:tag][@digest], ignoring a registry port.
-func splitImage(s string) (string, string, string) {
-	search, off := s, 0
-	if i := strings.Index(s, "/"); i > 0 {
-		search, off = s[i:], i
-	}
-	name, tag, digest := s, "", ""
-	if i := strings.Index(search, "@"); i >= 0 {
-		name, digest = s[:off+i], s[off+i+1:]
-		search = search[:i]
-	}
-	if i := strings.Index(search, ":"); i >= 0 {
-		tag = name[off+i+1:]
-		name = s[:off+i]
-	}
-	return name, tag, digest
 }

@@ -3,6 +3,8 @@ package origin
 import (
 	"fmt"
 	"strings"
+
+	"github.com/reflux-dev/reflux/kustomize"
 )
 
 // setNamespace is kustomize's NamespaceTransformer on namespaced objects.
@@ -118,7 +120,7 @@ func (img imageSpec) layer() Layer {
 }
 
 func (img imageSpec) apply(s string) string {
-	name, tag, digest := splitImage(s)
+	name, tag, digest := kustomize.SplitImage(s)
 	if img.newName != nil {
 		name = img.newName.value
 	}
@@ -160,26 +162,8 @@ func walkContainers(n *node, fn func(c *node)) {
 
 // imageMatches is kustomize's image.IsImageMatched without the regexp.
 func imageMatches(s, name string) bool {
-	n, _, _ := splitImage(s)
+	n, _, _ := kustomize.SplitImage(s)
 	return n == name && !strings.ContainsAny(strings.TrimPrefix(s, name), "/")
-}
-
-// splitImage splits name[:tag][@digest], ignoring a registry port.
-func splitImage(s string) (string, string, string) {
-	search, off := s, 0
-	if i := strings.Index(s, "/"); i > 0 {
-		search, off = s[i:], i
-	}
-	name, tag, digest := s, "", ""
-	if i := strings.Index(search, "@"); i >= 0 {
-		name, digest = s[:off+i], s[off+i+1:]
-		search = search[:i]
-	}
-	if i := strings.Index(search, ":"); i >= 0 {
-		tag = name[off+i+1:]
-		name = s[:off+i]
-	}
-	return name, tag, digest
 }
 
 // String helps debugging.
