@@ -69,6 +69,7 @@ type FieldDiff struct {
 	After   interface{}
 }
 
+// String renders the diff as OBJECT POINTER: BEFORE -> AFTER.
 func (d FieldDiff) String() string {
 	return fmt.Sprintf("%s %s: %v -> %v", d.Object, d.Pointer, d.Before, d.After)
 }
@@ -79,6 +80,7 @@ type VerifyError struct {
 	Moved []FieldDiff
 }
 
+// Error lists every leaf that moved.
 func (e *VerifyError) Error() string {
 	var parts []string
 	for _, d := range e.Moved {

@@ -150,6 +150,7 @@ type RefusedError struct {
 	Reason  Reason
 }
 
+// Error names the field and the reason.
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("origin of %s %s refused: %s", e.Object, e.Pointer, e.Reason)
 }
