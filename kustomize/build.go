@@ -42,6 +42,10 @@ type Result struct {
 // generate, SecureBuild, substitute, then commonMetadata (applied by the
 // controller right before server-side apply). It runs on a temporary copy
 // of opts.Root so the caller's files are never written.
+//
+// SOPS decryption (spec.decryption) needs keys from the cluster and is not
+// performed: encrypted resources come back as stored in Git, and the origin
+// index refuses their fields.
 func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	root, rel, err := resolvePaths(opts)
 	if err != nil {
