@@ -19,6 +19,7 @@ type traceOptions struct {
 	path          string
 	kustomization string
 	output        string
+	vars          []string
 }
 
 // NewTraceCommand returns `reflux trace`, which prints where each rendered
@@ -45,6 +46,8 @@ relative to the enclosing git work tree, or the current directory.`,
 	cmd.Flags().StringVar(&opts.path, "path", "", "directory to build (overrides the Kustomization's spec.path)")
 	cmd.Flags().StringVar(&opts.kustomization, "kustomization", "", "file holding the Flux Kustomization whose spec applies")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringArrayVar(&opts.vars, "var", nil,
+		"KEY=VALUE for a postBuild.substituteFrom variable the cluster would supply (repeatable)")
 	return cmd
 }
 
@@ -167,6 +170,19 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 		root = dir // outside cwd and any git tree: the directory is the root
 	}
 	build.Root = root
+	if len(opts.vars) > 0 {
+		// The cluster's ConfigMaps and Secrets are out of reach: --var
+		// stands in for them, with the lowest precedence, like substituteFrom.
+		src := kustomize.SubstituteSource{Kind: "Flag", Name: "--var", Data: map[string]string{}}
+		for _, kv := range opts.vars {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return build, fmt.Errorf("--var %q is not KEY=VALUE", kv)
+			}
+			src.Data[k] = v
+		}
+		build.SubstituteFrom = []kustomize.SubstituteSource{src}
+	}
 	if opts.path != "" {
 		rel, _ := filepath.Rel(root, dir)
 		build.Path = rel

@@ -72,7 +72,7 @@ func (w traceWriter) field(f origin.Field, single bool) error {
 }
 
 func position(file string, line, col int) string {
-	return fmt.Sprintf("%s:%d:%d", file, line, col)
+	return origin.Layer{File: file, Line: line, Column: col}.Position()
 }
 
 func describe(l origin.Layer) string {

@@ -51,6 +51,12 @@ func TestTrace(t *testing.T) {
 			},
 		},
 		{
+			name: "substituteFrom stand-ins from --var",
+			args: []string{"--path", corpus + "postbuild-substitution/apps", "--kustomization", corpus + "postbuild-substitution/flux-kustomization.yaml",
+				"--var", "CLUSTER_NAME=eu-1", "Deployment/billing", "/spec/template/spec/containers/0/env/1/value"},
+			want: []string{"Flag/--var  substitution", "  Flag/--var  substitution  (spec.postBuild.substituteFrom)  ${CLUSTER_NAME}"},
+		},
+		{
 			name:    "unknown object",
 			args:    []string{"--path", corpus + "plain-dir", "Deployment/nope"},
 			wantErr: "object not rendered",

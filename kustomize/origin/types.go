@@ -116,8 +116,12 @@ type Layer struct {
 	refused Reason
 }
 
-// Position renders FILE:LINE:COL.
+// Position renders FILE:LINE:COL, or just FILE for values defined outside
+// any file (substituteFrom sources).
 func (l Layer) Position() string {
+	if l.Line == 0 {
+		return l.File
+	}
 	return fmt.Sprintf("%s:%d:%d", l.File, l.Line, l.Column)
 }
 
