@@ -83,44 +83,56 @@ func (p *planner) patchBody(ch Change) (map[string]interface{}, error) {
 		md["namespace"] = ns
 	}
 	body := map[string]interface{}{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": md}
-	cur := body
-	var rv interface{} = u.Object
-	toks := strings.Split(strings.TrimPrefix(ch.Pointer, "/"), "/")
-	for i, tok := range toks {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		m, _ := rv.(map[string]interface{})
-		if m == nil {
+	cur, rv := body, interface{}(u.Object)
+	toks := splitPointer(ch.Pointer)
+	for i := 0; i < len(toks); i++ {
+		tok := toks[i]
+		m, ok := rv.(map[string]interface{})
+		if !ok {
 			return nil, fmt.Errorf("%w: %s is not a map path", ErrUnsupported, ch.Pointer)
 		}
 		if i == len(toks)-1 {
 			cur[tok] = ch.Value
 			break
 		}
-		next := m[tok]
-		if list, ok := next.([]interface{}); ok {
-			key := listKeys[tok]
-			idx, err := strconv.Atoi(toks[i+1])
-			if key == "" || err != nil || idx >= len(list) || i+1 == len(toks)-1 {
-				return nil, fmt.Errorf("%w: list %s has no merge key a patch can use", ErrUnsupported, tok)
-			}
-			elem, _ := list[idx].(map[string]interface{})
-			item := map[string]interface{}{key: elem[key]}
-			cur[tok] = []interface{}{item}
-			cur, rv = item, elem
-			toks[i+1] = "" // consumed
+		list, isList := m[tok].([]interface{})
+		if !isList {
+			cur, rv = childMap(cur, tok), m[tok]
 			continue
 		}
-		if tok == "" {
-			continue
+		// A list element is addressed by its merge key, never its index,
+		// and the index token is consumed with it.
+		key := listKeys[tok]
+		n, err := strconv.Atoi(toks[i+1])
+		if key == "" || err != nil || n >= len(list) || i+1 == len(toks)-1 {
+			return nil, fmt.Errorf("%w: list %s has no merge key a patch can use", ErrUnsupported, tok)
 		}
-		child, ok := cur[tok].(map[string]interface{})
-		if !ok {
-			child = map[string]interface{}{}
-			cur[tok] = child
-		}
-		cur, rv = child, next
+		elem, _ := list[n].(map[string]interface{})
+		item := map[string]interface{}{key: elem[key]}
+		cur[tok] = []interface{}{item}
+		cur, rv = item, elem
+		i++
 	}
 	return body, nil
+}
+
+// childMap returns the map at key in m, creating it.
+func childMap(m map[string]interface{}, key string) map[string]interface{} {
+	c, ok := m[key].(map[string]interface{})
+	if !ok {
+		c = map[string]interface{}{}
+		m[key] = c
+	}
+	return c
+}
+
+// splitPointer splits a JSON pointer into unescaped tokens.
+func splitPointer(ptr string) []string {
+	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, t := range toks {
+		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	return toks
 }
 
 // declared reads the value a field had where its first layer declared it.
