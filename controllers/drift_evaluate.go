@@ -57,14 +57,10 @@ func (e *Engine) Evaluate(ctx context.Context, g *Governed, live *unstructured.U
 // observe turns detector output into a classified observation.
 // It also returns whether the object should be held.
 func (e *Engine) observe(g *Governed, live, want *unstructured.Unstructured, res drift.Result) (record.Observation, bool) {
-	fields := e.withoutAllowed(res.DriftFields())
+	fields := e.withoutAllowed(renderedFields(res))
 	ref := origin.RefOf(want)
 	for i := range fields {
-		// Records, rules and edits speak of the rendered object: overlays
-		// reorder lists, so the live index may name another element.
-		ptr := translatePointer(live.Object, want.Object, fields[i].Pointer)
-		fields[i].Pointer = ptr
-		fields[i].Origin = fieldOrigin(g.Render.Index, ref, ptr)
+		fields[i].Origin = fieldOrigin(g.Render.Index, ref, fields[i].Pointer)
 		e.attribute(live, &fields[i])
 	}
 	hotfix := g.Classifier.IsManualHotfix(live.GetAnnotations())
@@ -116,6 +112,12 @@ func (e *Engine) apply(ctx context.Context, g *Governed, live *unstructured.Unst
 	}
 	if existing != nil && dismissRequested(existing) && existing.Status.State != refluxv1.DriftDismissed {
 		return e.Dismiss(ctx, g, existing)
+	}
+	if existing != nil && !record.IsOpen(existing) && held(live) && live.GetAnnotations()[HeldByAnnotation] == existing.Name {
+		// Closed, but an earlier release failed: finish it.
+		if err := e.Holder.Release(ctx, obs.Object); err != nil {
+			return err
+		}
 	}
 	if len(obs.Fields) == 0 {
 		return e.settle(ctx, g, existing)
@@ -231,17 +233,24 @@ func (e *Engine) settle(ctx context.Context, g *Governed, existing *refluxv1.Dri
 }
 
 // resolve moves a record to a final state and releases its hold.
+//
+// The state is written first, as a merge patch that cannot conflict with
+// the live path's writes: once the record is closed, the live path never
+// holds the object again for the same drift, so releasing the hold next is
+// final.
 func (e *Engine) resolve(ctx context.Context, rec *refluxv1.Drift, state refluxv1.DriftState) error {
-	if rec.Status.HeldSince != nil {
-		if err := e.Holder.Release(ctx, rec.Spec.Object); err != nil {
-			return err
-		}
-	}
+	wasHeld := rec.Status.HeldSince != nil
+	base := rec.DeepCopy()
 	rec = rec.DeepCopy()
 	rec.Status.State = state
 	rec.Status.HeldSince = nil
-	if err := e.Client.Status().Update(ctx, rec); err != nil {
-		return fmt.Errorf("updating drift record status %s: %w", rec.Name, err)
+	if err := e.Client.Status().Patch(ctx, rec, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("closing drift record %s: %w", rec.Name, err)
+	}
+	if wasHeld {
+		if err := e.Holder.Release(ctx, rec.Spec.Object); err != nil {
+			return err
+		}
 	}
 	e.Log.Info("drift record closed", "record", rec.Name, "state", state)
 	if ks := e.lookup(rec.Spec.Kustomization.Namespace, rec.Spec.Kustomization.Name); ks != nil && e.Events != nil {
@@ -297,4 +306,19 @@ func (e *Engine) retryAttribution(live *unstructured.Unstructured, rec *refluxv1
 	}
 	e.attributionTries[key]++
 	e.queue.AddAfter(key, 500*time.Millisecond)
+}
+
+// renderedFields returns the detector's fields with pointers into the
+// rendered object: records, rules and edits all speak of what the overlay
+// declares, and overlays reorder lists, so a live index may name another
+// element. A field in a list element only the live object has keeps its
+// live pointer, since the render has no position for it.
+func renderedFields(res drift.Result) []refluxv1.DriftField {
+	fields := res.DriftFields()
+	for i, f := range res.Fields {
+		if f.GitPointer != "" && !strings.Contains(f.GitPointer+"/", "/-/") {
+			fields[i].Pointer = f.GitPointer
+		}
+	}
+	return fields
 }

@@ -3,7 +3,6 @@ package controllers
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -12,61 +11,6 @@ import (
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/classify"
 )
-
-// listKeys are the merge keys reflux matches list elements by when it
-// translates a live pointer to the rendered one. Overlays reorder and patch
-// lists, so an index alone would point at the wrong element.
-var listKeys = []string{"name", "containerPort", "port", "mountPath", "devicePath", "ip"}
-
-// translatePointer maps a pointer numbered as in the live object to the
-// same element in the desired object, by merge key. It returns ptr
-// unchanged where no key decides.
-func translatePointer(live, desired map[string]interface{}, ptr string) string {
-	segs := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
-	var l, d interface{} = live, desired
-	for i, seg := range segs {
-		if idx, err := strconv.Atoi(seg); err == nil {
-			ll, okl := l.([]interface{})
-			dl, okd := d.([]interface{})
-			if okl && okd && idx < len(ll) {
-				if j, ok := matchElement(ll[idx], dl); ok {
-					segs[i] = strconv.Itoa(j)
-					l, d = ll[idx], dl[j]
-					continue
-				}
-			}
-			return strings.Join(append([]string{""}, segs...), "/")
-		}
-		key := strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		lm, okl := l.(map[string]interface{})
-		dm, okd := d.(map[string]interface{})
-		if !okl || !okd {
-			break
-		}
-		l, d = lm[key], dm[key]
-	}
-	return "/" + strings.Join(segs, "/")
-}
-
-func matchElement(item interface{}, list []interface{}) (int, bool) {
-	m, ok := item.(map[string]interface{})
-	if !ok {
-		return 0, false
-	}
-	for _, k := range listKeys {
-		v, ok := m[k]
-		if !ok {
-			continue
-		}
-		for j, cand := range list {
-			if cm, ok := cand.(map[string]interface{}); ok && cm[k] == v {
-				return j, true
-			}
-		}
-		return 0, false
-	}
-	return 0, false
-}
 
 // fieldOrigin finds where the source declares the field at ptr (numbered
 // as in the rendered object). A field the source does not declare, such as

@@ -89,7 +89,12 @@ func TestPolicyReadyCountsGovernedKustomizations(t *testing.T) {
 	p.Spec.KustomizationSelector = metav1.LabelSelector{MatchLabels: apps}
 	g.Expect(k8sClient.Create(ctx, p)).To(Succeed())
 	obj := waitForCondition(g, client.ObjectKeyFromObject(p), meta.ReadyCondition, metav1.ConditionTrue, refluxv1.ValidPolicyReason)
-	g.Expect(obj.Status.ObservedGeneration).To(Equal(obj.Generation))
+	// The patch helper writes conditions and the other status fields in
+	// separate requests, so observedGeneration may land a moment later.
+	g.Eventually(func() int64 {
+		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(p), obj)
+		return obj.Status.ObservedGeneration
+	}, timeout, 100*time.Millisecond).Should(Equal(obj.Generation))
 	// The reconciler's cache may see the Kustomizations after the policy;
 	// their watch events bring the count up to date.
 	g.Eventually(func() int32 {

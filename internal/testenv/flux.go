@@ -76,7 +76,11 @@ func startController(o *Options, cp *controlPlane, dir, name, user string, extra
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProcess(name, bin, append(args, own...), childEnv(home, kubeconfig), dir)
+	env, err := childEnv(home, kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	p, err := startProcess(name, bin, append(args, own...), env, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -122,13 +126,22 @@ func kustomizeArgs(string) ([]string, error) {
 
 // childEnv is the whole environment of a controller: nothing is inherited,
 // so a developer's KUBECONFIG or proxy settings cannot point it elsewhere.
-func childEnv(home, kubeconfig string) []string {
+// Each controller gets a TMPDIR of its own: kustomize-controller purges
+// every kustomization-* dir in its TMPDIR at startup, which would delete
+// the build dirs of another environment's controller running beside it
+// (parallel test packages).
+func childEnv(home, kubeconfig string) ([]string, error) {
+	tmp := filepath.Join(home, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("creating controller TMPDIR: %w", err)
+	}
 	return []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
+		"TMPDIR=" + tmp,
 		"KUBECONFIG=" + kubeconfig,
 		"NO_PROXY=127.0.0.1,localhost",
-	}
+	}, nil
 }
 
 // joinStop stops the started processes after a failed start and joins any

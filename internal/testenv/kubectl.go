@@ -20,7 +20,9 @@ func (e *Env) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
 		}
 	}
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", e.KubeconfigPath}, args...)...)
-	cmd.Env = childEnv(filepath.Join(e.Dir, "kubectl"), e.KubeconfigPath)
+	if cmd.Env, err = childEnv(filepath.Join(e.Dir, "kubectl"), e.KubeconfigPath); err != nil {
+		return nil, err
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -91,6 +91,7 @@ func (h *Handler) write(ctx context.Context, set reverse.DriftSet, grp group, au
 		Fingerprint:   grp.fingerprint(), Kind: kind,
 		Author: writeback.Author{Name: gitSpec.Author.Name, Email: gitSpec.Author.Email},
 		Signer: signer, Fields: grp.messageFields(), Apply: editor.apply,
+		MessageTemplate: gitSpec.CommitMessageTemplate,
 	}
 	res, err := h.Writer.Run(ctx, req)
 	p.Branch, p.Commit, p.Outcome, p.Reason = res.Branch, res.Commit, string(res.Outcome), res.Reason

@@ -215,3 +215,16 @@ func TestServerDownIsAGitError(t *testing.T) {
 	g.Expect(err).To(HaveOccurred(), "a git error is returned so the caller backs off")
 	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.GitErrorReason))
 }
+
+func TestPolicyMessageTemplate(t *testing.T) {
+	g := NewWithT(t)
+	srv, url := gitServer(t)
+	set := shopSet(url)
+	set.Policy.Spec.Git.CommitMessageTemplate = "flags({{ .Kustomization }}): {{ len .Fields }} change(s) from the cluster"
+	proposals, err := newHandler(t).HandleDriftSet(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	dir := clone(t, srv, proposals[0].Branch)
+	msg := run(t, dir, "git", "log", "-1", "--format=%B")
+	g.Expect(msg).To(HavePrefix("flags(flux-system/shop): 1 change(s) from the cluster"))
+	g.Expect(msg).To(ContainSubstring("Reflux-Fingerprint:"), "trailers are kept whatever the template says")
+}

@@ -98,7 +98,17 @@ func sourceUnmoved(ctx context.Context, c repository.Client, source, seen string
 }
 
 func (e *Engine) message(req Request, source string) (string, error) {
-	body, err := e.template.Render(message.Data{
+	tmpl := e.template
+	if req.MessageTemplate != "" {
+		// A policy's own template; the trailers below are added whatever
+		// it says, so ownership and idempotency never depend on it.
+		t, err := message.Parse(req.MessageTemplate)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+		}
+		tmpl = t
+	}
+	body, err := tmpl.Render(message.Data{
 		Kustomization: req.Kustomization.String(),
 		Kind:          string(req.Kind),
 		NeedsDecision: req.Kind == KindAlert,

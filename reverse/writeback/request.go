@@ -76,6 +76,9 @@ type Request struct {
 	Fields []message.Field
 	// Apply edits the worktree.
 	Apply ApplyFunc
+	// MessageTemplate overrides the engine's commit message template for
+	// this request (a policy's spec.git.commitMessageTemplate).
+	MessageTemplate string
 }
 
 var fingerprintRE = regexp.MustCompile(`^[A-Za-z0-9._:+/=-]{1,200}$`)

@@ -1,0 +1,86 @@
+package drift
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// TestServerDefaultsAreNotDrift: the Service got a clusterIP and defaults
+// from the apiserver when Flux created it; reflux reports none of it.
+func TestServerDefaultsAreNotDrift(t *testing.T) {
+	g := NewWithT(t)
+	svc := &corev1.Service{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, svc)).To(Succeed())
+	g.Expect(svc.Spec.ClusterIP).ToNot(BeEmpty())
+	// A later change to the Service that reflux does record proves the
+	// Service was evaluated, and that only that change was found.
+	if svc.Annotations == nil {
+		svc.Annotations = map[string]string{}
+	}
+	svc.Annotations["reflux.dev/e2e-marker"] = "evaluated"
+	editAsAlice(g, svc, "kubectl-annotate")
+	rec := recordFor(g, "Service", "web", func(r *refluxv1.Drift) error {
+		_, err := field(r, "/metadata/annotations/reflux.dev~1e2e-marker")
+		return err
+	})
+	g.Expect(rec.Spec.Fields).To(HaveLen(1), "clusterIP, ipFamilies and other defaults are not drift: %+v", rec.Spec.Fields)
+}
+
+// TestChangesFluxKeepsAreReportedAsSuch: a key added by a non-kubectl
+// manager survives Flux (docs/flux-behaviour.md); reflux reports it,
+// marked as not reverted, and does not hold the object for it.
+func TestChangesFluxKeepsAreReportedAsSuch(t *testing.T) {
+	g := NewWithT(t)
+	cm := configMap(g, "legacy-state")
+	cm.Data["LAST_RUN"] = "2026-11-29T02:00:00Z"
+	editAsAlice(g, cm, "legacy-billing-job")
+	rec := recordFor(g, "ConfigMap", "legacy-state", func(r *refluxv1.Drift) error {
+		if r.Status.State == "" {
+			return fmt.Errorf("status not written yet")
+		}
+		_, err := field(r, "/data/LAST_RUN")
+		return err
+	})
+	f, _ := field(rec, "/data/LAST_RUN")
+	g.Expect(f.FluxReverts).To(BeFalse())
+	g.Expect(f.Modifier.Manager).To(Equal("legacy-billing-job"))
+	g.Expect(rec.Status.State).To(Equal(refluxv1.DriftDetected), "nothing to hold against")
+	g.Expect(isHeld(configMap(g, "legacy-state"))).To(BeFalse())
+	forceReconcile(g)
+	g.Expect(configMap(g, "legacy-state").Data).To(HaveKey("LAST_RUN"), "Flux keeps it, as reported")
+}
+
+// TestDeletingARecordDismissesTheDrift: deleting the record is a
+// dismissal too. Its finalizer keeps it until the hold is released and
+// Flux has restored Git's value, so the drift is not recorded again.
+func TestDeletingARecordDismissesTheDrift(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	cm := configMap(g, "tax-rates")
+	cm.Data["VAT"] = "21"
+	editAsAlice(g, cm, "kubectl-edit")
+	rec := recordFor(g, "ConfigMap", "tax-rates", func(r *refluxv1.Drift) error {
+		if r.Status.State != refluxv1.DriftHeld {
+			return fmt.Errorf("state %q", r.Status.State)
+		}
+		return nil
+	})
+	g.Expect(rec.Finalizers).To(ContainElement(refluxv1.DriftFinalizer))
+	g.Expect(env.Client.Delete(ctx, rec)).To(Succeed())
+
+	g.Eventually(func() string { return configMap(g, "tax-rates").Data["VAT"] }, timeout, interval).Should(Equal("20"))
+	g.Expect(isHeld(configMap(g, "tax-rates"))).To(BeFalse())
+	g.Eventually(func() bool {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(rec), &refluxv1.Drift{})
+		return apierrors.IsNotFound(err)
+	}, timeout, interval).Should(BeTrue(), "the record goes once Flux restored Git")
+	g.Consistently(func() error { return noRecordFor("ConfigMap", "tax-rates") }, "2s", interval).Should(Succeed())
+}
