@@ -57,8 +57,9 @@ func (w traceWriter) field(f origin.Field, single bool) error {
 		if _, err = fmt.Fprintf(w.out, "%s  %s\n", position(f.Origin.File, f.Origin.Line, f.Origin.Column), f.Origin.Kind); err != nil {
 			return err
 		}
-		for i := len(f.Origin.Chain) - 1; i >= 0; i-- {
-			l := f.Origin.Chain[i]
+		// The chain reads from base to overlay, as in JSON: why the value
+		// is what it is, layer by layer.
+		for _, l := range f.Origin.Chain {
 			if _, err = fmt.Fprintf(w.out, "  %s  %s%s\n", l.Position(), l.Kind, describe(l)); err != nil {
 				return err
 			}

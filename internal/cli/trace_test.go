@@ -33,8 +33,8 @@ func TestTrace(t *testing.T) {
 			args: []string{"--path", corpus + "base-overlays/overlays/prod", "Deployment/prod/podinfo", "/spec/replicas"},
 			want: []string{
 				"kustomize/testdata/base-overlays/overlays/prod/kustomization.yaml:10:12  replicas",
-				"  kustomize/testdata/base-overlays/overlays/prod/kustomization.yaml:10:12  replicas  (replicas[0].count)",
 				"  kustomize/testdata/base-overlays/base/deployment.yaml:6:13  resource",
+				"  kustomize/testdata/base-overlays/overlays/prod/kustomization.yaml:10:12  replicas  (replicas[0].count)",
 			},
 		},
 		{
