@@ -34,7 +34,8 @@ func TestFaithful(t *testing.T) {
 			}
 			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "Flux did not apply %s: %s", c.Name, ready.Message)
 			g.Expect(inventoryIDs(ks)).To(Equal(renderedIDs(c.Render.Objects)),
-				"Flux's inventory differs from reflux's render")
+				"Flux's inventory differs from reflux's render (Ready: %s: %s; applied %s)",
+				ready.Reason, ready.Message, ks.Status.LastAppliedRevision)
 			leaves := 0
 			for _, obj := range c.Render.Objects {
 				got, err := diffLive(context.Background(), obj, ks)
@@ -88,6 +89,11 @@ func getLive(ctx context.Context, rendered *unstructured.Unstructured) (*unstruc
 // Kustomization: Ready=True, or Ready=False for a reason a retry would not
 // change (the build or the apply failed). Waiting for Ready alone would
 // turn a Flux refusal into a timeout and hide its message.
+//
+// Ready alone is not enough for success either: Flux's patch helper writes
+// the conditions before the rest of the status, so Ready=True can be read
+// while .status.inventory is still the old one. lastAppliedRevision is set
+// after the inventory and lands in the same status patch.
 func settled(ctx context.Context, c *fluxCase) (*kustomizev1.Kustomization, error) {
 	ks := &kustomizev1.Kustomization{}
 	key := client.ObjectKey{Namespace: c.Namespace, Name: c.Kustomization.Name}
@@ -101,7 +107,11 @@ func settled(ctx context.Context, c *fluxCase) (*kustomizev1.Kustomization, erro
 			return false, nil
 		}
 		last = ready.Reason + ": " + ready.Message
-		return ready.Status == metav1.ConditionTrue || terminal(ready.Reason), nil
+		if ready.Status == metav1.ConditionTrue {
+			applied := ks.Status.LastAppliedRevision
+			return applied != "" && applied == ks.Status.LastAttemptedRevision, nil
+		}
+		return terminal(ready.Reason) && ks.Status.LastAttemptedRevision != "", nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("waiting for Flux to settle %s (last Ready: %s): %w", key, last, err)
