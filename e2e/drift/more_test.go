@@ -84,3 +84,32 @@ func TestDeletingARecordDismissesTheDrift(t *testing.T) {
 	}, timeout, interval).Should(BeTrue(), "the record goes once Flux restored Git")
 	g.Consistently(func() error { return noRecordFor("ConfigMap", "tax-rates") }, "2s", interval).Should(Succeed())
 }
+
+// TestPolicyStatusSummarisesOpenDrift: the policy's status is a bounded
+// dashboard of its records, with held objects and when they were held.
+func TestPolicyStatusSummarisesOpenDrift(t *testing.T) {
+	g := NewWithT(t)
+	p := &refluxv1.ReverseSyncPolicy{}
+	g.Eventually(func() error {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "apps"}, p); err != nil {
+			return err
+		}
+		if p.Status.Drift == nil || p.Status.DriftedObjects < 3 {
+			return fmt.Errorf("drift report %+v", p.Status.Drift)
+		}
+		return nil
+	}, timeout, interval).Should(Succeed())
+	g.Expect(p.Status.Drift.Entries).To(HaveLen(int(p.Status.DriftedObjects)), "under the bound, nothing overflows")
+	g.Expect(p.Status.Drift.Overflow).To(BeZero())
+	g.Expect(p.Status.Drift.BySeverity).To(HaveKey(refluxv1.SeverityCritical))
+	// Most severe first.
+	g.Expect(p.Status.Drift.Entries[0].Severity).To(Equal(refluxv1.SeverityCritical))
+	held := 0
+	for _, e := range p.Status.Drift.Entries {
+		if e.State == refluxv1.DriftHeld {
+			g.Expect(e.HeldSince).ToNot(BeNil(), e.Object)
+			held++
+		}
+	}
+	g.Expect(held).To(BeNumerically(">", 0))
+}

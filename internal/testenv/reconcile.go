@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -65,8 +66,17 @@ func (e *Env) WaitForReady(ctx context.Context, obj FluxObject) error {
 			return false, fmt.Errorf("getting %s: %w", client.ObjectKeyFromObject(obj), err)
 		}
 		ready = apimeta.FindStatusCondition(obj.GetConditions(), meta.ReadyCondition)
-		return ready != nil && ready.Status == metav1.ConditionTrue &&
-			ready.ObservedGeneration == obj.GetGeneration(), nil
+		if ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != obj.GetGeneration() {
+			return false, nil
+		}
+		// Flux patches its conditions before the rest of the status, so a
+		// Kustomization can read Ready before its applied revision and
+		// inventory are written: wait for those too.
+		if ks, ok := obj.(*kustomizev1.Kustomization); ok {
+			return ks.Status.LastAppliedRevision != "" &&
+				ks.Status.LastAppliedRevision == ks.Status.LastAttemptedRevision, nil
+		}
+		return true, nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for %s to be ready (Ready: %s): %w",
