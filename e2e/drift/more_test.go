@@ -113,3 +113,21 @@ func TestPolicyStatusSummarisesOpenDrift(t *testing.T) {
 	}
 	g.Expect(held).To(BeNumerically(">", 0))
 }
+
+// TestKubectlScaleIsDrift: `kubectl scale` writes through the scale
+// subresource as manager kubectl; Flux reverts it, so reflux records it.
+func TestKubectlScaleIsDrift(t *testing.T) {
+	g := NewWithT(t)
+	d := deployment(g, "image-worker")
+	scale := &autoscalingScale{}
+	scale.Spec.Replicas = 3
+	g.Expect(alice.SubResource("scale").Update(context.Background(), d, client.WithSubResourceBody(scale.object(d)),
+		client.FieldOwner("kubectl"))).To(Succeed())
+	rec := recordFor(g, "Deployment", "image-worker", func(r *refluxv1.Drift) error {
+		_, err := field(r, "/spec/replicas")
+		return err
+	})
+	f, _ := field(rec, "/spec/replicas")
+	g.Expect(f.LiveValue).To(Equal("3"))
+	g.Expect(f.FluxReverts).To(BeTrue())
+}
