@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,6 +46,9 @@ func (r *KustomizationReconciler) writeTarget(ctx context.Context, g *Governed, 
 		src.AuthData = data
 	}
 	set.Source = src
+	if err := r.liveSecrets(ctx, set); err != nil {
+		return err
+	}
 	if key := g.Policy.Spec.Git.SigningKey; key != nil {
 		data, err := r.secretData(ctx, g.Policy.Namespace, key.SecretRef.Name)
 		if err != nil {
@@ -208,4 +213,28 @@ func shortSHA(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// liveSecrets reads the held live Secrets the records name: records mask
+// Secret values, and write-back encrypts the live ones with SOPS. Only
+// Secrets with fields bound for Git are read.
+func (r *KustomizationReconciler) liveSecrets(ctx context.Context, set *reverse.DriftSet) error {
+	for _, d := range set.Records {
+		o := d.Spec.Object
+		if o.Kind != "Secret" || o.APIVersion != "v1" || d.Spec.ManualHotfix {
+			continue
+		}
+		data, err := r.secretData(ctx, o.Namespace, o.Name)
+		if err != nil {
+			if apierrors.IsNotFound(errors.Unwrap(err)) {
+				continue // gone: write-back refuses the fields with a reason
+			}
+			return err
+		}
+		if set.LiveSecrets == nil {
+			set.LiveSecrets = map[string]map[string][]byte{}
+		}
+		set.LiveSecrets[o.Namespace+"/"+o.Name] = data
+	}
+	return nil
 }

@@ -27,6 +27,10 @@ type DriftSet struct {
 	Source *GitSource
 	// SigningKey is the policy's signing Secret data; nil for unsigned.
 	SigningKey map[string][]byte
+	// LiveSecrets holds the data of the held live Secrets the records name,
+	// by "namespace/name": records mask Secret values, so the values to
+	// encrypt come from the held object itself.
+	LiveSecrets map[string]map[string][]byte
 	// Policy that governs the Kustomization.
 	Policy *refluxv1.ReverseSyncPolicy
 	// Revision Flux applied when the set was computed.

@@ -105,7 +105,10 @@ type GitSpec struct {
 	AllowSharedWrites bool `json:"allowSharedWrites,omitempty"`
 
 	// Encryption lists the SOPS recipients used to encrypt Secret data that
-	// reflux writes. Without recipients, Secret drift is never written.
+	// reflux writes. Without recipients, Secret drift is never written. The
+	// Kustomization must decrypt with SOPS (spec.decryption.provider: sops),
+	// and the Secret must be a plain, single-document resource file, which
+	// reflux rewrites encrypted with the live values.
 	// +optional
 	Encryption *Encryption `json:"encryption,omitempty"`
 }
@@ -158,7 +161,8 @@ type Encryption struct {
 	// +optional
 	Age []string `json:"age,omitempty"`
 
-	// PGP recipient fingerprints.
+	// PGP recipient fingerprints. Reserved: this release encrypts for the
+	// age recipients only, and refuses Secret write-back without them.
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:Pattern=`^[0-9A-Fa-f]{16,40}$`
 	// +listType=set

@@ -23,10 +23,11 @@ import (
 // call apply on the source head, on reflux's existing branch, or again
 // after a rebase, so it converges: a field Git already holds is skipped.
 type editor struct {
-	set         reverse.DriftSet
-	fields      []fieldRef
-	allowShared bool
-	refused     []refusal
+	set           reverse.DriftSet
+	fields        []fieldRef
+	allowShared   bool
+	ageRecipients []string
+	refused       []refusal
 }
 
 // ErrGitChanged means Git changed a drifted field since the drift was
@@ -38,7 +39,11 @@ func (e *editor) apply(dir string) ([]string, error) {
 	e.refused = nil
 	opts := kustomize.BuildOptions{Root: dir, Kustomization: e.set.Spec}
 	changed := map[string]bool{}
-	for _, f := range e.fields {
+	plain, secrets := splitSecrets(e.fields)
+	if err := e.applySecrets(ctx, dir, opts, secrets, changed); err != nil {
+		return nil, err
+	}
+	for _, f := range plain {
 		ch, err := change(f)
 		if err != nil {
 			e.refused = append(e.refused, refusal{fieldRef: f, reason: err.Error()})

@@ -31,7 +31,8 @@ type group struct {
 
 // split sorts fields into the Merge branch and, when alert branches are
 // on, the Alert branch. Declared hotfixes and Ignore fields never reach Git.
-func split(records []refluxv1.Drift, alerts bool) []group {
+// Secret fields are written only when the policy has SOPS recipients.
+func split(records []refluxv1.Drift, alerts, encrypt bool) []group {
 	merge := group{action: refluxv1.MergeAction}
 	alert := group{action: refluxv1.AlertAction}
 	for i := range records {
@@ -50,7 +51,7 @@ func split(records []refluxv1.Drift, alerts bool) []group {
 				continue
 			}
 			ref := fieldRef{record: rec, field: f}
-			if reason := unwritable(rec, f); reason != "" {
+			if reason := unwritable(rec, f, encrypt); reason != "" {
 				g.refused = append(g.refused, refusal{fieldRef: ref, reason: reason})
 				continue
 			}
@@ -67,11 +68,15 @@ func split(records []refluxv1.Drift, alerts bool) []group {
 }
 
 // unwritable says why a field cannot be written from its record, or "".
-func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField) string {
+func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string {
 	switch {
-	case rec.Spec.Object.Kind == "Secret" && rec.Spec.Object.APIVersion == "v1":
-		// Records mask Secret values, and plaintext never goes to Git.
-		return "Secret values are written only SOPS-encrypted, which this release does not do yet"
+	case isSecret(rec) && !encrypt:
+		// Plaintext Secret values never go to Git.
+		return "Secret values are written only SOPS-encrypted, and the policy has no age recipients (spec.git.encryption.age)"
+	case isSecret(rec) && f.ChangeType == refluxv1.ChangeRemove:
+		return "removing a Secret key is not written back yet"
+	case isSecret(rec):
+		return ""
 	case f.ChangeType == refluxv1.ChangeRemove:
 		return "removing a field Git declares is not written back yet"
 	case f.Origin != nil && f.Origin.Refused != "":
@@ -156,4 +161,8 @@ func describe(refused []refusal) string {
 		parts = append(parts, fmt.Sprintf("%s/%s %s: %s", o.Kind, o.Name, r.field.Pointer, r.reason))
 	}
 	return strings.Join(parts, "; ")
+}
+
+func isSecret(rec *refluxv1.Drift) bool {
+	return rec.Spec.Object.Kind == "Secret" && rec.Spec.Object.APIVersion == "v1"
 }

@@ -42,7 +42,8 @@ func (h *Handler) HandleDriftSet(ctx context.Context, set reverse.DriftSet) ([]r
 	if gitSpec.ReportOnly {
 		return []reverse.Proposal{{Outcome: refluxv1.ReportOnlyReason, Reason: "policy is report-only: nothing is written to Git"}}, nil
 	}
-	groups := split(set.Records, gitSpec.AlertBranches != "None")
+	encrypt := gitSpec.Encryption != nil && len(gitSpec.Encryption.Age) > 0
+	groups := split(set.Records, gitSpec.AlertBranches != "None", encrypt)
 	if len(groups) == 0 {
 		return nil, nil
 	}
@@ -81,6 +82,9 @@ func (h *Handler) write(ctx context.Context, set reverse.DriftSet, grp group, au
 	}
 	gitSpec := set.Policy.Spec.Git
 	editor := &editor{set: set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites}
+	if gitSpec.Encryption != nil {
+		editor.ageRecipients = gitSpec.Encryption.Age
+	}
 	kind := writeback.KindMerge
 	if grp.action == refluxv1.AlertAction {
 		kind = writeback.KindAlert

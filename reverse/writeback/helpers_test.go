@@ -54,12 +54,22 @@ func newEngine(t *testing.T, cache string, opts ...Option) *Engine {
 
 func (f *fixture) request(fp string, apply ApplyFunc) Request {
 	f.t.Helper()
-	auth, err := git.NewAuth(f.srv.URL(repoName), f.srv.SecretData)
+	req, err := newRequest(f.srv.URL(repoName), f.srv.SecretData, fp, apply)
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	return req
+}
+
+// newRequest is the write-back the tests make, against repoURL with
+// credentials in the shape of a GitRepository Secret.
+func newRequest(repoURL string, secret map[string][]byte, fp string, apply ApplyFunc) (Request, error) {
+	auth, err := git.NewAuth(repoURL, secret)
+	if err != nil {
+		return Request{}, err
+	}
 	return Request{
-		RepoURL:       f.srv.URL(repoName),
+		RepoURL:       repoURL,
 		Auth:          auth,
 		SourceBranch:  "main",
 		Kustomization: Kustomization{Namespace: "flux-system", Name: "apps"},
@@ -69,7 +79,7 @@ func (f *fixture) request(fp string, apply ApplyFunc) Request {
 		Fields: []message.Field{{Object: "apps/v1/Deployment apps/web", Pointer: "/spec/replicas",
 			GitValue: "2", LiveValue: "5", File: webFile, Line: 1, LastModifier: "kubectl", Severity: "low"}},
 		Apply: apply,
-	}
+	}, nil
 }
 
 func (f *fixture) run(req Request) Result {
