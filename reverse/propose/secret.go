@@ -199,4 +199,3 @@ func verifySecret(ctx context.Context, opts kustomize.BuildOptions, before *kust
 	}
 	return fmt.Errorf("the rewritten Secret %s is missing from the render", ref)
 }
-
