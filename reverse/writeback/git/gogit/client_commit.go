@@ -83,7 +83,7 @@ func (c *Client) Commit(req git.CommitRequest) (string, error) {
 		when = time.Now()
 	}
 	sig := &object.Signature{Name: req.Author.Name, Email: req.Author.Email, When: when}
-	h, err := wt.Commit(req.Message, &extgogit.CommitOptions{Author: sig, Committer: sig, Signer: req.Signer, AllowEmptyCommits: true})
+	h, err := wt.Commit(req.Message, &extgogit.CommitOptions{Author: sig, Committer: sig, Signer: req.Signer})
 	if errors.Is(err, extgogit.ErrEmptyCommit) {
 		return "", git.ErrNoChanges
 	}
