@@ -145,3 +145,18 @@ func TestCacheRefusesOtherRevisions(t *testing.T) {
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(r.Objects).To(HaveLen(3))
 }
+
+// TestEncryptedObjectsAreNotCompared: Flux decrypts SOPS documents with
+// keys reflux does not hold, so they are left out of the desired state
+// instead of being compared as ciphertext.
+func TestEncryptedObjectsAreNotCompared(t *testing.T) {
+	g := NewWithT(t)
+	artifact, _ := artifactServer(t, tarball(t, "testdata/shop-sops"))
+	r, err := NewCache(NewFetcher(1, 10<<20, 10<<20)).Get(context.Background(), Request{Kustomization: shopKustomization(), Artifact: artifact})
+	g.Expect(err).ToNot(HaveOccurred())
+	secret := ObjectKey{Kind: "Secret", Namespace: "shop", Name: "checkout-db"}
+	_, ok := r.Object(secret)
+	g.Expect(ok).To(BeFalse())
+	g.Expect(r.Encrypted).To(ConsistOf(secret))
+	g.Expect(r.Objects).To(HaveLen(3), "everything else is still desired")
+}

@@ -50,6 +50,9 @@ type Render struct {
 	// overlay cannot be indexed; IndexErr then says why.
 	Index    *origin.Index
 	IndexErr error
+	// Encrypted are SOPS-encrypted objects Flux decrypts with its own keys;
+	// reflux cannot know their applied values, so it does not watch them.
+	Encrypted []ObjectKey
 }
 
 // Object returns the desired object with the given key.
@@ -70,9 +73,17 @@ func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, rev
 	// Index the render as built: the index cross-checks its model against
 	// these objects, before reflux stamps what Flux adds at apply time.
 	index, indexErr := origin.NewIndex(opts, res)
-	objects := make([]*unstructured.Unstructured, len(res.Objects))
-	for i, o := range res.Objects {
-		objects[i] = o.DeepCopy()
+	objects := make([]*unstructured.Unstructured, 0, len(res.Objects))
+	var encrypted []ObjectKey
+	for _, o := range res.Objects {
+		// kustomize-controller decrypts SOPS documents with keys reflux
+		// does not hold, so what it applies is unknowable here: comparing
+		// the ciphertext would report every encrypted field as drift.
+		if _, ok := o.Object["sops"]; ok {
+			encrypted = append(encrypted, KeyOf(o))
+			continue
+		}
+		objects = append(objects, o.DeepCopy())
 	}
 	if err := normalize.UnstructuredList(objects); err != nil {
 		return nil, fmt.Errorf("normalising build output: %w", err)
@@ -83,7 +94,7 @@ func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, rev
 	owner.SetOwnerLabels(objects, ks.Name, ks.Namespace)
 
 	out := &Render{Revision: revision, Generation: ks.Generation, Objects: make(map[ObjectKey]*unstructured.Unstructured, len(objects)),
-		Index: index, IndexErr: indexErr}
+		Index: index, IndexErr: indexErr, Encrypted: encrypted}
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, o := range objects {
 		out.Objects[KeyOf(o)] = o
