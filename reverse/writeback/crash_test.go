@@ -132,6 +132,30 @@ func TestCrashBetweenPushAndStatus(t *testing.T) {
 	}
 }
 
+// TestCrashTornCacheWrite restarts on a clone left torn by a kill. go-git
+// rewrites ref files and the index in place, truncating them first, so a
+// SIGKILL at the wrong instant leaves an empty file. That instant cannot be
+// hit from outside, so the test empties the file itself. The cache is
+// disposable: the restart must not fail on it forever.
+func TestCrashTornCacheWrite(t *testing.T) {
+	for _, file := range []string{"refs/remotes/origin/main", "refs/remotes/origin/" + crashBranch, "index"} {
+		t.Run(file, func(t *testing.T) {
+			g := NewWithT(t)
+			r := newCrashRig(t, gateOpen)
+			r.start().expectExit(t, exitPushedUnreported)
+			pushed := r.refluxBranches()[crashBranch]
+			torn := filepath.Join(r.clone(), ".git", filepath.FromSlash(file))
+			g.Expect(torn).To(BeARegularFile())
+			g.Expect(os.Truncate(torn, 0)).To(Succeed())
+
+			res := r.run()
+			g.Expect(res.Outcome).To(Equal(UpToDate), res.Reason)
+			g.Expect(res.Commit).To(Equal(pushed))
+			r.expectOneCommit(g, res)
+		})
+	}
+}
+
 // TestCrashChild is the write-back the crash tests kill. It runs only in a
 // child process started by crashRig.start.
 func TestCrashChild(t *testing.T) {

@@ -114,7 +114,7 @@ func (c *Client) Close() {
 func (c *Client) reuse() (*extgogit.Repository, error) {
 	// Any failure to open is treated like a foreign directory: the cache is
 	// disposable, the remote is the truth.
-	if repo, err := c.open(); err == nil && c.packs() <= c.maxPacks {
+	if repo, err := c.open(); err == nil && c.packs() <= c.maxPacks && readable(repo) {
 		if remote, err := repo.Remote(remoteName); err == nil {
 			if urls := remote.Config().URLs; len(urls) == 1 && urls[0] == c.url {
 				return repo, nil
@@ -126,6 +126,22 @@ func (c *Client) reuse() (*extgogit.Repository, error) {
 		return nil, fmt.Errorf("clearing cache dir %s: %w", c.dir, rmErr)
 	}
 	return nil, nil
+}
+
+// readable reports whether every ref and the index of repo can be read.
+// go-git rewrites ref files and the index in place, truncating first, so a
+// process killed mid-write leaves an empty file that fails every later
+// fetch or checkout (issue 5).
+func readable(repo *extgogit.Repository) bool {
+	refs, err := repo.Storer.IterReferences()
+	if err != nil {
+		return false
+	}
+	if err := refs.ForEach(func(*plumbing.Reference) error { return nil }); err != nil {
+		return false
+	}
+	_, err = repo.Storer.Index()
+	return err == nil
 }
 
 func (c *Client) init() (*extgogit.Repository, error) {
