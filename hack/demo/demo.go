@@ -53,11 +53,33 @@ type options struct {
 	// gitLogPath is where the git server's request log goes, when main
 	// redirected it. Optional.
 	gitLogPath string
-	// exitAfterSetup ends the demo after the summary instead of waiting
-	// for a signal.
-	exitAfterSetup bool
+	// exit is where the demo ends instead of waiting for a signal.
+	exit exitPoint
 	// out receives progress and the summary.
 	out io.Writer
+}
+
+// exitPoint is where the demo ends instead of waiting for Ctrl-C.
+type exitPoint int
+
+const (
+	// exitNever runs setup and scenario, then waits for Ctrl-C: the
+	// newcomer's demo, with everything left running to explore.
+	exitNever exitPoint = iota
+	// exitAfterSetup ends after the summary: a check of the setup alone.
+	exitAfterSetup
+	// exitAfterScenario ends after the scenario: a smoke check of the
+	// whole journey, from the edit to the signed branch.
+	exitAfterScenario
+)
+
+// earliest returns whichever of a and b ends the demo first; exitNever
+// ends it last.
+func earliest(a, b exitPoint) exitPoint {
+	if a == exitNever || (b != exitNever && b < a) {
+		return b
+	}
+	return a
 }
 
 // complete fills the defaults.
@@ -89,6 +111,7 @@ type demo struct {
 	keys          clientKeys
 	policy        *refluxv1.ReverseSyncPolicy
 	reflux        *refluxProcess
+	scenario      scenarioState
 }
 
 // clientKeys are files a user needs to reach the git server and check

@@ -25,15 +25,14 @@ import (
 	"github.com/reflux-dev/reflux/reverse/writeback/signing"
 )
 
-// TestSetup runs the setup steps as `make demo --exit-after-setup` does,
-// against the real environment and a freshly built reflux, and checks what
-// the summary promises: Flux applied the app, the policy governs it, and
-// reflux is serving.
-func TestSetup(t *testing.T) {
-	g := NewWithT(t)
+// TestDemo runs the demo as `DEMO_EXIT=1 make demo` does, against the
+// real environment and a freshly built reflux: the setup steps, then the
+// scenario steps on the environment they left. One environment serves
+// both, as in the demo; the scenario is skipped when the setup failed.
+func TestDemo(t *testing.T) {
 	var out bytes.Buffer
-	d, err := newDemo(options{refluxBin: buildReflux(t), exitAfterSetup: true, out: &out})
-	g.Expect(err).NotTo(HaveOccurred())
+	d, err := newDemo(options{refluxBin: buildReflux(t), exit: exitAfterScenario, out: &out})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() {
 		if err := d.teardown(); err != nil {
 			t.Errorf("tearing down: %v", err)
@@ -43,8 +42,18 @@ func TestSetup(t *testing.T) {
 			printTails(t.Output(), append(d.refluxLogs(), d.fluxLogs()...))
 		}
 	})
+	if !t.Run("setup", func(t *testing.T) { checkSetup(t, d, &out) }) {
+		t.FailNow()
+	}
+	t.Run("scenario", func(t *testing.T) { checkScenario(t, d, &out) })
+}
+
+// checkSetup runs the setup steps and checks what the summary promises:
+// Flux applied the app, the policy governs it, and reflux is serving.
+func checkSetup(t *testing.T, d *demo, out *bytes.Buffer) {
+	g := NewWithT(t)
 	ctx := context.Background()
-	g.Expect(runSteps(ctx, &out, d.setupSteps())).To(Succeed())
+	g.Expect(runSteps(ctx, out, d.setupSteps())).To(Succeed())
 
 	ks := &kustomizev1.Kustomization{}
 	g.Expect(d.env.Client.Get(ctx, client.ObjectKey{Namespace: fluxNamespace, Name: appName}, ks)).To(Succeed())
@@ -65,6 +74,47 @@ func TestSetup(t *testing.T) {
 		ContainSubstring("git clone http://reflux:"),
 		ContainSubstring(d.reflux.healthAddr),
 		ContainSubstring(d.refluxLogPath()),
+	))
+}
+
+// checkScenario runs the scenario steps and checks, apart from what the
+// steps themselves check, that the flag's record is Proposed and
+// attributed to the on-call person, that its branch is on the git server
+// at the recorded commit with the minimal edit, that gpg found the
+// signature good, and that the replicas Alert went to a needs-decision
+// branch.
+func checkScenario(t *testing.T, d *demo, out *bytes.Buffer) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(runSteps(ctx, out, d.scenarioSteps())).To(Succeed())
+
+	flag, err := d.record(ctx, "ConfigMap", flagsName)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(flag.Status.State).To(Equal(refluxv1.DriftProposed))
+	g.Expect(flag.Status.Action).To(Equal(refluxv1.MergeAction))
+	g.Expect(flag.Status.Branch).To(HavePrefix("reflux/flux-system-podinfo/"))
+	g.Expect(flag.Status.Branch).NotTo(ContainSubstring("needs-decision"))
+	g.Expect(fieldOf(flag, flagPointer)).To(HaveField("Modifier.User", oncallUser))
+
+	remote, err := runGit(ctx, "", nil, "ls-remote", "--heads", d.httpCloneURL(), flag.Status.Branch)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(remote).To(HavePrefix(flag.Status.Commit+"\t"), "the branch is pushed at the recorded commit")
+	flags, err := os.ReadFile(filepath.Join(d.scenario.checkout, "base", "flags.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(flags)).To(ContainSubstring("# rolling out in Q3\n  " + hotfixFlag + `: "true"` + "\n"))
+	g.Expect(d.scenario.signature).To(ContainSubstring(`Good signature from "reflux (make demo) <reflux@example.com>"`))
+
+	replicas, err := d.record(ctx, "Deployment", appName)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(replicas.Status.Action).To(Equal(refluxv1.AlertAction))
+	g.Expect(replicas.Status.Branch).To(ContainSubstring("/needs-decision-"))
+
+	g.Expect(out.String()).To(And(
+		ContainSubstring("who     "+oncallUser+" via "+hotfixManager),
+		ContainSubstring("branch "+flag.Status.Branch),
+		ContainSubstring("+  "+hotfixFlag+`: "true"`),
+		ContainSubstring("ReverseSynced=True"),
+		ContainSubstring(refluxv1.DismissAnnotation+"=true"),
 	))
 }
 
@@ -115,14 +165,20 @@ func TestParseFlags(t *testing.T) {
 		name    string
 		args    []string
 		env     string
-		exit    bool
+		exit    exitPoint
 		wantErr bool
 	}{
-		{name: "default waits", exit: false},
-		{name: "flag", args: []string{"--exit-after-setup"}, exit: true},
-		{name: "DEMO_EXIT=1", env: "1", exit: true},
-		{name: "DEMO_EXIT=0", env: "0", exit: false},
-		{name: "DEMO_EXIT=0 keeps the flag", args: []string{"--exit-after-setup"}, env: "0", exit: true},
+		{name: "default waits", exit: exitNever},
+		{name: "after setup", args: []string{"--exit-after-setup"}, exit: exitAfterSetup},
+		{name: "after scenario", args: []string{"--exit-after-scenario"}, exit: exitAfterScenario},
+		{name: "both flags: the earlier exit", args: []string{"--exit-after-scenario", "--exit-after-setup"}, exit: exitAfterSetup},
+		{name: "DEMO_EXIT=1 runs the scenario", env: "1", exit: exitAfterScenario},
+		{name: "DEMO_EXIT=true", env: "true", exit: exitAfterScenario},
+		{name: "DEMO_EXIT=scenario", env: "scenario", exit: exitAfterScenario},
+		{name: "DEMO_EXIT=setup", env: "setup", exit: exitAfterSetup},
+		{name: "DEMO_EXIT=0", env: "0", exit: exitNever},
+		{name: "DEMO_EXIT=0 keeps the flag", args: []string{"--exit-after-setup"}, env: "0", exit: exitAfterSetup},
+		{name: "DEMO_EXIT=setup beats the flag", args: []string{"--exit-after-scenario"}, env: "setup", exit: exitAfterSetup},
 		{name: "bad DEMO_EXIT", env: "soon", wantErr: true},
 		{name: "stray argument", args: []string{"now"}, wantErr: true},
 	} {
@@ -142,7 +198,7 @@ func TestParseFlags(t *testing.T) {
 				return
 			}
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(opts.exitAfterSetup).To(Equal(tc.exit))
+			g.Expect(opts.exit).To(Equal(tc.exit))
 		})
 	}
 }

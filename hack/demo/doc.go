@@ -6,14 +6,20 @@
 // etcd and kube-apiserver, the real Flux source-controller and
 // kustomize-controller, and a git server over HTTP and SSH. The demo
 // pushes an embedded sample app (app/) to the git server, has Flux apply
-// it from a GitRepository and an opted-in Kustomization, creates a
+// it from a GitRepository (over SSH, with a deploy key) and an opted-in
+// Kustomization, creates a
 // ReverseSyncPolicy with a freshly generated OpenPGP signing key, and runs
 // bin/reflux as `reflux manager`, as a cluster would run the image, with
 // the apiserver's audit webhook pointed at it.
 //
 // The demo is a list of steps (see steps.go). Setup steps build the
-// environment; scenario steps (scenario.go) act on it. With
-// --exit-after-setup, or DEMO_EXIT=1, it prints the summary and exits
-// instead of waiting for Ctrl-C. Everything it starts is stopped, and
-// everything it writes is removed, when it ends.
+// environment; scenario steps (scenario*.go) act on it as a 2 AM hotfix
+// would: a person edits the feature flags and the replicas, reflux records
+// and holds both, Flux's reconcile leaves them alone, and reflux pushes a
+// signed branch, which the demo clones, diffs and verifies with git and
+// gpg. By default the demo then waits for Ctrl-C so the environment can be
+// explored. --exit-after-scenario (DEMO_EXIT=1) exits after the scenario
+// instead, a smoke check of the whole journey; --exit-after-setup
+// (DEMO_EXIT=setup) exits after the summary. Everything it starts is
+// stopped, and everything it writes is removed, when it ends.
 package main

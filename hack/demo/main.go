@@ -103,14 +103,19 @@ func redirectStdLog(dir string, opts *options) (func(), error) {
 	}, nil
 }
 
-// parseFlags reads the flags, and DEMO_EXIT=1 as --exit-after-setup for
-// `DEMO_EXIT=1 make demo`, where flags cannot reach the program.
+// parseFlags reads the flags, and DEMO_EXIT for `DEMO_EXIT=1 make demo`,
+// where flags cannot reach the program: DEMO_EXIT=1 (or scenario) is
+// --exit-after-scenario and DEMO_EXIT=setup is --exit-after-setup. When
+// several ask to exit, the earliest exit wins.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
 	var opts options
+	var afterSetup, afterScenario bool
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.BoolVar(&opts.exitAfterSetup, "exit-after-setup", false,
-		"run the setup, print the summary and exit 0 (also DEMO_EXIT=1)")
+	fs.BoolVar(&afterSetup, "exit-after-setup", false,
+		"run the setup, print the summary and exit 0 (also DEMO_EXIT=setup)")
+	fs.BoolVar(&afterScenario, "exit-after-scenario", false,
+		"run the setup and the hotfix scenario and exit 0 (also DEMO_EXIT=1)")
 	fs.StringVar(&opts.refluxBin, "reflux", "", "the `path` of the reflux binary to run (default: bin/reflux, which make build writes)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -119,15 +124,40 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (op
 		fmt.Fprintf(stderr, "demo: unexpected arguments %q\n", fs.Args())
 		return options{}, errors.New("unexpected arguments")
 	}
-	if v := getenv("DEMO_EXIT"); v != "" {
-		exit, err := strconv.ParseBool(v)
-		if err != nil {
-			fmt.Fprintf(stderr, "demo: DEMO_EXIT=%q is not a boolean\n", v)
-			return options{}, fmt.Errorf("parsing DEMO_EXIT: %w", err)
-		}
-		opts.exitAfterSetup = opts.exitAfterSetup || exit
+	if afterSetup {
+		opts.exit = earliest(opts.exit, exitAfterSetup)
 	}
+	if afterScenario {
+		opts.exit = earliest(opts.exit, exitAfterScenario)
+	}
+	exit, err := parseDemoExit(getenv("DEMO_EXIT"))
+	if err != nil {
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return options{}, err
+	}
+	opts.exit = earliest(opts.exit, exit)
 	return opts, nil
+}
+
+// parseDemoExit reads DEMO_EXIT: a boolean, where true means after the
+// scenario, or the name of the part to exit after.
+func parseDemoExit(v string) (exitPoint, error) {
+	switch v {
+	case "":
+		return exitNever, nil
+	case "setup":
+		return exitAfterSetup, nil
+	case "scenario":
+		return exitAfterScenario, nil
+	}
+	exit, err := strconv.ParseBool(v)
+	if err != nil {
+		return exitNever, fmt.Errorf("DEMO_EXIT=%q is not a boolean, setup or scenario", v)
+	}
+	if exit {
+		return exitAfterScenario, nil
+	}
+	return exitNever, nil
 }
 
 // run is the demo: setup, summary, scenario, then wait for a signal. It
@@ -153,11 +183,14 @@ func run(ctx context.Context, opts options) (err error) {
 		return err
 	}
 	d.printSummary(out)
-	if d.opts.exitAfterSetup {
+	if d.opts.exit == exitAfterSetup {
 		return nil
 	}
 	if err := runSteps(ctx, out, d.scenarioSteps()); err != nil {
 		return err
+	}
+	if d.opts.exit == exitAfterScenario {
+		return nil
 	}
 	fmt.Fprintln(out, "Press Ctrl-C to stop the demo and remove everything.")
 	<-ctx.Done()

@@ -1,17 +1,161 @@
 package main
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// The hotfix the scenario makes: a person turns on a new feature flag and
+// scales the app up, the way `kubectl edit` does it (a plain Update under
+// field manager kubectl-edit). The demo policy merges the flag back to
+// Git and alerts on the replicas, which no rule covers (a low Alert by
+// reflux's built-in defaults).
+const (
+	oncallUser     = "oncall@example.com"
+	oncallGroup    = "system:masters"
+	hotfixManager  = "kubectl-edit"
+	flagsName      = appName + "-flags"
+	hotfixFlag     = "FEATURE_DARK_MODE"
+	hotfixValue    = "true"
+	hotfixReplicas = int32(5)
+	flagPointer    = "/data/" + hotfixFlag
+	replicasPtr    = "/spec/replicas"
+)
+
+// Bounds on the scenario's waits. Recording and holding take a second or
+// two; the proposal needs a clone, an edit, a signature and a push.
+const (
+	scenarioPoll    = 250 * time.Millisecond
+	recordTimeout   = 60 * time.Second
+	proposalTimeout = 90 * time.Second
+)
+
 // scenarioSteps act on the running environment after setup and the
-// summary, to show reflux at work: none yet. --exit-after-setup skips
-// them, so the CI smoke check stays a check of the setup.
-//
-// To add one, write a method on *demo with the step signature and append
-// it here. It can use everything setup left in d: d.env (Client,
-// Kubectl for a real `kubectl edit`-style change, Git.Clone to read the
-// branches reflux pushed, Reconcile to force Flux), d.kustomization,
-// d.policy and d.reflux. Wait for what you show with a poll, never a
-// sleep; set logs to d.refluxLogs (or d.fluxLogs) so a failure explains
-// itself; and print what the user should look at to d.opts.out. Keep each
-// step bounded: the user is waiting for the Ctrl-C prompt.
+// summary, to show reflux at work on a 2 AM hotfix: the edit, the Drift
+// records, Flux leaving the held objects alone, and the signed branch
+// reflux pushes. Each step relies on the ones before it, and each wait is
+// a bounded poll whose failure names what was still missing.
 func (d *demo) scenarioSteps() []step {
+	return []step{
+		{name: "make a 2 AM hotfix as " + oncallUser, run: d.makeHotfix},
+		{name: "wait for reflux to record and hold the drift", run: d.showDrift, logs: d.refluxLogs},
+		{name: "force a Flux reconcile and check the hotfix survived", run: d.reconcileFlux, logs: d.fluxLogs},
+		{name: "wait for reflux to push its branches and review the flag change", run: d.showProposal, logs: d.refluxLogs},
+		{name: "show what to try next", run: d.showNext},
+	}
+}
+
+// scenarioState is what the scenario steps learn, in the order they
+// learn it.
+type scenarioState struct {
+	// oldReplicas is the replica count Git declared before the hotfix.
+	oldReplicas int32
+	// flagRecord and replicasRecord are the Drift records of the two
+	// edited objects, as last read.
+	flagRecord, replicasRecord *refluxv1.Drift
+	// checkout is a clone of the proposed branch.
+	checkout string
+	// signature is gpg's verdict on the branch head, as `git verify-commit`
+	// printed it.
+	signature string
+}
+
+// makeHotfix edits the flags ConfigMap and the Deployment as oncallUser,
+// with the field manager `kubectl edit` uses, so the apiserver's audit
+// events name a person and managedFields name kubectl.
+func (d *demo) makeHotfix(ctx context.Context) error {
+	user, err := d.env.AddUser(oncallUser, oncallGroup)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(user.Config, client.Options{Scheme: d.env.Scheme})
+	if err != nil {
+		return fmt.Errorf("connecting as %s: %w", oncallUser, err)
+	}
+	key := client.ObjectKey{Namespace: appNamespace, Name: flagsName}
+	if err := editAs(ctx, c, key, &corev1.ConfigMap{}, func(cm *corev1.ConfigMap) {
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[hotfixFlag] = hotfixValue
+	}); err != nil {
+		return err
+	}
+	key.Name = appName
+	if err := editAs(ctx, c, key, &appsv1.Deployment{}, func(dep *appsv1.Deployment) {
+		if dep.Spec.Replicas != nil {
+			d.scenario.oldReplicas = *dep.Spec.Replicas
+		}
+		dep.Spec.Replicas = new(hotfixReplicas)
+	}); err != nil {
+		return err
+	}
+	d.printHotfix()
 	return nil
+}
+
+// editAs reads obj, changes it and writes it back with an Update under
+// hotfixManager, as `kubectl edit` does. Flux may write the object in
+// between, so a conflict is retried on a fresh read.
+func editAs[T client.Object](ctx context.Context, c client.Client, key client.ObjectKey, obj T, change func(T)) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, key, obj); err != nil {
+			return err
+		}
+		change(obj)
+		return c.Update(ctx, obj, client.FieldOwner(hotfixManager))
+	})
+	if err != nil {
+		return fmt.Errorf("editing %T %s as %s: %w", obj, key, oncallUser, err)
+	}
+	return nil
+}
+
+func (d *demo) printHotfix() {
+	p := &printer{w: d.opts.out}
+	p.line("    %s, in group %s, edits two objects Flux manages (field manager %s):", oncallUser, oncallGroup, hotfixManager)
+	p.line("      %-24s %-32s %s", "configmap/"+flagsName, fmt.Sprintf("adds %s: %q", hotfixFlag, hotfixValue), "(a new feature flag)")
+	p.line("      %-24s %-32s %s", "deployment/"+appName, fmt.Sprintf("replicas %d -> %d", d.scenario.oldReplicas, hotfixReplicas),
+		"(more capacity, now)")
+}
+
+// errRefluxExited stops a wait when reflux is gone: its log says why.
+var errRefluxExited = errors.New("reflux exited")
+
+// waitFor polls check until it returns nil, for at most timeout. check's
+// last error says what was still missing, and becomes the cause of the
+// failure, so the one-line report reads "what: missing thing".
+func (d *demo) waitFor(ctx context.Context, timeout time.Duration, what string, check func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, scenarioPoll, timeout, true, func(ctx context.Context) (bool, error) {
+		if d.reflux.exited() {
+			return false, fmt.Errorf("%w: %v", errRefluxExited, d.reflux.waitErr)
+		}
+		err := check(ctx)
+		if ctx.Err() == nil {
+			// A check cut short by the deadline says nothing about
+			// what was missing; the one before it does.
+			last = err
+		}
+		return err == nil, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errRefluxExited) || ctx.Err() != nil:
+		return err
+	case last != nil:
+		return fmt.Errorf("%s: after %s, %w", what, timeout, last)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

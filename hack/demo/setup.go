@@ -120,7 +120,10 @@ func (d *demo) pushApp(ctx context.Context) error {
 
 // applyApp has Flux apply the app the way a platform team would set it up,
 // with the Kustomization opted in to reverse sync, and waits until Flux
-// reports both objects Ready.
+// reports both objects Ready. The GitRepository uses SSH with a deploy key,
+// as most installations do: reflux pushes its branches with the same
+// Secret, and it refuses to send credentials over plain http:// outside
+// tests (--insecure-allow-http).
 func (d *demo) applyApp(ctx context.Context) error {
 	for _, ns := range []string{fluxNamespace, appNamespace} {
 		if err := d.env.CreateNamespace(ctx, ns); err != nil {
@@ -129,7 +132,7 @@ func (d *demo) applyApp(ctx context.Context) error {
 	}
 	source, err := d.env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{
 		Name: appName, Namespace: fluxNamespace, Repo: repoPath,
-		Transport: testenv.TransportHTTP, Interval: sourceInterval,
+		Transport: testenv.TransportSSH, Interval: sourceInterval,
 	})
 	if err != nil {
 		return err
