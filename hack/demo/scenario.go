@@ -58,7 +58,7 @@ func (d *demo) scenarioSteps() []step {
 // scenarioState is what the scenario steps learn, in the order they
 // learn it.
 type scenarioState struct {
-	// oldReplicas is the replica count Git declared before the hotfix.
+	// oldReplicas is the live replica count before the hotfix: Git's.
 	oldReplicas int32
 	// flagRecord and replicasRecord are the Drift records of the two
 	// edited objects, as last read.
