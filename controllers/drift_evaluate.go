@@ -122,10 +122,20 @@ func (e *Engine) apply(ctx context.Context, g *Governed, live *unstructured.Unst
 	if len(obs.Fields) == 0 {
 		return e.settle(ctx, g, existing)
 	}
-	if existing != nil && !record.IsOpen(existing) && existing.Status.Fingerprint == reverse.Fingerprint([]refluxv1.Drift{*record.Merge(nil, obs)}) {
-		// Dismissed or resolved, and the same drift: leave it be while
-		// Flux restores Git's value.
-		return nil
+	if existing != nil && !record.IsOpen(existing) {
+		if existing.Status.Fingerprint == reverse.Fingerprint([]refluxv1.Drift{*record.Merge(nil, obs)}) ||
+			!existing.DeletionTimestamp.IsZero() {
+			// Dismissed or resolved, and the same drift (or a deleted
+			// record on its way out): leave it be while Flux restores Git.
+			return nil
+		}
+		// A new drift on an object whose earlier drift was closed: a new
+		// divergence, with a clean record.
+		reopened, err := e.reopen(ctx, existing)
+		if err != nil {
+			return err
+		}
+		existing = reopened
 	}
 	heldSince := metav1.NewTime(e.now())
 	if existing != nil && existing.Status.HeldSince != nil {
@@ -321,4 +331,22 @@ func renderedFields(res drift.Result) []refluxv1.DriftField {
 		}
 	}
 	return fields
+}
+
+// reopen resets a closed record for a new drift on the same object: the
+// dismissal, the branch and the first-seen times belong to the old one.
+func (e *Engine) reopen(ctx context.Context, closed *refluxv1.Drift) (*refluxv1.Drift, error) {
+	d := closed.DeepCopy()
+	delete(d.Annotations, refluxv1.DismissAnnotation)
+	d.Spec.Fields = nil
+	d.Spec.FirstSeen = metav1.NewTime(e.now())
+	if err := e.Client.Update(ctx, d); err != nil {
+		return nil, fmt.Errorf("reopening drift record %s: %w", d.Name, err)
+	}
+	d.Status = refluxv1.DriftStatus{}
+	if err := e.Client.Status().Update(ctx, d); err != nil {
+		return nil, fmt.Errorf("reopening drift record %s: %w", d.Name, err)
+	}
+	e.Log.Info("drift record reopened for a new drift", "record", d.Name, "was", closed.Status.State)
+	return d, nil
 }

@@ -90,12 +90,18 @@ func (r *KustomizationReconciler) handOff(ctx context.Context, g *Governed, open
 	// Branches first: a drift whose branch a reviewer closed is dismissed,
 	// never pushed again.
 	if err := r.lifecycle(ctx, g, &set); err != nil {
-		return err
+		failed := []reverse.Proposal{{Outcome: refluxv1.GitErrorReason, Reason: err.Error()}}
+		return errors.Join(err, r.recordProposals(ctx, g, set.Records, failed))
 	}
 	set.Fingerprint = reverse.Fingerprint(set.Records)
 	start := time.Now()
 	proposals, err := r.Handler.HandleDriftSet(ctx, set)
 	r.Metrics.observeWriteBackDuration(time.Since(start))
+	if err == nil && len(proposals) == 0 {
+		// Nothing left to write: say so, rather than keep reporting the
+		// last branch as if it still carried open drift.
+		proposals = []reverse.Proposal{{Outcome: refluxv1.UpToDateReason, Reason: "no open drift to write back"}}
+	}
 	if perr := r.recordProposals(ctx, g, set.Records, proposals); perr != nil {
 		err = errors.Join(err, perr)
 	}

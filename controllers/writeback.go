@@ -130,14 +130,17 @@ func (r *KustomizationReconciler) patchReverseSynced(ctx context.Context, g *Gov
 		if outcomeRank(p.Outcome) > outcomeRank(worst.Outcome) {
 			worst = p
 		}
-		part := fmt.Sprintf("%s: %s", p.Action, p.Outcome)
+		part := string(p.Outcome)
+		if p.Action != "" {
+			part = fmt.Sprintf("%s: %s", p.Action, p.Outcome)
+		}
 		if p.Branch != "" {
 			part += fmt.Sprintf(" branch %s", p.Branch)
 		}
 		if p.Commit != "" {
 			part += fmt.Sprintf(" at %s", shortSHA(p.Commit))
 		}
-		if p.Reason != "" && p.Outcome != refluxv1.BranchPushedReason && p.Outcome != refluxv1.UpToDateReason {
+		if p.Reason != "" && (p.Branch == "" || (p.Outcome != refluxv1.BranchPushedReason && p.Outcome != refluxv1.UpToDateReason)) {
 			part += ": " + p.Reason
 		}
 		parts = append(parts, part)

@@ -281,4 +281,23 @@ func TestDismissReleasesTheHoldAndFluxRestoresGit(t *testing.T) {
 		return *deployment(g, "dismissed").Spec.Replicas
 	}, timeout, interval).Should(BeEquivalentTo(1))
 	g.Expect(isHeld(deployment(g, "dismissed"))).To(BeFalse())
+
+	// A new drift on the same object is a new divergence: the record
+	// reopens without the old dismissal, and the object is held again.
+	d = deployment(g, "dismissed")
+	d.Spec.Template.Spec.Containers[0].Image = "ghcr.io/example/web:2.2.0"
+	editAsAlice(g, d, "kubectl-set")
+	reopened := recordFor(g, "Deployment", "dismissed", func(r *refluxv1.Drift) error {
+		if r.Status.State != refluxv1.DriftHeld {
+			return fmt.Errorf("state %q", r.Status.State)
+		}
+		return nil
+	})
+	g.Expect(reopened.Annotations).ToNot(HaveKey(refluxv1.DismissAnnotation))
+	_, err := field(reopened, "/spec/template/spec/containers/0/image")
+	g.Expect(err).ToNot(HaveOccurred())
+	_, err = field(reopened, "/spec/replicas")
+	g.Expect(err).To(HaveOccurred(), "the dismissed replicas drift is gone: Flux restored it")
+	g.Expect(reopened.Status.Branch).To(BeEmpty(), "nothing of the old proposal carries over")
+	g.Expect(isHeld(deployment(g, "dismissed"))).To(BeTrue())
 }
