@@ -33,9 +33,10 @@ func (e *Engine) Evaluate(ctx context.Context, g *Governed, live *unstructured.U
 		// Kustomization reconciler re-renders and resyncs.
 		return nil
 	}
-	if writtenBySelfOrFlux(live) && !held(live) && !seen.IsZero() {
-		// Flux applying or reflux holding is never drift by itself; a full
-		// resync still checks the object.
+	if writtenBySelfOrFlux(live) && !seen.IsZero() {
+		// Flux applying or reflux holding is never drift by itself, and
+		// re-checking after reflux's own hold would cost a dry run per
+		// change; a full resync still checks the object.
 		return nil
 	}
 	res, err := e.Detector.Detect(ctx, drift.Input{
@@ -166,6 +167,11 @@ func (e *Engine) apply(ctx context.Context, g *Governed, live *unstructured.Unst
 // is new or changed.
 func (e *Engine) writeRecord(ctx context.Context, existing, rec *refluxv1.Drift, holding bool, heldSince metav1.Time) (bool, error) {
 	changed := existing == nil || !sameDrift(existing.Spec.Fields, rec.Spec.Fields)
+	if existing != nil && rec.Spec.LastSeen.Sub(existing.Spec.LastSeen.Time) < lastSeenResolution {
+		// Confirming the same drift again is not worth a write each time:
+		// last-seen moves at most once per resolution.
+		rec.Spec.LastSeen = existing.Spec.LastSeen
+	}
 	if existing == nil {
 		controllerutil.AddFinalizer(rec, refluxv1.DriftFinalizer)
 		if err := e.Client.Create(ctx, rec); err != nil {
@@ -201,6 +207,10 @@ func (e *Engine) writeRecord(ctx context.Context, existing, rec *refluxv1.Drift,
 	}
 	return changed, nil
 }
+
+// lastSeenResolution bounds how often a record is rewritten only to move
+// its last-seen time.
+const lastSeenResolution = time.Minute
 
 // sameDrift compares what two field lists say diverges, ignoring the
 // bookkeeping (first-seen times, modifiers) that changes on every look.

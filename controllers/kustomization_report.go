@@ -148,15 +148,15 @@ func (r *KustomizationReconciler) lifecycle(ctx context.Context, g *Governed, se
 }
 
 // driftMessage summarises open records by severity and action, most
-// severe first: "3 field(s) in 2 object(s) drifted: 1 critical, 2 low; 2 Alert, 1 Merge; 2 held".
+// severe first: "3 field(s) in 2 object(s) drifted: 1 critical, 2 low; 2
+// Alert, 1 Merge". Which objects are held, and since when, is in the
+// records and the policy's status: counting them here would rewrite the
+// Kustomization's status twice for every change.
 func driftMessage(open []refluxv1.Drift) string {
 	bySeverity := map[refluxv1.Severity]int{}
 	byAction := map[refluxv1.Action]int{}
-	fields, heldN := 0, 0
+	fields := 0
 	for _, d := range open {
-		if d.Status.HeldSince != nil {
-			heldN++
-		}
 		for _, f := range d.Spec.Fields {
 			fields++
 			bySeverity[f.Severity]++
@@ -174,6 +174,6 @@ func driftMessage(open []refluxv1.Drift) string {
 			act = append(act, fmt.Sprintf("%d %s", n, a))
 		}
 	}
-	return fmt.Sprintf("%d field(s) in %d object(s) drifted: %s; %s; %d held",
-		fields, len(open), strings.Join(sev, ", "), strings.Join(act, ", "), heldN)
+	return fmt.Sprintf("%d field(s) in %d object(s) drifted: %s; %s",
+		fields, len(open), strings.Join(sev, ", "), strings.Join(act, ", "))
 }
