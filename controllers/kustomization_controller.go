@@ -11,7 +11,6 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,10 +20,6 @@ import (
 	"github.com/reflux-dev/reflux/reverse/classify"
 	"github.com/reflux-dev/reflux/reverse/desired"
 )
-
-// kustomizationOwnedConditions are the conditions reflux writes on a Flux
-// Kustomization; kustomize-controller's own conditions are never touched.
-var kustomizationOwnedConditions = []string{refluxv1.DriftedCondition}
 
 // KustomizationReconciler governs opted-in Kustomizations: it renders the
 // applied revision, keeps the live watches in step with it, resyncs every
@@ -179,7 +174,10 @@ func (r *KustomizationReconciler) resync(ctx context.Context, g *Governed) error
 }
 
 // patchDrifted writes (or, when cond is nil, removes) the Drifted
-// condition, owning nothing else.
+// condition with one status patch under reflux's field manager. The patch
+// carries the resourceVersion it was computed from, so it can never
+// overwrite a condition kustomize-controller wrote meanwhile: on a conflict
+// the reconcile is retried from a fresh read.
 func (r *KustomizationReconciler) patchDrifted(ctx context.Context, ks *kustomizev1.Kustomization, cond *metav1.Condition) error {
 	cur := conditions.Get(ks, refluxv1.DriftedCondition)
 	if cond == nil && cur == nil {
@@ -188,18 +186,15 @@ func (r *KustomizationReconciler) patchDrifted(ctx context.Context, ks *kustomiz
 	if cond != nil && cur != nil && cur.Status == cond.Status && cur.Reason == cond.Reason && cur.Message == cond.Message {
 		return nil
 	}
-	helper, err := patch.NewHelper(ks, r.Client)
-	if err != nil {
-		return err
-	}
+	base := ks.DeepCopy()
 	if cond == nil {
 		conditions.Delete(ks, refluxv1.DriftedCondition)
 	} else {
 		cond.ObservedGeneration = ks.Generation
 		conditions.Set(ks, cond)
 	}
-	if err := helper.Patch(ctx, ks, patch.WithOwnedConditions{Conditions: kustomizationOwnedConditions},
-		patch.WithFieldOwner(refluxv1.FieldManager)); err != nil {
+	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+	if err := r.Status().Patch(ctx, ks, patch, client.FieldOwner(refluxv1.FieldManager)); err != nil {
 		return fmt.Errorf("patching Drifted condition: %w", err)
 	}
 	return nil

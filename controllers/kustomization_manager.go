@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,7 +50,7 @@ func (r *KustomizationReconciler) SetupWithManager(mgr ctrl.Manager, opts Kustom
 			predicate.LabelChangedPredicate{}, statusChanged{}))).
 		Watches(&refluxv1.ReverseSyncPolicy{}, handler.EnqueueRequestsFromMapFunc(r.kustomizationsInNamespace),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&refluxv1.Drift{}, handler.EnqueueRequestsFromMapFunc(kustomizationOfRecord)).
+		Watches(&refluxv1.Drift{}, coalesce(kustomizationOfRecord, reportDelay)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -89,4 +91,31 @@ func kustomizationOfRecord(_ context.Context, o client.Object) []reconcile.Reque
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// reportDelay coalesces the Drift records' changes into one report: the
+// Kustomization's condition and the hand-off to write-back are summaries,
+// and recomputing them for every record write would put status patches
+// on the live path's heels.
+const reportDelay = time.Second
+
+// coalesce enqueues the mapped requests after delay; the workqueue merges
+// every request for the same key that arrives meanwhile into one.
+func coalesce(mapFn func(context.Context, client.Object) []reconcile.Request, delay time.Duration) handler.TypedEventHandler[client.Object, reconcile.Request] {
+	add := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range mapFn(ctx, o) {
+			q.AddAfter(req, delay)
+		}
+	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(ctx context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -180,7 +181,7 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 			seen := time.Now()
 			u, ok := newObj.(*unstructured.Unstructured)
 			old, _ := oldObj.(*unstructured.Unstructured)
-			if !ok || (old != nil && old.GetResourceVersion() == u.GetResourceVersion()) {
+			if !ok || (old != nil && !meaningfulChange(old, u)) {
 				return
 			}
 			w.onChange(gvk, u, seen)
@@ -190,4 +191,31 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 		return nil, fmt.Errorf("adding handler for %s: %w", gvk, err)
 	}
 	return &gvkInformer{informer: informer, stop: make(chan struct{})}, nil
+}
+
+// holdAnnotations are what reflux itself writes to a live object.
+var holdAnnotations = []string{ReconcileAnnotation, HeldByAnnotation, HeldSinceAnnotation}
+
+// meaningfulChange reports whether an update changed more than the
+// bookkeeping and reflux's own hold: the hold must not make reflux look at
+// the object again, which would cost a dry run per change.
+func meaningfulChange(old, cur *unstructured.Unstructured) bool {
+	if old.GetResourceVersion() == cur.GetResourceVersion() {
+		return false
+	}
+	return !equality.Semantic.DeepEqual(comparable(old), comparable(cur))
+}
+
+func comparable(u *unstructured.Unstructured) map[string]interface{} {
+	c := u.DeepCopy()
+	c.SetResourceVersion("")
+	c.SetManagedFields(nil)
+	c.SetGeneration(0)
+	if a := c.GetAnnotations(); a != nil {
+		for _, k := range holdAnnotations {
+			delete(a, k)
+		}
+		c.SetAnnotations(a)
+	}
+	return c.Object
 }

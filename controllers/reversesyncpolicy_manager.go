@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,7 +30,7 @@ func (r *ReverseSyncPolicyReconciler) SetupWithManager(ctx context.Context, mgr 
 		For(&refluxv1.ReverseSyncPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&kustomizev1.Kustomization{}, handler.EnqueueRequestsFromMapFunc(r.policiesInNamespace),
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Watches(&refluxv1.Drift{}, handler.EnqueueRequestsFromMapFunc(policyOfRecord)).
+		Watches(&refluxv1.Drift{}, coalesce(policyOfRecord, summaryDelay)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Complete(r)
 }
@@ -62,3 +63,7 @@ func policyOfRecord(_ context.Context, o client.Object) []reconcile.Request {
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: d.Namespace, Name: d.Spec.Policy}}}
 }
+
+// summaryDelay coalesces record changes into one policy status update: the
+// summary is a dashboard, not part of catching a change.
+const summaryDelay = 2 * time.Second
