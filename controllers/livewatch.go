@@ -215,6 +215,9 @@ func comparable(u *unstructured.Unstructured) map[string]interface{} {
 		for _, k := range holdAnnotations {
 			delete(a, k)
 		}
+		if len(a) == 0 {
+			a = nil // absent and empty are the same annotations
+		}
 		c.SetAnnotations(a)
 	}
 	return c.Object
