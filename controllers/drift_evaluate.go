@@ -142,14 +142,21 @@ func (e *Engine) apply(ctx context.Context, g *Governed, live *unstructured.Unst
 	if existing != nil && existing.Status.HeldSince != nil {
 		heldSince = *existing.Status.HeldSince
 	}
+	// The hold and the record's spec go out together: the hold is what
+	// stops Flux's revert, and waiting for one before the other would
+	// only widen the window. The status says Held only once the hold is in.
+	holdDone := make(chan error, 1)
 	if wantHold && !held(live) {
-		if err := e.Holder.Hold(ctx, obs.Object, name, heldSince.Time); err != nil {
-			return err
-		}
+		go func() { holdDone <- e.Holder.Hold(ctx, obs.Object, name, heldSince.Time) }()
+	} else {
+		holdDone <- nil
 	}
 	rec := record.Merge(existing, obs)
-	changed, err := e.writeRecord(ctx, existing, rec, wantHold, heldSince)
-	if err != nil {
+	changed, specErr := e.writeSpec(ctx, existing, rec)
+	if err := errors.Join(<-holdDone, specErr); err != nil {
+		return err
+	}
+	if err := e.writeStatus(ctx, existing, rec, wantHold, heldSince); err != nil {
 		return err
 	}
 	e.retryAttribution(live, rec)
@@ -162,10 +169,10 @@ func (e *Engine) apply(ctx context.Context, g *Governed, live *unstructured.Unst
 	return nil
 }
 
-// writeRecord creates or updates the record's spec and status, skipping
-// writes that would change nothing. It reports whether the recorded drift
-// is new or changed.
-func (e *Engine) writeRecord(ctx context.Context, existing, rec *refluxv1.Drift, holding bool, heldSince metav1.Time) (bool, error) {
+// writeSpec creates or updates the record's spec, skipping writes that
+// would change nothing. It reports whether the recorded drift is new or
+// changed.
+func (e *Engine) writeSpec(ctx context.Context, existing, rec *refluxv1.Drift) (bool, error) {
 	changed := existing == nil || !sameDrift(existing.Spec.Fields, rec.Spec.Fields)
 	if existing != nil && rec.Spec.LastSeen.Sub(existing.Spec.LastSeen.Time) < lastSeenResolution {
 		// Confirming the same drift again is not worth a write each time:
@@ -184,6 +191,12 @@ func (e *Engine) writeRecord(ctx context.Context, existing, rec *refluxv1.Drift,
 			return false, fmt.Errorf("updating drift record %s: %w", rec.Name, err)
 		}
 	}
+	return changed, nil
+}
+
+// writeStatus brings the record's status up to date: its summary, its
+// fingerprint and its state.
+func (e *Engine) writeStatus(ctx context.Context, existing, rec *refluxv1.Drift, holding bool, heldSince metav1.Time) error {
 	status := rec.Status.DeepCopy()
 	status.ObservedGeneration = rec.Generation
 	status.Action, status.Severity = record.Summary(rec.Spec.Fields)
@@ -199,13 +212,13 @@ func (e *Engine) writeRecord(ctx context.Context, existing, rec *refluxv1.Drift,
 		status.HeldSince = nil
 	}
 	if existing != nil && equality.Semantic.DeepEqual(existing.Status, *status) {
-		return changed, nil
+		return nil
 	}
 	rec.Status = *status
 	if err := e.Client.Status().Update(ctx, rec); err != nil {
-		return false, fmt.Errorf("updating drift record status %s: %w", rec.Name, err)
+		return fmt.Errorf("updating drift record status %s: %w", rec.Name, err)
 	}
-	return changed, nil
+	return nil
 }
 
 // lastSeenResolution bounds how often a record is rewritten only to move
