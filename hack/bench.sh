@@ -34,5 +34,8 @@ echo "+ ${cmd[*]}" >&2
   echo '```'
   grep -E '^(Benchmark|goos|goarch|pkg|cpu|ok|PASS|FAIL)' "${raw}" || true
   echo '```'
+  echo
+  grep -E 'requests per change by kind|hold seen:' "${raw}" | sed 's/^ */    /' || true
+  cat hack/bench-notes.md
 } > "${out}"
 echo "wrote ${out}" >&2
