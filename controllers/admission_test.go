@@ -110,6 +110,20 @@ func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
 			text:   "must not contain '..'",
 		},
 		{
+			name: "pgp recipient that is not an armored public key",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {
+				p.Spec.Git.Encryption = &refluxv1.Encryption{PGP: []string{"ABCDEF0123456789"}}
+			},
+			field: "spec.git.encryption.pgp[0]",
+			text:  "should match",
+		},
+		{
+			name:   "encryption without recipients",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.Encryption = &refluxv1.Encryption{} },
+			field:  "spec.git.encryption",
+			text:   "encryption needs at least one age or pgp recipient",
+		},
+		{
 			name:   "unknown severity",
 			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Rules[0].Severity = "urgent" },
 			field:  "spec.rules[0].severity",

@@ -161,10 +161,11 @@ type Encryption struct {
 	// +optional
 	Age []string `json:"age,omitempty"`
 
-	// PGP recipient fingerprints. Reserved: this release encrypts for the
-	// age recipients only, and refuses Secret write-back without them.
+	// PGP recipients as ASCII-armored OpenPGP public keys. reflux holds no
+	// keyring, so the keys themselves are given, not fingerprints.
 	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:items:Pattern=`^[0-9A-Fa-f]{16,40}$`
+	// +kubebuilder:validation:items:MaxLength=65536
+	// +kubebuilder:validation:items:Pattern=`^\s*-----BEGIN PGP PUBLIC KEY BLOCK-----`
 	// +listType=set
 	// +optional
 	PGP []string `json:"pgp,omitempty"`

@@ -17,17 +17,18 @@ import (
 	"github.com/reflux-dev/reflux/kustomize/edit"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/writeback/sops"
 )
 
 // editor applies a branch's fields to a worktree. The write-back engine may
 // call apply on the source head, on reflux's existing branch, or again
 // after a rebase, so it converges: a field Git already holds is skipped.
 type editor struct {
-	set           reverse.DriftSet
-	fields        []fieldRef
-	allowShared   bool
-	ageRecipients []string
-	refused       []refusal
+	set         reverse.DriftSet
+	fields      []fieldRef
+	allowShared bool
+	recipients  sops.Recipients
+	refused     []refusal
 }
 
 // ErrGitChanged means Git changed a drifted field since the drift was

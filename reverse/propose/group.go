@@ -72,7 +72,7 @@ func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string
 	switch {
 	case isSecret(rec) && !encrypt:
 		// Plaintext Secret values never go to Git.
-		return "Secret values are written only SOPS-encrypted, and the policy has no age recipients (spec.git.encryption.age)"
+		return "Secret values are written only SOPS-encrypted, and the policy has no recipients (spec.git.encryption)"
 	case isSecret(rec) && f.ChangeType == refluxv1.ChangeRemove:
 		return "removing a Secret key is not written back yet"
 	case isSecret(rec):

@@ -42,7 +42,7 @@ func (h *Handler) HandleDriftSet(ctx context.Context, set reverse.DriftSet) ([]r
 	if gitSpec.ReportOnly {
 		return []reverse.Proposal{{Outcome: refluxv1.ReportOnlyReason, Reason: "policy is report-only: nothing is written to Git"}}, nil
 	}
-	encrypt := gitSpec.Encryption != nil && len(gitSpec.Encryption.Age) > 0
+	encrypt := gitSpec.Encryption != nil && len(gitSpec.Encryption.Age)+len(gitSpec.Encryption.PGP) > 0
 	groups := split(set.Records, gitSpec.AlertBranches != "None", encrypt)
 	if len(groups) == 0 {
 		return nil, nil
@@ -82,8 +82,11 @@ func (h *Handler) write(ctx context.Context, set reverse.DriftSet, grp group, au
 	}
 	gitSpec := set.Policy.Spec.Git
 	editor := &editor{set: set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites}
-	if gitSpec.Encryption != nil {
-		editor.ageRecipients = gitSpec.Encryption.Age
+	if enc := gitSpec.Encryption; enc != nil {
+		editor.recipients.Age = enc.Age
+		for _, k := range enc.PGP {
+			editor.recipients.OpenPGP = append(editor.recipients.OpenPGP, []byte(k))
+		}
 	}
 	kind := writeback.KindMerge
 	if grp.action == refluxv1.AlertAction {

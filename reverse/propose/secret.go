@@ -96,7 +96,7 @@ func (e *editor) writeSecret(ctx context.Context, dir string, opts kustomize.Bui
 	if secret == nil {
 		return "", nil // Git already holds these values
 	}
-	enc, err := sops.EncryptSecret(secret, sops.Recipients{Age: e.ageRecipients})
+	enc, err := sops.EncryptSecret(secret, e.recipients)
 	if err != nil {
 		return "", fmt.Errorf("encrypting %s: %w", file, err)
 	}

@@ -1,13 +1,17 @@
 package propose
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"filippo.io/age"
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/getsops/sops/v3/cmd/sops/formats"
 	"github.com/getsops/sops/v3/decrypt"
@@ -81,7 +85,7 @@ func TestSecretRefusals(t *testing.T) {
 		mutate func(s *shopDriftSet)
 		reason string
 	}{
-		{"no recipients", func(s *shopDriftSet) { s.Policy.Spec.Git.Encryption = nil }, "no age recipients"},
+		{"no recipients", func(s *shopDriftSet) { s.Policy.Spec.Git.Encryption = nil }, "no recipients"},
 		{"no decryption on the Kustomization", func(s *shopDriftSet) { s.Spec.Spec.Decryption = nil }, "no SOPS decryption"},
 		{"live Secret unavailable", func(s *shopDriftSet) { s.LiveSecrets = nil }, "not available"},
 	}
@@ -105,4 +109,47 @@ func TestSecretRefusals(t *testing.T) {
 			g.Expect(strings.Count(heads, "refs/heads/")).To(Equal(1), "nothing pushed")
 		})
 	}
+}
+
+func TestSecretIsWrittenSOPSEncryptedForPGPRecipients(t *testing.T) {
+	g := NewWithT(t)
+	srv, url := gitServer(t)
+	entity, err := openpgp.NewEntity("ops", "sops", "ops@example.com", nil)
+	g.Expect(err).ToNot(HaveOccurred())
+	var pub, priv bytes.Buffer
+	w, _ := armor.Encode(&pub, openpgp.PublicKeyType, nil)
+	g.Expect(entity.Serialize(w)).To(Succeed())
+	w.Close()
+	w, _ = armor.Encode(&priv, openpgp.PrivateKeyType, nil)
+	g.Expect(entity.SerializePrivate(w, nil)).To(Succeed())
+	w.Close()
+
+	set := shopSet(url)
+	set.Records = []refluxv1.Drift{secretSet(url)}
+	set.Policy.Spec.Git.Encryption = &refluxv1.Encryption{PGP: []string{pub.String()}}
+	set.Spec.Spec.Decryption = &kustomizev1.Decryption{Provider: "sops"}
+	set.LiveSecrets = map[string]map[string][]byte{
+		"shop/checkout-db": {"DB_USER": []byte("checkout"), "DB_PASSWORD": []byte("rotated-at-3am")},
+	}
+	proposals, err := newHandler(t).HandleDriftSet(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
+	dir := clone(t, srv, proposals[0].Branch)
+	enc, err := os.ReadFile(filepath.Join(dir, "base/db-secret.yaml"))
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(string(enc)).ToNot(ContainSubstring("rotated-at-3am"))
+	fp := strings.ToUpper(hex.EncodeToString(entity.PrimaryKey.Fingerprint))
+	g.Expect(string(enc)).To(ContainSubstring(fp), "encrypted for the policy's OpenPGP key")
+
+	// Decrypt with the real gpg, as a human with the private key would.
+	home := t.TempDir()
+	keyFile := filepath.Join(home, "key.asc")
+	g.Expect(os.WriteFile(keyFile, priv.Bytes(), 0o600)).To(Succeed())
+	t.Setenv("GNUPGHOME", home)
+	run(t, "", "gpg", "--batch", "--import", keyFile)
+	plain, err := decrypt.DataWithFormat(enc, formats.Yaml)
+	g.Expect(err).ToNot(HaveOccurred())
+	secret := &corev1.Secret{}
+	g.Expect(yaml.Unmarshal(plain, secret)).To(Succeed())
+	g.Expect(string(secret.Data["DB_PASSWORD"])).To(Equal("rotated-at-3am"))
 }
