@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -130,4 +134,34 @@ func TestKubectlScaleIsDrift(t *testing.T) {
 	f, _ := field(rec, "/spec/replicas")
 	g.Expect(f.LiveValue).To(Equal("3"))
 	g.Expect(f.FluxReverts).To(BeTrue())
+}
+
+// TestNotReadyKustomizationGetsAClearConditionAndNoDrift: a governed
+// Kustomization Flux cannot apply is reported as such, never compared.
+func TestNotReadyKustomizationGetsAClearConditionAndNoDrift(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	broken := &kustomizev1.Kustomization{}
+	broken.Name, broken.Namespace = "broken", ns
+	broken.Labels = map[string]string{"reflux.dev/tier": "apps"}
+	broken.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled}
+	broken.Spec = kustomizev1.KustomizationSpec{
+		Interval: metav1.Duration{Duration: time.Minute}, Path: "./", Prune: true,
+		SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "does-not-exist"},
+	}
+	g.Expect(env.Client.Create(ctx, broken)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, broken) })
+	g.Eventually(func() string {
+		k := &kustomizev1.Kustomization{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(broken), k); err != nil {
+			return err.Error()
+		}
+		if c := conditions.Get(k, refluxv1.DriftedCondition); c != nil {
+			return string(c.Status) + "/" + c.Reason
+		}
+		return "no Drifted condition"
+	}, timeout, interval).Should(Equal("Unknown/" + refluxv1.KustomizationNotReadyReason))
+	list := &refluxv1.DriftList{}
+	g.Expect(env.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{"reflux.dev/kustomization-name": "broken"})).To(Succeed())
+	g.Expect(list.Items).To(BeEmpty())
 }
