@@ -77,7 +77,10 @@ func (r *KustomizationReconciler) handOff(ctx context.Context, g *Governed, open
 	r.mu.Lock()
 	same := r.fingerprint[key] == fp
 	r.mu.Unlock()
-	if same && !resynced {
+	// Nothing changed: at a resync, open drift is tried again (the base may
+	// have moved, a branch may have been closed); with nothing open and
+	// nothing changed there is no reason to touch Git at all.
+	if same && (!resynced || len(open) == 0) {
 		return nil
 	}
 	set := reverse.DriftSet{
