@@ -48,9 +48,6 @@ type Engine struct {
 	Metrics  *DriftMetrics
 	Events   EventRecorder
 	Log      logr.Logger
-	// AllowedManagers are field managers whose writes are never drift,
-	// even on fields Git declares: an autoscaler owns replicas.
-	AllowedManagers []string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 

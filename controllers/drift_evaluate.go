@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -58,7 +57,7 @@ func (e *Engine) Evaluate(ctx context.Context, g *Governed, live *unstructured.U
 // observe turns detector output into a classified observation.
 // It also returns whether the object should be held.
 func (e *Engine) observe(g *Governed, live, want *unstructured.Unstructured, res drift.Result) (record.Observation, bool) {
-	fields := e.withoutAllowed(renderedFields(res))
+	fields := renderedFields(res)
 	ref := origin.RefOf(want)
 	for i := range fields {
 		fields[i].Origin = fieldOrigin(g.Render.Index, ref, fields[i].Pointer)
@@ -296,20 +295,6 @@ func (e *Engine) resolve(ctx context.Context, rec *refluxv1.Drift, state refluxv
 			strings.ToLower(string(state)))
 	}
 	return nil
-}
-
-// withoutAllowed drops fields last written by an allowed manager, such as
-// replicas set by an autoscaler through the scale subresource: that value
-// is the cluster working as intended, not a human's drift.
-func (e *Engine) withoutAllowed(fields []refluxv1.DriftField) []refluxv1.DriftField {
-	out := fields[:0]
-	for _, f := range fields {
-		if f.Modifier != nil && slices.Contains(e.AllowedManagers, f.Modifier.Manager) {
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // attributionRetries bounds how often an object is looked at again for a

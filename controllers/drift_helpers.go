@@ -10,6 +10,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/audit"
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 // writtenBySelfOrFlux reports whether the newest managedFields entry is
@@ -68,17 +69,14 @@ func groupOf(apiVersion string) string {
 // merged into Git.
 func declaresLiveValues(want *unstructured.Unstructured, fields []refluxv1.DriftField) bool {
 	for _, f := range fields {
-		got, found, err := jsonPointerValue(want.Object, f.Pointer)
-		if err != nil {
-			return false
-		}
+		got, found := jsonptr.Get(want.Object, f.Pointer)
 		switch f.ChangeType {
 		case refluxv1.ChangeRemove:
 			if found {
 				return false
 			}
 		default:
-			if !found || !sameJSON(got, f.LiveValue) {
+			if !found || !jsonptr.Matches(got, f.LiveValue) {
 				return false
 			}
 		}

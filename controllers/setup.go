@@ -113,7 +113,6 @@ func newEngine(mgr ctrl.Manager, opts Options, m *DriftMetrics) (*Engine, error)
 	engine := NewEngine(&Engine{
 		Client: mgr.GetClient(), Detector: detector, Holder: Holder{Client: mgr.GetClient()},
 		Audit: opts.Audit, Metrics: m, Events: opts.Events, Log: opts.Log.WithName("drift"),
-		AllowedManagers: allowed,
 	})
 	engine.Watcher = NewWatcher(dyn, mgr.GetRESTMapper(), engine.OnLiveChange)
 	return engine, nil

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"github.com/go-logr/logr"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
@@ -109,25 +108,4 @@ func Fingerprint(records []refluxv1.Drift) string {
 	sort.Strings(lines)
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\x1e")))
 	return hex.EncodeToString(sum[:])[:12]
-}
-
-// LogHandler logs each drift set. It stands in for write-back where none is
-// configured, and never writes anything.
-type LogHandler struct {
-	Log logr.Logger
-}
-
-var _ Handler = LogHandler{}
-
-// HandleDriftSet implements Handler.
-func (h LogHandler) HandleDriftSet(_ context.Context, set DriftSet) ([]Proposal, error) {
-	fields := 0
-	for _, r := range set.Records {
-		fields += len(r.Spec.Fields)
-	}
-	h.Log.Info("drift set changed",
-		"kustomization", set.Kustomization.Namespace+"/"+set.Kustomization.Name,
-		"revision", set.Revision, "records", len(set.Records), "fields", fields,
-		"fingerprint", set.Fingerprint)
-	return nil, nil
 }

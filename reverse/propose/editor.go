@@ -8,11 +8,9 @@ import (
 	"math"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/edit"
 	"github.com/reflux-dev/reflux/kustomize/origin"
@@ -57,7 +55,7 @@ func (e *editor) apply(dir string) ([]string, error) {
 		if sameValue(current, ch.Value) {
 			continue // Git already holds it
 		}
-		if f.field.GitValue != "" && !sameJSONText(current, f.field.GitValue) {
+		if f.field.GitValue != "" && !jsonptr.Matches(current, f.field.GitValue) {
 			return nil, fmt.Errorf("%w: %s %s is %v in Git now, the drift was recorded against %s",
 				ErrGitChanged, ch.Object, ch.Pointer, current, f.field.GitValue)
 		}
@@ -137,30 +135,11 @@ func renderedValue(ctx context.Context, opts kustomize.BuildOptions, ch edit.Cha
 	}
 	for _, obj := range res.Objects {
 		if origin.RefOf(obj) == ref {
-			return pointerValue(obj, ch.Pointer), nil
+			v, _ := jsonptr.Get(obj.Object, ch.Pointer)
+			return v, nil
 		}
 	}
 	return nil, fmt.Errorf("%s is not in the render", ref)
-}
-
-func pointerValue(obj *unstructured.Unstructured, ptr string) interface{} {
-	var cur interface{} = obj.Object
-	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]interface{}:
-			cur = c[seg]
-		case []interface{}:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-	}
-	return cur
 }
 
 func sameValue(a, b interface{}) bool {
@@ -173,12 +152,4 @@ func sameValue(a, b interface{}) bool {
 	_ = json.Unmarshal(ja, &va)
 	_ = json.Unmarshal(jb, &vb)
 	return reflect.DeepEqual(va, vb)
-}
-
-func sameJSONText(v interface{}, text string) bool {
-	var want interface{}
-	if err := json.Unmarshal([]byte(text), &want); err != nil {
-		return false
-	}
-	return sameValue(v, want)
 }

@@ -1,0 +1,67 @@
+package jsonptr
+
+import (
+	"encoding/json"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestGet(t *testing.T) {
+	var obj map[string]interface{}
+	if err := json.Unmarshal([]byte(`{"metadata":{"annotations":{"example.com/owner":"a","t~x":"b"}},
+		"spec":{"containers":[{"name":"app","image":"web:1"}],"replicas":3}}`), &obj); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		ptr   string
+		want  interface{}
+		found bool
+	}{
+		{"/spec/replicas", float64(3), true},
+		{"/spec/containers/0/image", "web:1", true},
+		{"/metadata/annotations/example.com~1owner", "a", true},
+		{"/metadata/annotations/t~0x", "b", true},
+		{"/spec/containers/1/image", nil, false},
+		{"/spec/containers/-1/image", nil, false},
+		{"/spec/containers/x", nil, false},
+		{"/spec/replicas/deeper", nil, false},
+		{"/missing", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ptr, func(t *testing.T) {
+			g := NewWithT(t)
+			got, ok := Get(obj, tt.ptr)
+			g.Expect(ok).To(Equal(tt.found))
+			if !tt.found {
+				g.Expect(got).To(BeNil())
+				return
+			}
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+	whole, ok := Get(obj, "")
+	NewWithT(t).Expect(ok).To(BeTrue())
+	NewWithT(t).Expect(whole).To(Equal(obj))
+}
+
+func FuzzGet(f *testing.F) {
+	f.Add("/spec/containers/0/image")
+	f.Add("/a~1b/~0/")
+	f.Fuzz(func(t *testing.T, ptr string) {
+		obj := map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{map[string]interface{}{"image": "x"}}}}
+		if v, ok := Get(obj, ptr); !ok && v != nil {
+			t.Fatalf("absent value %v for %q", v, ptr)
+		}
+	})
+}
+
+func TestMatches(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Matches(float64(3), "3")).To(BeTrue())
+	g.Expect(Matches(int64(3), "3.0")).To(BeTrue())
+	g.Expect(Matches("true", `"true"`)).To(BeTrue())
+	g.Expect(Matches(true, `"true"`)).To(BeFalse())
+	g.Expect(Matches(map[string]interface{}{"a": "b"}, `{"a":"b"}`)).To(BeTrue())
+	g.Expect(Matches("x", "not json")).To(BeFalse())
+}
