@@ -159,7 +159,7 @@ func TestPolicyWaitsForSigningSecret(t *testing.T) {
 	g.Eventually(func() string {
 		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(p), obj)
 		return conditions.GetMessage(obj, meta.ReadyCondition)
-	}, timeout, 100*time.Millisecond).Should(ContainSubstring("not a usable SSH private key"))
+	}, timeout, 100*time.Millisecond).Should(ContainSubstring("not a usable ssh signing key"))
 
 	// Fixing the Secret makes the policy Ready at the next retry.
 	secret.Data["git.ssh"] = sshKeyPEM(t)

@@ -1,80 +1,51 @@
 package policy
 
 import (
-	"bytes"
 	"fmt"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
-	"golang.org/x/crypto/ssh"
-
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/writeback/signing"
 )
 
-// Keys of the signing Secret. They follow Flux's image-automation-controller
-// for OpenPGP and Flux's GitRepository Secret format for SSH, so a platform
-// team can reuse the Secrets it already has.
+// Keys of the signing Secret. They are the keys write-back signs with
+// (reverse/writeback/signing): `git.asc` and an optional `passphrase` as
+// Flux's image-automation-controller reads them, or `git.ssh`.
 const (
 	// OpenPGPKeyField holds an armored OpenPGP private key.
-	OpenPGPKeyField = "git.asc"
+	OpenPGPKeyField = signing.KeyOpenPGP
 	// PassphraseField optionally decrypts the private key.
-	PassphraseField = "passphrase"
-	// SSHKeyField holds a PEM or OpenSSH private key (the same key
-	// reverse/writeback/signing reads).
-	SSHKeyField = "git.ssh"
+	PassphraseField = signing.KeyPassphrase
+	// SSHKeyField holds a PEM or OpenSSH private key.
+	SSHKeyField = signing.KeySSH
 )
 
 // CheckSigningKey reports whether data, the contents of the signing Secret,
-// holds a usable private key of the given type. It fails early, at policy
-// reconcile, rather than at the first write-back hours later.
+// holds a usable private key of the given type. It builds the very signer
+// write-back will use, so a key that passes here signs later, and it fails
+// early, at policy reconcile, rather than at the first write-back hours
+// later.
 func CheckSigningKey(keyType refluxv1.SigningKeyType, data map[string][]byte) error {
-	passphrase := data[PassphraseField]
+	var field string
+	var err error
 	switch keyType {
 	case refluxv1.OpenPGPSigningKey, "":
-		return checkOpenPGP(data[OpenPGPKeyField], passphrase)
+		field = OpenPGPKeyField
+		if len(data[field]) > 0 {
+			_, err = signing.NewOpenPGP(data[field], data[PassphraseField])
+		}
 	case refluxv1.SSHSigningKey:
-		return checkSSH(data[SSHKeyField], passphrase)
+		field = SSHKeyField
+		if len(data[field]) > 0 {
+			_, err = signing.NewSSH(data[field], data[PassphraseField])
+		}
 	default:
 		return &FieldError{Field: "spec.git.signingKey.type", Reason: fmt.Sprintf("unknown type %q", keyType)}
 	}
-}
-
-func checkOpenPGP(armored, passphrase []byte) error {
-	field := "secret key " + OpenPGPKeyField
-	if len(armored) == 0 {
-		return &FieldError{Field: field, Reason: "missing"}
-	}
-	entities, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(armored))
-	if err != nil {
-		return &FieldError{Field: field, Reason: fmt.Sprintf("not an armored OpenPGP key: %v", err)}
-	}
-	if len(entities) == 0 || entities[0].PrivateKey == nil {
-		return &FieldError{Field: field, Reason: "holds no private key"}
-	}
-	key := entities[0].PrivateKey
-	if key.Encrypted {
-		if len(passphrase) == 0 {
-			return &FieldError{Field: field, Reason: "private key is encrypted and no passphrase is set"}
-		}
-		if err := key.Decrypt(passphrase); err != nil {
-			return &FieldError{Field: "secret key " + PassphraseField, Reason: fmt.Sprintf("does not decrypt the key: %v", err)}
-		}
-	}
-	return nil
-}
-
-func checkSSH(identity, passphrase []byte) error {
-	field := "secret key " + SSHKeyField
-	if len(identity) == 0 {
-		return &FieldError{Field: field, Reason: "missing"}
-	}
-	var err error
-	if len(passphrase) > 0 {
-		_, err = ssh.ParsePrivateKeyWithPassphrase(identity, passphrase)
-	} else {
-		_, err = ssh.ParsePrivateKey(identity)
-	}
-	if err != nil {
-		return &FieldError{Field: field, Reason: fmt.Sprintf("not a usable SSH private key: %v", err)}
+	switch {
+	case len(data[field]) == 0:
+		return &FieldError{Field: "secret key " + field, Reason: "missing"}
+	case err != nil:
+		return &FieldError{Field: "secret key " + field, Reason: fmt.Sprintf("not a usable %s signing key: %v", keyType, err)}
 	}
 	return nil
 }

@@ -70,16 +70,16 @@ func TestCheckSigningKey(t *testing.T) {
 		{name: "openpgp with passphrase", typ: refluxv1.OpenPGPSigningKey,
 			data: map[string][]byte{"git.asc": locked, "passphrase": []byte("s3cret")}},
 		{name: "openpgp wrong passphrase", typ: refluxv1.OpenPGPSigningKey,
-			data: map[string][]byte{"git.asc": locked, "passphrase": []byte("nope")}, wantErr: "does not decrypt"},
+			data: map[string][]byte{"git.asc": locked, "passphrase": []byte("nope")}, wantErr: "passphrase missing or wrong"},
 		{name: "openpgp encrypted without passphrase", typ: refluxv1.OpenPGPSigningKey,
-			data: map[string][]byte{"git.asc": locked}, wantErr: "no passphrase"},
+			data: map[string][]byte{"git.asc": locked}, wantErr: "passphrase missing or wrong: the OpenPGP key is encrypted"},
 		{name: "openpgp missing", typ: refluxv1.OpenPGPSigningKey, data: map[string][]byte{}, wantErr: "git.asc: missing"},
 		{name: "openpgp garbage", typ: refluxv1.OpenPGPSigningKey,
-			data: map[string][]byte{"git.asc": []byte("hello")}, wantErr: "not an armored OpenPGP key"},
+			data: map[string][]byte{"git.asc": []byte("hello")}, wantErr: "git.asc: not a usable openpgp signing key"},
 		{name: "ssh key", typ: refluxv1.SSHSigningKey, data: map[string][]byte{"git.ssh": sshKey(t)}},
 		{name: "ssh missing", typ: refluxv1.SSHSigningKey, data: map[string][]byte{"git.asc": plain}, wantErr: "git.ssh: missing"},
 		{name: "ssh garbage", typ: refluxv1.SSHSigningKey,
-			data: map[string][]byte{"git.ssh": []byte("-----BEGIN NOPE-----")}, wantErr: "not a usable SSH private key"},
+			data: map[string][]byte{"git.ssh": []byte("-----BEGIN NOPE-----")}, wantErr: "git.ssh: not a usable ssh signing key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
