@@ -33,3 +33,21 @@ const (
 // hold and Flux has restored Git's value, so deleting a record dismisses
 // the drift instead of letting reflux record it again.
 const DriftFinalizer = "reflux.dev/release-hold"
+
+// Annotations of a hold on a live object. reflux writes them with a
+// server-side apply under FieldManager, so releasing a hold removes exactly
+// them and nothing another manager (or Git) owns.
+const (
+	// ReconcileAnnotation set to ReconcileDisabled on the in-cluster object
+	// makes kustomize-controller skip it (docs/flux-behaviour.md): the one
+	// way to keep a live edit alive without a commit.
+	ReconcileAnnotation = "kustomize.toolkit.fluxcd.io/reconcile"
+	// ReconcileDisabled is the value of ReconcileAnnotation that holds.
+	ReconcileDisabled = "disabled"
+	// HeldByAnnotation names the Drift record that holds the object, so a
+	// human reading the object knows why Flux leaves it alone. A hold taken
+	// before the change was evaluated names the record it will have.
+	HeldByAnnotation = "reflux.dev/held-by"
+	// HeldSinceAnnotation is when the hold was applied (RFC 3339).
+	HeldSinceAnnotation = "reflux.dev/held-since"
+)

@@ -45,6 +45,15 @@ const (
 	// KustomizationNotReadyReason means Flux has not applied a revision
 	// successfully, so nothing is compared.
 	KustomizationNotReadyReason = "KustomizationNotReady"
+	// RenderingReason means the applied revision is being rendered, or the
+	// live objects checked against it; live changes that arrive meanwhile
+	// are kept (and, where Flux would revert them, held) until it is done.
+	// It is Flux's own Progressing reason, set only once the work takes
+	// longer than reflux's slow-render threshold.
+	RenderingReason = "Progressing"
+	// RenderFailedReason means the applied revision could not be rendered;
+	// live changes are kept until a render succeeds.
+	RenderFailedReason = "RenderFailed"
 )
 
 // Reasons for the ReverseSynced condition.

@@ -197,11 +197,20 @@ type DriftStatus struct {
 	// +optional
 	Fingerprint string `json:"fingerprint,omitempty"`
 
-	// Branch holding the proposed change, once pushed.
+	// Branch is where reflux writes this record's change. It is recorded
+	// before the push, as the write intent, and kept once the push
+	// succeeded: a branch that reflux pushed (Commit set) and that is gone
+	// unmerged was closed by a reviewer, so the record is dismissed and the
+	// branch is never pushed again.
 	// +optional
 	Branch string `json:"branch,omitempty"`
 
-	// Commit at the head of Branch.
+	// BranchFingerprint identifies the drift set Branch is written for,
+	// recorded with the write intent.
+	// +optional
+	BranchFingerprint string `json:"branchFingerprint,omitempty"`
+
+	// Commit at the head of Branch, once reflux pushed it.
 	// +optional
 	Commit string `json:"commit,omitempty"`
 

@@ -1,0 +1,72 @@
+package drift
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestWriters(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(time.Second))
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, at metav1.Time, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Time: &at,
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	flux := entry("kustomize-controller", metav1.ManagedFieldsOperationApply, t0, `{"f:data":{"f:a":{}}}`)
+	obj := func(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetManagedFields(entries)
+		return u
+	}
+	tests := []struct {
+		name     string
+		old, cur *unstructured.Unstructured
+		want     []string
+	}{
+		{"a new manager wrote", obj(flux), obj(flux, entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, t1, `{"f:data":{"f:b":{}}}`)),
+			[]string{"kubectl-edit"}},
+		{"Flux re-applied", obj(flux), obj(entry("kustomize-controller", metav1.ManagedFieldsOperationApply, t1, `{"f:data":{"f:a":{}}}`)),
+			[]string{"kustomize-controller"}},
+		{"a manager gained fields within the same second", obj(flux), obj(entry("kustomize-controller", metav1.ManagedFieldsOperationApply, t0, `{"f:data":{"f:a":{},"f:c":{}}}`)),
+			[]string{"kustomize-controller"}},
+		{"an existing manager wrote again", obj(flux, entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, t0, `{}`)),
+			obj(flux, entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, t1, `{}`)), []string{"kubectl-edit"}},
+		{"same manager, other operation", obj(flux), obj(flux, entry("kustomize-controller", metav1.ManagedFieldsOperationUpdate, t0, `{}`)),
+			[]string{"kustomize-controller"}},
+		{"only a removal: no entry changed", obj(flux, entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, t0, `{"f:data":{"f:b":{}}}`)),
+			obj(flux), nil},
+		{"no old object: every entry", nil, obj(flux), []string{"kustomize-controller"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var got []string
+			for _, e := range Writers(tt.old, tt.cur) {
+				got = append(got, e.Manager)
+			}
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestManagerClasses(t *testing.T) {
+	g := NewWithT(t)
+	d, err := New(k8sClient, WithOverrideManagers("legacy-deployer"))
+	g.Expect(err).NotTo(HaveOccurred())
+	for manager, reverted := range map[string]bool{
+		"kubectl": true, "kubectl-edit": true, "kubectl-client-side-apply": true, "before-first-apply": true,
+		"kustomize-controller": true, "legacy-deployer": true, "legacy-app": false, "reflux": false,
+		"kube-controller-manager": false,
+	} {
+		g.Expect(d.Reverted(manager)).To(Equal(reverted), manager)
+	}
+	g.Expect(d.Allowed("kube-controller-manager")).To(BeTrue())
+	g.Expect(d.Allowed("reflux")).To(BeTrue())
+	g.Expect(d.Allowed("kubectl-edit")).To(BeFalse())
+	g.Expect(d.FluxOwned("kustomize-controller")).To(BeTrue())
+	g.Expect(d.FluxOwned("reflux")).To(BeFalse())
+}
