@@ -1,0 +1,263 @@
+package decide
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// Action is what happens to the record.
+type Action string
+
+const (
+	// Keep leaves the record as it is.
+	Keep Action = ""
+	// Create writes a new record.
+	Create Action = "Create"
+	// Update rewrites an open record's spec or status.
+	Update Action = "Update"
+	// Reopen resets a closed record for a new drift.
+	Reopen Action = "Reopen"
+	// Resolve closes a record whose drift Git now declares.
+	Resolve Action = "Resolve"
+	// Dismiss closes a record a user or reviewer rejected.
+	Dismiss Action = "Dismiss"
+	// Finalize lets a deleted, dismissed record go.
+	Finalize Action = "Finalize"
+	// SetStatus writes a write-back transition to the record's status.
+	SetStatus Action = "SetStatus"
+)
+
+// HoldAction is what happens to the live object's hold.
+type HoldAction string
+
+const (
+	// HoldNone leaves the hold as it is.
+	HoldNone HoldAction = ""
+	// Hold annotates the object so Flux leaves it alone.
+	Hold HoldAction = "Hold"
+	// Release removes reflux's hold.
+	Release HoldAction = "Release"
+)
+
+// Live is what the decision needs of the live object.
+type Live struct {
+	// Exists is false when the object is gone.
+	Exists bool
+	// Held is true when it carries a hold (reconcile: disabled and held-by).
+	Held bool
+	// HeldBy is the record the hold names.
+	HeldBy string
+}
+
+// Input is everything known of one live object.
+type Input struct {
+	// Name is the object's record name (record.Name), whether or not the
+	// record exists: a hold taken before evaluation names it too.
+	Name string
+	// Record is the existing record; nil when there is none.
+	Record *refluxv1.Drift
+	// Live describes the live object.
+	Live Live
+	// Evaluated is true when the object was compared with the applied
+	// revision; Observation and WantHold are meaningful only then.
+	Evaluated bool
+	// Observation is what the comparison found (no fields: no drift).
+	Observation record.Observation
+	// WantHold is true when a field asks to be held.
+	WantHold bool
+	// Declared is true when the applied revision declares every value the
+	// record saw live, or no longer renders the object: the drift is
+	// settled in Git. See Declares.
+	Declared bool
+	// Now is the decision's time.
+	Now time.Time
+}
+
+// Decision is what the executor does for one object.
+type Decision struct {
+	Action Action
+	// Record is the record to write for Create, Update, Reopen and
+	// SetStatus, spec and status as they should be; for Resolve and Dismiss
+	// the record to close.
+	Record *refluxv1.Drift
+	// WriteSpec and WriteStatus say which parts of Record changed.
+	WriteSpec, WriteStatus bool
+	// Hold and HeldSince say what happens to the live object's hold.
+	Hold      HoldAction
+	HeldSince time.Time
+	// Changed is true when the recorded drift is new or changed: worth an
+	// event and a detection.
+	Changed bool
+	// RequestReconcile asks Flux to reconcile now, so that a dismissed
+	// drift's Git value comes back without waiting an interval.
+	RequestReconcile bool
+	// Why explains the decision, for logs and tests.
+	Why string
+}
+
+// LastSeenResolution bounds how often a record is rewritten only to move
+// its last-seen time: confirming the same drift is not worth a write each
+// time.
+const LastSeenResolution = time.Minute
+
+// Decide decides for one object.
+func Decide(in Input) Decision {
+	rec := in.Record
+	heldByUs := in.Live.Held && in.Live.HeldBy == in.Name
+	if rec != nil && DismissRequested(rec) && rec.Status.State != refluxv1.DriftDismissed {
+		d := Decision{Action: Dismiss, Record: rec, RequestReconcile: in.Live.Exists, Why: "dismissal requested"}
+		if heldByUs || rec.Status.HeldSince != nil {
+			d.Hold = Release
+		}
+		return d
+	}
+	if !in.Live.Exists {
+		if rec != nil && !rec.DeletionTimestamp.IsZero() && rec.Status.State == refluxv1.DriftDismissed {
+			return Decision{Action: Finalize, Record: rec, Why: "the object is gone"}
+		}
+		return Decision{Why: "the object is gone"}
+	}
+	// A closed record whose hold is still in place: an earlier release
+	// failed, finish it whatever else is decided.
+	finish := rec != nil && !record.IsOpen(rec) && heldByUs
+	if !in.Evaluated {
+		return withRelease(Decision{Why: "not evaluated against the applied revision"}, finish)
+	}
+	if len(in.Observation.Fields) == 0 {
+		return settle(in, heldByUs, finish)
+	}
+	return drifted(in, heldByUs, finish)
+}
+
+func withRelease(d Decision, release bool) Decision {
+	if release {
+		d.Hold = Release
+	}
+	return d
+}
+
+// settle decides for an object that no longer drifts. A record is resolved
+// only when the applied revision declares what it saw live (the change was
+// merged); Flux reverting an unheld record's drift leaves the evidence
+// open for review.
+func settle(in Input, heldByUs, finish bool) Decision {
+	rec := in.Record
+	switch {
+	case rec == nil:
+		return withRelease(Decision{Why: "no drift; a hold taken before evaluation is released"}, heldByUs)
+	case !rec.DeletionTimestamp.IsZero() && rec.Status.State == refluxv1.DriftDismissed:
+		return withRelease(Decision{Action: Finalize, Record: rec, Why: "Flux restored Git's value"}, finish)
+	case !record.IsOpen(rec):
+		return withRelease(Decision{Why: "closed, and nothing drifts"}, finish)
+	case !in.Declared:
+		return Decision{Why: "no drift live, but Git does not declare what was seen: kept as evidence"}
+	}
+	return withRelease(Decision{Action: Resolve, Record: rec, Why: "the applied revision declares the live value"},
+		heldByUs || rec.Status.HeldSince != nil)
+}
+
+// drifted decides for an object that drifts now.
+func drifted(in Input, heldByUs, finish bool) Decision {
+	rec, obs := in.Record, in.Observation
+	action := Update
+	if rec == nil {
+		action = Create
+	} else if !record.IsOpen(rec) {
+		if !rec.DeletionTimestamp.IsZero() || rec.Status.Fingerprint == reverse.Fingerprint([]refluxv1.Drift{*record.Merge(nil, obs)}) {
+			return withRelease(Decision{Why: "the closed drift persists while Flux restores Git"}, finish)
+		}
+		rec, action = reopened(rec, in.Now), Reopen
+	}
+	heldSince := in.Now
+	if rec != nil && rec.Status.HeldSince != nil {
+		heldSince = rec.Status.HeldSince.Time
+	}
+	next := record.Merge(rec, obs)
+	if rec != nil && next.Spec.LastSeen.Sub(rec.Spec.LastSeen.Time) < LastSeenResolution {
+		next.Spec.LastSeen = rec.Spec.LastSeen
+	}
+	next.Status = status(next, in.WantHold, heldSince)
+	d := Decision{Action: action, Record: next, HeldSince: heldSince, Why: "drift"}
+	d.WriteSpec = rec == nil || action == Reopen ||
+		!equality.Semantic.DeepEqual(rec.Spec, next.Spec) || !equality.Semantic.DeepEqual(rec.Labels, next.Labels)
+	d.WriteStatus = rec == nil || action == Reopen || !equality.Semantic.DeepEqual(rec.Status, next.Status)
+	d.Changed = rec == nil || action == Reopen || !sameDrift(rec.Spec.Fields, next.Spec.Fields)
+	switch {
+	case in.WantHold && !in.Live.Held:
+		d.Hold = Hold
+	case !in.WantHold && heldByUs:
+		// Held before evaluation (or by an earlier drift), and no field
+		// asks for it now: Flux may revert, the record keeps the evidence.
+		d.Hold = Release
+	}
+	if !d.WriteSpec && !d.WriteStatus && d.Hold == HoldNone {
+		d.Action = Keep
+	}
+	return d
+}
+
+// status is the record's status for its current fields: its summary, its
+// fingerprint and its state. A branch that already carries exactly this
+// drift keeps the record Proposed.
+func status(next *refluxv1.Drift, hold bool, heldSince time.Time) refluxv1.DriftStatus {
+	s := *next.Status.DeepCopy()
+	s.Action, s.Severity = record.Summary(next.Spec.Fields)
+	fp := reverse.Fingerprint([]refluxv1.Drift{*next})
+	proposed := s.State == refluxv1.DriftProposed && s.Fingerprint == fp
+	s.Fingerprint = fp
+	switch {
+	case proposed && !hold:
+		s.HeldSince = nil
+	case proposed:
+	case hold:
+		s.State = refluxv1.DriftHeld
+		since := metav1.NewTime(heldSince)
+		s.HeldSince = &since
+	default:
+		s.State = refluxv1.DriftDetected
+		s.HeldSince = nil
+	}
+	if hold && s.HeldSince == nil {
+		since := metav1.NewTime(heldSince)
+		s.HeldSince = &since
+	}
+	return s
+}
+
+// reopened resets a closed record for a new drift on the same object: the
+// dismissal, the branch and the first-seen times belong to the old one.
+func reopened(closed *refluxv1.Drift, now time.Time) *refluxv1.Drift {
+	d := closed.DeepCopy()
+	delete(d.Annotations, refluxv1.DismissAnnotation)
+	d.Spec.Fields = nil
+	d.Spec.FirstSeen = metav1.NewTime(now)
+	d.Status = refluxv1.DriftStatus{}
+	return d
+}
+
+// sameDrift compares what two field lists say diverges, ignoring the
+// bookkeeping (first-seen times, modifiers) that changes on every look.
+func sameDrift(a, b []refluxv1.DriftField) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Pointer != b[i].Pointer || a[i].ChangeType != b[i].ChangeType || a[i].LiveValue != b[i].LiveValue ||
+			a[i].GitValue != b[i].GitValue || a[i].Action != b[i].Action || a[i].Severity != b[i].Severity {
+			return false
+		}
+	}
+	return true
+}
+
+// DismissRequested reports whether a user dismissed the record, by
+// annotation or by deleting it.
+func DismissRequested(d *refluxv1.Drift) bool {
+	return d.Annotations[refluxv1.DismissAnnotation] == "true" || !d.DeletionTimestamp.IsZero()
+}

@@ -1,0 +1,242 @@
+package decide
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+var (
+	t0  = time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	ks  = refluxv1.KustomizationRef{Namespace: "flux-system", Name: "podinfo"}
+	obj = refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "podinfo", Name: "podinfo-flags", UID: "u1"}
+	// name is the record name of obj.
+	name = record.Name(ks, obj)
+)
+
+func flag(live string) refluxv1.DriftField {
+	return refluxv1.DriftField{Pointer: "/data/FEATURE_DARK_MODE", ChangeType: refluxv1.ChangeAdd, LiveValue: live,
+		Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, FluxReverts: true}
+}
+
+func observed(at time.Time, fields ...refluxv1.DriftField) record.Observation {
+	return record.Observation{Kustomization: ks, Policy: "apps", Object: obj, Revision: "main@sha1:1", Fields: fields, Now: at}
+}
+
+// recorded is the record Decide writes for fields seen at at, held or not,
+// with its status as the executor leaves it.
+func recorded(at time.Time, held bool, fields ...refluxv1.DriftField) *refluxv1.Drift {
+	d := Decide(Input{Name: name, Live: Live{Exists: true}, Evaluated: true, Observation: observed(at, fields...),
+		WantHold: held, Now: at})
+	return d.Record
+}
+
+func with(d *refluxv1.Drift, mutate func(*refluxv1.Drift)) *refluxv1.Drift {
+	d = d.DeepCopy()
+	mutate(d)
+	return d
+}
+
+var (
+	held   = Live{Exists: true, Held: true, HeldBy: name}
+	unheld = Live{Exists: true}
+)
+
+func TestDecide(t *testing.T) {
+	open := recorded(t0, true, flag(`"true"`))
+	deleted := metav1.NewTime(t0)
+	tests := []struct {
+		name string
+		in   Input
+		// want is the decision's action, hold and flags.
+		want            Action
+		hold            HoldAction
+		changed, reconc bool
+		state           refluxv1.DriftState
+	}{
+		{name: "no record, no drift: nothing", in: Input{Live: unheld, Evaluated: true}, want: Keep},
+		{name: "no record, no drift, held before evaluation: release", in: Input{Live: held, Evaluated: true}, want: Keep, hold: Release},
+		{name: "no record, no drift, held by another record: leave it", in: Input{Live: Live{Exists: true, Held: true, HeldBy: "other"}, Evaluated: true}, want: Keep},
+		{name: "new drift that holds: create and hold", in: Input{Live: unheld, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true},
+			want: Create, hold: Hold, changed: true, state: refluxv1.DriftHeld},
+		{name: "new drift held before evaluation: create, no second hold", in: Input{Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true},
+			want: Create, changed: true, state: refluxv1.DriftHeld},
+		{name: "new drift no rule holds: create, release the early hold", in: Input{Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`))},
+			want: Create, hold: Release, changed: true, state: refluxv1.DriftDetected},
+		{name: "same drift again within a minute: nothing", in: Input{Record: open, Live: held, Evaluated: true, Observation: observed(t0.Add(30*time.Second), flag(`"true"`)), WantHold: true},
+			want: Keep},
+		{name: "same drift after a minute: last-seen moves, not a new detection", in: Input{Record: open, Live: held, Evaluated: true, Observation: observed(t0.Add(2*time.Minute), flag(`"true"`)), WantHold: true},
+			want: Update, state: refluxv1.DriftHeld},
+		{name: "changed drift: update, a new detection", in: Input{Record: open, Live: held, Evaluated: true, Observation: observed(t0.Add(time.Second), flag(`"false"`)), WantHold: true},
+			want: Update, changed: true, state: refluxv1.DriftHeld},
+		{name: "open record, drift gone, Git declares it: resolve and release", in: Input{Record: open, Live: held, Evaluated: true, Declared: true},
+			want: Resolve, hold: Release},
+		{name: "open record, drift gone, Git does not declare it: keep the evidence", in: Input{Record: open, Live: unheld, Evaluated: true},
+			want: Keep},
+		{name: "dismissed by annotation: dismiss, release, reconcile", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Annotations = map[string]string{refluxv1.DismissAnnotation: "true"}
+		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`))}, want: Dismiss, hold: Release, reconc: true},
+		{name: "dismissed before evaluation is possible: dismiss anyway", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Annotations = map[string]string{refluxv1.DismissAnnotation: "true"}
+		}), Live: held}, want: Dismiss, hold: Release, reconc: true},
+		{name: "deleted record: dismiss", in: Input{Record: with(open, func(d *refluxv1.Drift) { d.DeletionTimestamp = &deleted }), Live: held, Evaluated: true},
+			want: Dismiss, hold: Release, reconc: true},
+		{name: "deleted and dismissed, Flux restored Git: finalize", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.DeletionTimestamp = &deleted
+			d.Status.State, d.Status.HeldSince = refluxv1.DriftDismissed, nil
+		}), Live: unheld, Evaluated: true}, want: Finalize},
+		{name: "deleted and dismissed, object gone: finalize", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.DeletionTimestamp = &deleted
+			d.Status.State = refluxv1.DriftDismissed
+		}), Live: Live{}}, want: Finalize},
+		{name: "deleted and dismissed, still drifting: wait for Flux", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.DeletionTimestamp = &deleted
+			d.Status.State = refluxv1.DriftDismissed
+		}), Live: unheld, Evaluated: true, Observation: observed(t0, flag(`"true"`))}, want: Keep},
+		{name: "dismissed, same drift while Flux restores: nothing", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State, d.Status.HeldSince = refluxv1.DriftDismissed, nil
+		}), Live: unheld, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep},
+		{name: "dismissed, but the release failed: finish it", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State = refluxv1.DriftDismissed
+		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep, hold: Release},
+		{name: "resolved, then a new drift: reopen and hold", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State, d.Status.HeldSince = refluxv1.DriftResolved, nil
+		}), Live: unheld, Evaluated: true, Observation: observed(t0.Add(time.Hour), flag(`"later"`)), WantHold: true, Now: t0.Add(time.Hour)},
+			want: Reopen, hold: Hold, changed: true, state: refluxv1.DriftHeld},
+		{name: "not evaluated, nothing asked: wait", in: Input{Record: open, Live: held}, want: Keep},
+		{name: "object gone, open record: left for the delete handling", in: Input{Record: open, Live: Live{}}, want: Keep},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := tt.in
+			in.Name = name
+			if in.Now.IsZero() {
+				in.Now = in.Observation.Now
+			}
+			d := Decide(in)
+			g.Expect(d.Action).To(Equal(tt.want), d.Why)
+			g.Expect(d.Hold).To(Equal(tt.hold), d.Why)
+			g.Expect(d.Changed).To(Equal(tt.changed), "changed")
+			g.Expect(d.RequestReconcile).To(Equal(tt.reconc), "reconcile")
+			if tt.state != "" {
+				g.Expect(d.Record.Status.State).To(Equal(tt.state))
+			}
+		})
+	}
+}
+
+func TestDecideKeepsHistory(t *testing.T) {
+	g := NewWithT(t)
+	first := recorded(t0, true, flag(`"true"`))
+	g.Expect(first.Name).To(Equal(name))
+	g.Expect(first.Spec.FirstSeen.Time).To(Equal(t0))
+	g.Expect(first.Status.HeldSince.Time).To(Equal(t0))
+	g.Expect(first.Status.Fingerprint).To(Equal(reverse.Fingerprint([]refluxv1.Drift{*first})))
+
+	later := t0.Add(time.Hour)
+	d := Decide(Input{Name: name, Record: first, Live: held, Evaluated: true, WantHold: true,
+		Observation: observed(later, flag(`"false"`)), Now: later})
+	g.Expect(d.Record.Spec.FirstSeen.Time).To(Equal(t0), "first-seen survives a changed value")
+	g.Expect(d.Record.Status.HeldSince.Time).To(Equal(t0), "held since the first hold")
+	g.Expect(d.HeldSince).To(Equal(t0))
+
+	reopen := Decide(Input{Name: name, Live: unheld, Evaluated: true, WantHold: true, Now: later,
+		Record:      with(first, func(r *refluxv1.Drift) { r.Status.State = refluxv1.DriftResolved; r.Status.Branch = "b" }),
+		Observation: observed(later, flag(`"other"`))})
+	g.Expect(reopen.Record.Spec.FirstSeen.Time).To(Equal(later), "a reopened record starts over")
+	g.Expect(reopen.Record.Status.Branch).To(BeEmpty(), "the old branch belongs to the old drift")
+	g.Expect(reopen.Record.Status.HeldSince.Time).To(Equal(later))
+}
+
+func TestDecideProposedStaysProposed(t *testing.T) {
+	g := NewWithT(t)
+	rec := with(recorded(t0, true, flag(`"true"`)), func(r *refluxv1.Drift) {
+		r.Status.State, r.Status.Branch, r.Status.Commit = refluxv1.DriftProposed, "reflux/x/abc", "c1"
+	})
+	same := Decide(Input{Name: name, Record: rec, Live: held, Evaluated: true, WantHold: true,
+		Observation: observed(t0.Add(2*time.Minute), flag(`"true"`)), Now: t0.Add(2 * time.Minute)})
+	g.Expect(same.Record.Status.State).To(Equal(refluxv1.DriftProposed), "the branch carries exactly this drift")
+	changed := Decide(Input{Name: name, Record: rec, Live: held, Evaluated: true, WantHold: true,
+		Observation: observed(t0.Add(time.Second), flag(`"false"`)), Now: t0.Add(time.Second)})
+	g.Expect(changed.Record.Status.State).To(Equal(refluxv1.DriftHeld), "the branch no longer carries the drift")
+	g.Expect(changed.Record.Status.Branch).To(Equal("reflux/x/abc"), "its branch stays known, for the next commit on it")
+}
+
+func TestOnBranch(t *testing.T) {
+	base := recorded(t0, true, flag(`"true"`))
+	intended := with(base, func(r *refluxv1.Drift) { r.Status.Branch, r.Status.BranchFingerprint = "reflux/b/fp1", "fp1" })
+	pushed := with(intended, func(r *refluxv1.Drift) { r.Status.Commit, r.Status.State = "c1", refluxv1.DriftProposed })
+	tests := []struct {
+		name   string
+		rec    *refluxv1.Drift
+		ev     Branch
+		want   Action
+		hold   HoldAction
+		branch string
+		commit string
+		state  refluxv1.DriftState
+	}{
+		{"intent before the push", base, Branch{Event: Intended, Branch: "reflux/b/fp1", Fingerprint: "fp1"}, SetStatus, HoldNone, "reflux/b/fp1", "", refluxv1.DriftHeld},
+		{"intent recorded again: nothing", intended, Branch{Event: Intended, Branch: "reflux/b/fp1", Fingerprint: "fp1"}, Keep, HoldNone, "", "", ""},
+		{"intent on another branch forgets the old commit", pushed, Branch{Event: Intended, Branch: "reflux/b/fp2", Fingerprint: "fp2"}, SetStatus, HoldNone, "reflux/b/fp2", "", refluxv1.DriftProposed},
+		{"pushed", intended, Branch{Event: Pushed, Branch: "reflux/b/fp1", Commit: "c1", Fingerprint: "fp1"}, SetStatus, HoldNone, "reflux/b/fp1", "c1", refluxv1.DriftProposed},
+		{"push failed before it left: the intent goes", intended, Branch{Event: Abandoned, Branch: "reflux/b/fp1"}, SetStatus, HoldNone, "", "", refluxv1.DriftHeld},
+		{"a failed push never undoes an earlier one", pushed, Branch{Event: Abandoned, Branch: "reflux/b/fp1"}, Keep, HoldNone, "", "", ""},
+		{"pushed branch deleted: dismiss and release", pushed, Branch{Event: Closed, Branch: "reflux/b/fp1"}, Dismiss, Release, "", "", ""},
+		{"a branch only intended is not a reviewer's deletion", intended, Branch{Event: Closed, Branch: "reflux/b/fp1"}, Keep, HoldNone, "", "", ""},
+		{"late result on a resolved record: nothing", with(pushed, func(r *refluxv1.Drift) { r.Status.State = refluxv1.DriftResolved }),
+			Branch{Event: Pushed, Branch: "reflux/b/fp1", Commit: "c2"}, Keep, HoldNone, "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			d := OnBranch(tt.rec, tt.ev, true)
+			g.Expect(d.Action).To(Equal(tt.want), d.Why)
+			g.Expect(d.Hold).To(Equal(tt.hold))
+			if d.Action == SetStatus {
+				g.Expect(d.Record.Status.Branch).To(Equal(tt.branch))
+				g.Expect(d.Record.Status.Commit).To(Equal(tt.commit))
+				g.Expect(d.Record.Status.State).To(Equal(tt.state))
+				g.Expect(tt.rec.Status.Branch).NotTo(Equal("changed"), "the input is not mutated")
+			}
+			if tt.want == Dismiss {
+				g.Expect(d.RequestReconcile).To(BeTrue())
+			}
+		})
+	}
+	g := NewWithT(t)
+	g.Expect(BranchPushed(pushed)).To(BeTrue())
+	g.Expect(BranchPushed(intended)).To(BeFalse())
+}
+
+func TestDeclares(t *testing.T) {
+	want := &unstructured.Unstructured{Object: map[string]any{
+		"data": map[string]any{"FEATURE_DARK_MODE": "true"}, "spec": map[string]any{"replicas": int64(5)},
+	}}
+	tests := []struct {
+		name   string
+		want   *unstructured.Unstructured
+		fields []refluxv1.DriftField
+		ok     bool
+	}{
+		{"merged", want, []refluxv1.DriftField{flag(`"true"`)}, true},
+		{"a number by value", want, []refluxv1.DriftField{{Pointer: "/spec/replicas", ChangeType: refluxv1.ChangeUpdate, LiveValue: "5.0"}}, true},
+		{"another value in Git", want, []refluxv1.DriftField{flag(`"false"`)}, false},
+		{"removed live and gone from Git", want, []refluxv1.DriftField{{Pointer: "/data/OLD", ChangeType: refluxv1.ChangeRemove}}, true},
+		{"removed live, still in Git", want, []refluxv1.DriftField{{Pointer: "/data/FEATURE_DARK_MODE", ChangeType: refluxv1.ChangeRemove}}, false},
+		{"object left the render", nil, []refluxv1.DriftField{flag(`"true"`)}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(Declares(tt.want, tt.fields)).To(Equal(tt.ok))
+		})
+	}
+}

@@ -1,0 +1,23 @@
+// Package decide says what to do with a live object's Drift record and
+// hold, as pure functions over plain data: create, update, reopen,
+// resolve, dismiss or finalize the record, and hold or release the object.
+// The engine's executor applies a Decision; nothing here talks to the
+// cluster, so every transition is a row in a table test.
+//
+// Transitions, by what is known of the object:
+//
+//	record            live drift     decision
+//	none              none           nothing; release a hold taken before evaluation
+//	none              some           Create (hold if a rule holds and Flux reverts)
+//	open              same or more   Update (only what changed; last-seen at most once a minute)
+//	open              none           Resolve when the applied revision declares what was seen
+//	                                 live (merged), else keep it open as evidence
+//	closed            same           nothing while Flux restores Git; finish a failed release
+//	closed            other          Reopen: a new divergence, a clean record
+//	dismiss asked     any            Dismiss: release, ask Flux to reconcile
+//	deleted+dismissed none           Finalize: let the record go
+//
+// Write-back results arrive as Branch transitions: the intent recorded
+// before a push, the push itself, an intent abandoned because the push
+// failed, and a branch a reviewer closed.
+package decide

@@ -1,0 +1,115 @@
+package observe
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/classify"
+)
+
+// Origin finds where the source declares the field at ptr (numbered as in
+// the rendered object). A field the source does not declare, such as a key
+// a human added, gets the document that declares its nearest declared
+// parent: the file a glob rule matches and an edit goes into.
+func Origin(idx *origin.Index, ref origin.ObjectRef, ptr string) *refluxv1.FieldOrigin {
+	if idx == nil {
+		return nil
+	}
+	o, err := idx.Lookup(ref, ptr)
+	if err == nil {
+		return &refluxv1.FieldOrigin{File: o.File, Line: int32(o.Line), Column: int32(o.Column), Kind: string(o.Kind)}
+	}
+	var refused *origin.RefusedError
+	if errors.As(err, &refused) {
+		return &refluxv1.FieldOrigin{Refused: string(refused.Reason)}
+	}
+	fields, ferr := idx.Fields(ref)
+	if ferr != nil {
+		return nil
+	}
+	for parent := parentPointer(ptr); parent != ""; parent = parentPointer(parent) {
+		for _, f := range fields {
+			if f.Refused == "" && strings.HasPrefix(f.Pointer, parent+"/") {
+				// The line and column of a sibling would mislead; the file
+				// and the kind of declaration are what is known.
+				return &refluxv1.FieldOrigin{File: f.Origin.File, Kind: string(f.Origin.Kind)}
+			}
+		}
+	}
+	return nil
+}
+
+func parentPointer(ptr string) string {
+	i := strings.LastIndex(ptr, "/")
+	if i <= 0 {
+		return ""
+	}
+	return ptr[:i]
+}
+
+// Classify decides action, severity and rule for each field of an object
+// of kind, in place. It returns whether any field asks for a hold: a rule
+// (or a declared manual hotfix) holds it, and Flux would revert it.
+func Classify(c *classify.Classifier, kind string, fields []refluxv1.DriftField, hotfix bool) bool {
+	hold := false
+	for i := range fields {
+		f := &fields[i]
+		file := ""
+		if f.Origin != nil {
+			file = f.Origin.File
+		}
+		d := c.Classify(classify.Field{
+			Kind: kind, Pointer: f.Pointer, ChangeType: f.ChangeType,
+			GitValue: decode(f.GitValue), LiveValue: decode(f.LiveValue), OriginFile: file,
+		})
+		f.Action, f.Severity, f.Rule = d.Action, d.Severity, d.Rule
+		if hotfix {
+			// A declared manual hotfix is logged and held, never written.
+			f.Action, f.Rule = refluxv1.IgnoreAction, "manual-hotfix"
+			d.Hold = true
+		}
+		// Holding only matters where Flux would undo the change.
+		if d.Hold && f.FluxReverts {
+			hold = true
+		}
+	}
+	return hold
+}
+
+func decode(s string) any {
+	if s == "" {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return s
+	}
+	return v
+}
+
+// IgnorePaths returns the Kustomization's spec.ignore paths that apply to
+// obj, as kustomize-controller compiles them for drift detection.
+func IgnorePaths(ks *kustomizev1.Kustomization, obj *unstructured.Unstructured) []string {
+	var paths []string
+	for _, rule := range ks.Spec.Ignore {
+		if rule.Target != nil {
+			sel, err := jsondiff.NewSelectorRegex(&jsondiff.Selector{
+				Group: rule.Target.Group, Version: rule.Target.Version, Kind: rule.Target.Kind,
+				Name: rule.Target.Name, Namespace: rule.Target.Namespace,
+				AnnotationSelector: rule.Target.AnnotationSelector, LabelSelector: rule.Target.LabelSelector,
+			})
+			if err != nil || !sel.MatchUnstructured(obj) {
+				continue
+			}
+		}
+		paths = append(paths, rule.Paths...)
+	}
+	return paths
+}

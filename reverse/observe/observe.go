@@ -1,0 +1,108 @@
+package observe
+
+import (
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/classify"
+	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// Attributor names the user behind a field manager's write at a time, from
+// the audit log; "" when unknown.
+type Attributor func(manager string, at time.Time) string
+
+// Input is one evaluated live object.
+type Input struct {
+	// Kustomization and Policy govern the object.
+	Kustomization refluxv1.KustomizationRef
+	Policy        string
+	// Revision is the applied revision Desired was rendered from.
+	Revision string
+	// Live is the live object; Desired the rendered one.
+	Live, Desired *unstructured.Unstructured
+	// Result is the detector's answer for Live against Desired.
+	Result drift.Result
+	// Index maps rendered fields to their origin; nil when the overlay
+	// could not be indexed.
+	Index *origin.Index
+	// Classifier applies the policy's rules.
+	Classifier *classify.Classifier
+	// Attribute names users; nil skips attribution.
+	Attribute Attributor
+	// Now is when the observation is made.
+	Now time.Time
+}
+
+// Result is an observation and whether it asks for a hold.
+type Result struct {
+	Observation record.Observation
+	// Hold is true when some field's rule holds it and Flux would revert it.
+	Hold bool
+}
+
+// Observe classifies the drift of one object.
+func Observe(in Input) Result {
+	fields := renderedFields(in.Result)
+	ref := origin.RefOf(in.Desired)
+	for i := range fields {
+		fields[i].Origin = Origin(in.Index, ref, fields[i].Pointer)
+		attribute(in.Attribute, in.Now, &fields[i])
+	}
+	hotfix := in.Classifier.IsManualHotfix(in.Live.GetAnnotations())
+	hold := Classify(in.Classifier, in.Desired.GetKind(), fields, hotfix)
+	return Result{
+		Observation: record.Observation{
+			Kustomization: in.Kustomization,
+			Policy:        in.Policy,
+			Object:        ObjectRef(in.Live),
+			Revision:      in.Revision,
+			Fields:        fields,
+			ManualHotfix:  hotfix,
+			Now:           in.Now,
+		},
+		Hold: hold,
+	}
+}
+
+// ObjectRef names a live object the way a Drift record does.
+func ObjectRef(live *unstructured.Unstructured) refluxv1.ObjectRef {
+	return refluxv1.ObjectRef{
+		APIVersion: live.GetAPIVersion(), Kind: live.GetKind(), Namespace: live.GetNamespace(),
+		Name: live.GetName(), UID: string(live.GetUID()),
+	}
+}
+
+// attribute names the user behind a field's last write.
+func attribute(names Attributor, now time.Time, f *refluxv1.DriftField) {
+	if names == nil || f.Modifier == nil {
+		return
+	}
+	at := now
+	if f.Modifier.Time != nil {
+		at = f.Modifier.Time.Time
+	}
+	if user := names(f.Modifier.Manager, at); user != "" {
+		f.Modifier.User = user
+	}
+}
+
+// renderedFields returns the detector's fields with pointers into the
+// rendered object: records, rules and edits all speak of what the overlay
+// declares, and overlays reorder lists, so a live index may name another
+// element. A field in a list element only the live object has keeps its
+// live pointer, since the render has no position for it.
+func renderedFields(res drift.Result) []refluxv1.DriftField {
+	fields := res.DriftFields()
+	for i, f := range res.Fields {
+		if f.GitPointer != "" && !strings.Contains(f.GitPointer+"/", "/-/") {
+			fields[i].Pointer = f.GitPointer
+		}
+	}
+	return fields
+}
