@@ -70,6 +70,11 @@ func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, rev
 	if err != nil {
 		return nil, fmt.Errorf("building %s at %s: %w", ks.Spec.Path, revision, err)
 	}
+	// A newer revision may have replaced this render while krusty ran,
+	// which cannot be interrupted: stop before the index costs as much again.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	// Index the render as built: the index cross-checks its model against
 	// these objects, before reflux stamps what Flux adds at apply time.
 	index, indexErr := origin.NewIndex(opts, res)
