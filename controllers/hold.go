@@ -12,21 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-)
-
-// Annotations of a hold.
-const (
-	// ReconcileAnnotation set to "disabled" on the in-cluster object makes
-	// kustomize-controller skip it (docs/flux-behaviour.md): the one way to
-	// keep a hotfix alive without a commit.
-	ReconcileAnnotation = "kustomize.toolkit.fluxcd.io/reconcile"
-	// ReconcileDisabled is the value that holds.
-	ReconcileDisabled = "disabled"
-	// HeldByAnnotation names the Drift record that holds the object, so a
-	// human reading the object knows why Flux leaves it alone.
-	HeldByAnnotation = "reflux.dev/held-by"
-	// HeldSinceAnnotation is when the hold was applied (RFC 3339).
-	HeldSinceAnnotation = "reflux.dev/held-since"
+	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
 // Holder applies and releases holds. Both are server-side applies under
@@ -36,14 +22,16 @@ type Holder struct {
 	Client client.Client
 }
 
+var _ governor.Holder = Holder{}
+
 // Hold annotates the live object so that Flux stops reverting it. The
 // object's UID is a precondition: a hold never lands on a recreated object.
 func (h Holder) Hold(ctx context.Context, obj refluxv1.ObjectRef, record string, since time.Time) error {
 	u := applyConfig(obj)
 	u.SetAnnotations(map[string]string{
-		ReconcileAnnotation: ReconcileDisabled,
-		HeldByAnnotation:    record,
-		HeldSinceAnnotation: since.UTC().Format(time.RFC3339),
+		refluxv1.ReconcileAnnotation: refluxv1.ReconcileDisabled,
+		refluxv1.HeldByAnnotation:    record,
+		refluxv1.HeldSinceAnnotation: since.UTC().Format(time.RFC3339),
 	})
 	if err := h.Client.Patch(ctx, u, client.Apply, client.FieldOwner(refluxv1.FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("holding %s/%s %s: %w", obj.Kind, obj.Name, obj.Namespace, err)

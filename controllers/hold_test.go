@@ -50,9 +50,9 @@ func TestHoldAndRelease(t *testing.T) {
 	g.Expect(h.Hold(ctx, refOf(cm), "configmap-flags-abc", since)).To(Succeed())
 	got := &corev1.ConfigMap{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), got)).To(Succeed())
-	g.Expect(got.Annotations).To(HaveKeyWithValue(ReconcileAnnotation, ReconcileDisabled))
-	g.Expect(got.Annotations).To(HaveKeyWithValue(HeldByAnnotation, "configmap-flags-abc"))
-	g.Expect(got.Annotations).To(HaveKeyWithValue(HeldSinceAnnotation, "2026-11-29T02:00:00Z"))
+	g.Expect(got.Annotations).To(HaveKeyWithValue(refluxv1.ReconcileAnnotation, refluxv1.ReconcileDisabled))
+	g.Expect(got.Annotations).To(HaveKeyWithValue(refluxv1.HeldByAnnotation, "configmap-flags-abc"))
+	g.Expect(got.Annotations).To(HaveKeyWithValue(refluxv1.HeldSinceAnnotation, "2026-11-29T02:00:00Z"))
 	g.Expect(got.Annotations).To(HaveKeyWithValue("team", "payments"))
 	g.Expect(got.Data).To(Equal(map[string]string{"MODE": "safe"}), "a hold touches only annotations")
 	managers := map[string]bool{}
@@ -66,9 +66,9 @@ func TestHoldAndRelease(t *testing.T) {
 
 	g.Expect(h.Release(ctx, refOf(cm))).To(Succeed())
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), got)).To(Succeed())
-	g.Expect(got.Annotations).ToNot(HaveKey(ReconcileAnnotation))
-	g.Expect(got.Annotations).ToNot(HaveKey(HeldByAnnotation))
-	g.Expect(got.Annotations).ToNot(HaveKey(HeldSinceAnnotation))
+	g.Expect(got.Annotations).ToNot(HaveKey(refluxv1.ReconcileAnnotation))
+	g.Expect(got.Annotations).ToNot(HaveKey(refluxv1.HeldByAnnotation))
+	g.Expect(got.Annotations).ToNot(HaveKey(refluxv1.HeldSinceAnnotation))
 	g.Expect(got.Annotations).To(HaveKeyWithValue("team", "payments"), "release removes only what reflux added")
 	g.Expect(got.Data).To(Equal(map[string]string{"MODE": "safe"}))
 }
@@ -101,7 +101,7 @@ func TestHoldRefusesARecreatedObject(t *testing.T) {
 	g.Expect(err).To(HaveOccurred(), "a hold seen on the old object must not land on the new one")
 	got := &corev1.ConfigMap{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fresh), got)).To(Succeed())
-	g.Expect(got.Annotations).ToNot(HaveKey(ReconcileAnnotation))
+	g.Expect(got.Annotations).ToNot(HaveKey(refluxv1.ReconcileAnnotation))
 
 	// Releasing the old object's hold is a no-op for the new one.
 	g.Expect(h.Release(ctx, refOf(old))).To(Succeed())

@@ -5,46 +5,52 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
+	"strings"
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/patch"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/classify"
 	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/record"
 )
 
-// KustomizationReconciler governs opted-in Kustomizations: it renders the
-// applied revision, keeps the live watches in step with it, resyncs every
-// object at the Kustomization's interval, and reports the drift.
+// kustomizationOwnedConditions are the conditions reflux owns on a Flux
+// Kustomization; kustomize-controller owns the rest, and the patch helper
+// never touches them.
+var kustomizationOwnedConditions = []string{refluxv1.DriftedCondition, refluxv1.ReverseSyncedCondition}
+
+// KustomizationReconciler governs opted-in Kustomizations: it asks for the
+// applied revision's render, publishes what the engine needs, keeps the
+// live watches in step, and reports drift in the Drifted and ReverseSynced
+// conditions. It never waits on a render or on Git: those run on their own
+// workers and come back as reconcile requests.
 type KustomizationReconciler struct {
 	client.Client
-	Engine  *Engine
-	Watcher *Watcher
-	Desired *desired.Cache
-	Handler reverse.Handler
-	Metrics *DriftMetrics
-	Events  EventRecorder
+	runtimectrl.Metrics
+	Governor *governor.Governor
+	Watcher  *Watcher
+	Renderer *desired.Renderer
+	Drift    *governor.Metrics
 
 	// RetryInterval is how soon an unavailable artifact is tried again.
 	RetryInterval time.Duration
-
-	mu          sync.Mutex
-	resyncs     map[string]resyncState
-	fingerprint map[string]string
-}
-
-type resyncState struct {
-	revision   string
-	generation int64
-	at         time.Time
+	// SlowRender is how long a render may take before the Drifted
+	// condition says so.
+	SlowRender time.Duration
 }
 
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get;list;watch;patch
@@ -58,158 +64,165 @@ type resyncState struct {
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch;patch
 
-// Reconcile brings one Kustomization's governance, render, watches and
-// drift report up to date.
-func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ks := &kustomizev1.Kustomization{}
-	if err := r.Get(ctx, req.NamespacedName, ks); err != nil {
-		if client.IgnoreNotFound(err) == nil {
-			r.forget(req.Namespace, req.Name)
+// Reconcile brings one Kustomization's governance and drift report up to
+// date.
+func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	start := time.Now()
+	obj := &kustomizev1.Kustomization{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	policy, err := GoverningPolicy(ctx, r.Client, ks)
+	policy, err := GoverningPolicy(ctx, r.Client, obj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if policy == nil || policy.Spec.Suspend || !ks.DeletionTimestamp.IsZero() {
-		r.forget(ks.Namespace, ks.Name)
-		return ctrl.Result{}, r.patchDrifted(ctx, ks, nil)
-	}
-	g, reason, err := r.govern(ctx, ks, policy)
+	helper, err := patch.NewHelper(obj, r.Client)
 	if err != nil {
-		cond := conditions.UnknownCondition(refluxv1.DriftedCondition, reason, "%s", err)
-		if perr := r.patchDrifted(ctx, ks, cond); perr != nil {
-			return ctrl.Result{}, perr
-		}
-		if reason == refluxv1.KustomizationNotReadyReason {
-			return ctrl.Result{}, nil // the Kustomization's next status change brings us back
-		}
-		ctrl.LoggerFrom(ctx).Info("cannot compute drift yet", "reason", reason, "error", err.Error())
-		return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
-	}
-	resynced := r.resyncDue(ks)
-	if resynced {
-		if err := r.resync(ctx, g); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if err := r.report(ctx, g, resynced); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: ks.GetRequeueAfter()}, nil
+	defer func() {
+		if err := helper.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: kustomizationOwnedConditions},
+			patch.WithFieldOwner(refluxv1.FieldManager)); err != nil && !apierrors.IsNotFound(err) {
+			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patching Drifted and ReverseSynced: %w", err)})
+		}
+		r.Metrics.RecordCondition(ctx, obj, refluxv1.DriftedCondition)
+		r.Metrics.RecordDuration(ctx, obj, start)
+	}()
+	if policy == nil || policy.Spec.Suspend || !obj.DeletionTimestamp.IsZero() {
+		// Not (or no longer) governed: nothing of reflux's stays on it.
+		r.forget(ctx, req.NamespacedName)
+		conditions.Delete(obj, refluxv1.DriftedCondition)
+		conditions.Delete(obj, refluxv1.ReverseSyncedCondition)
+		return ctrl.Result{}, nil
+	}
+	return r.reconcile(ctx, obj, policy)
 }
 
-// govern renders the applied revision and publishes it to the live path.
-func (r *KustomizationReconciler) govern(ctx context.Context, ks *kustomizev1.Kustomization,
-	policy *refluxv1.ReverseSyncPolicy) (*Governed, string, error) {
-	// While Flux reconciles, Ready is Unknown and the last applied revision
-	// still stands; only a failed or never-applied Kustomization stops us.
-	if conditions.IsFalse(ks, meta.ReadyCondition) || ks.Status.LastAppliedRevision == "" {
-		return nil, refluxv1.KustomizationNotReadyReason,
-			errors.New("Kustomization is not Ready; drift is computed against an applied revision only")
-	}
-	artifact, err := sourceArtifact(ctx, r.Client, ks)
-	if err != nil {
-		return nil, refluxv1.ArtifactUnavailableReason, err
-	}
-	subst, err := substituteFrom(ctx, r.Client, ks)
-	if err != nil {
-		return nil, refluxv1.ArtifactUnavailableReason, err
-	}
-	render, err := r.Desired.Get(ctx, desired.Request{Kustomization: ks, Artifact: artifact, SubstituteFrom: subst})
-	if err != nil {
-		return nil, refluxv1.ArtifactUnavailableReason, err
+// reconcile runs the steps in order. A configuration error stalls (the
+// condition says why, and no retry is scheduled: a spec change brings the
+// reconciler back); a transient one is retried with backoff.
+func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev1.Kustomization,
+	policy *refluxv1.ReverseSyncPolicy) (ctrl.Result, error) {
+	if obj.Status.LastAppliedRevision == "" {
+		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.KustomizationNotReadyReason,
+			"Flux has applied no revision yet; drift is computed against an applied revision only")
+		return ctrl.Result{}, nil // the Kustomization's next status change brings us back
 	}
 	classifier, err := classify.New(&policy.Spec)
 	if err != nil {
-		return nil, refluxv1.InvalidPolicyReason, err
+		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.InvalidPolicyReason,
+			"ReverseSyncPolicy %s: %s", policy.Name, err)
+		return ctrl.Result{}, nil // stalled until the policy changes
 	}
-	g := &Governed{Kustomization: ks, Policy: policy, Classifier: classifier, Render: render}
-	r.Engine.Govern(g)
-	if err := r.Watcher.Ensure(ctx, ks.Namespace+"/"+ks.Name, render.GVKs); err != nil {
-		return nil, meta.ProgressingWithRetryReason, err
+	src, subst, err := r.resolveSource(ctx, obj)
+	if err != nil {
+		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.ArtifactUnavailableReason, "%s", err)
+		ctrl.LoggerFrom(ctx).Info("cannot compute drift yet", "reason", refluxv1.ArtifactUnavailableReason, "error", err.Error())
+		return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 	}
-	return g, "", nil
+	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: policy.DeepCopy(), Classifier: classifier,
+		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL}
+	render, rendering := r.render(obj, src, subst)
+	status := r.Governor.Publish(gov, render)
+	if err := r.Watcher.Ensure(keyOf(obj).String(), watchedKinds(obj, render)); err != nil {
+		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, meta.ProgressingWithRetryReason, "%s", err)
+		return ctrl.Result{}, err
+	}
+	open, err := r.report(ctx, obj, rendering, status)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: r.requeueAfter(obj, gov, rendering, open)}, nil
 }
 
-// resyncDue reports whether the safety-net resync should run: on a new
-// revision or generation, and at the Kustomization's interval otherwise.
-func (r *KustomizationReconciler) resyncDue(ks *kustomizev1.Kustomization) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.resyncs[ks.Namespace+"/"+ks.Name]
-	return !ok || s.revision != ks.Status.LastAppliedRevision || s.generation != ks.Generation ||
-		time.Since(s.at) >= ks.Spec.Interval.Duration
+// resolveSource reads the source's artifact and the substitution data.
+func (r *KustomizationReconciler) resolveSource(ctx context.Context, obj *kustomizev1.Kustomization) (sourceInfo, []kustomize.SubstituteSource, error) {
+	src, err := sourceOf(ctx, r.Client, obj)
+	if err != nil {
+		return src, nil, err
+	}
+	subst, err := substituteFrom(ctx, r.Client, obj)
+	return src, subst, err
 }
 
-// resync evaluates every rendered object from the live cache, and settles
-// records of objects that left the render.
-func (r *KustomizationReconciler) resync(ctx context.Context, g *Governed) error {
-	keys := make([]desired.ObjectKey, 0, len(g.Render.Objects))
-	for k := range g.Render.Objects {
-		keys = append(keys, k)
+// render asks for the applied revision's render without waiting for it,
+// and returns the render to publish: the applied one when ready, else the
+// latest one there is (the engine knows it is not current).
+func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src sourceInfo, subst []kustomize.SubstituteSource) (*desired.Render, desired.State) {
+	state := r.Renderer.Want(desired.Request{Kustomization: obj, Artifact: src.Artifact, SubstituteFrom: subst})
+	r.Drift.SetBuildsPerRevision(keyOf(obj), state.Builds)
+	if state.Render != nil {
+		return state.Render, state
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-	var errs []error
-	for _, k := range keys {
-		want := g.Render.Objects[k]
-		live, ok := r.Watcher.Get(want.GroupVersionKind(), want.GetNamespace(), want.GetName())
-		if !ok {
-			continue
+	return r.Renderer.Current(keyOf(obj)), state
+}
+
+// report writes the Drifted and ReverseSynced conditions and the drift
+// gauges, and hands the records to the engine's write-back.
+func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.Kustomization, rendering desired.State,
+	status governor.Status) ([]refluxv1.Drift, error) {
+	id := keyOf(obj)
+	all, err := r.records(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	r.Governor.Report(id, all)
+	open := openRecords(all)
+	r.Drift.Report(id, open)
+	if c := driftedCondition(driftedInput{
+		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open,
+		Previous: conditions.Get(obj, refluxv1.DriftedCondition), SlowRender: r.slowRender(), Now: time.Now(),
+	}); c != nil {
+		c.ObservedGeneration = obj.Generation
+		conditions.Set(obj, c)
+	}
+	if c := governor.ReverseSynced(status.WriteBack); c != nil {
+		c.ObservedGeneration = obj.Generation
+		conditions.Set(obj, c)
+	}
+	return open, nil
+}
+
+// requeueAfter schedules the next look: soon while a render is slow to
+// come (so the condition can say so), at the source's interval while
+// branches await review (their checks are bounded to one per interval),
+// and at the Kustomization's interval otherwise, which drives the resync.
+func (r *KustomizationReconciler) requeueAfter(obj *kustomizev1.Kustomization, gov *governor.Governed,
+	rendering desired.State, open []refluxv1.Drift) time.Duration {
+	after := obj.GetRequeueAfter()
+	if rendering.Building {
+		if wait := r.slowRender() - time.Since(rendering.Since); wait > 0 && wait < after {
+			after = wait
 		}
-		if err := r.Engine.Evaluate(ctx, g, live, time.Time{}); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", k, err))
+	}
+	for _, d := range open {
+		if d.Status.Branch != "" && gov.SourceInterval > 0 && gov.SourceInterval < after {
+			after = gov.SourceInterval
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("resyncing live objects: %w", err)
-	}
-	r.mu.Lock()
-	r.resyncs[g.Kustomization.Namespace+"/"+g.Kustomization.Name] = resyncState{
-		revision: g.Render.Revision, generation: g.Kustomization.Generation, at: time.Now(),
-	}
-	r.mu.Unlock()
-	return nil
+	return after
 }
 
-// patchDrifted writes (or, when cond is nil, removes) the Drifted
-// condition with one status patch under reflux's field manager. The patch
-// carries the resourceVersion it was computed from, so it can never
-// overwrite a condition kustomize-controller wrote meanwhile: on a conflict
-// the reconcile is retried from a fresh read.
-func (r *KustomizationReconciler) patchDrifted(ctx context.Context, ks *kustomizev1.Kustomization, cond *metav1.Condition) error {
-	cur := conditions.Get(ks, refluxv1.DriftedCondition)
-	if cond == nil && cur == nil {
-		return nil
+// records lists the Kustomization's drift records from the cache.
+func (r *KustomizationReconciler) records(ctx context.Context, id types.NamespacedName) ([]refluxv1.Drift, error) {
+	list := &refluxv1.DriftList{}
+	if err := r.List(ctx, list, client.InNamespace(id.Namespace), client.MatchingLabels{
+		record.KustomizationNameLabel: id.Name, record.KustomizationNamespaceLabel: id.Namespace,
+	}); err != nil {
+		return nil, fmt.Errorf("listing drift records: %w", err)
 	}
-	if cond != nil && cur != nil && cur.Status == cond.Status && cur.Reason == cond.Reason && cur.Message == cond.Message {
-		return nil
-	}
-	base := ks.DeepCopy()
-	if cond == nil {
-		conditions.Delete(ks, refluxv1.DriftedCondition)
-	} else {
-		cond.ObservedGeneration = ks.Generation
-		conditions.Set(ks, cond)
-	}
-	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-	if err := r.Status().Patch(ctx, ks, patch, client.FieldOwner(refluxv1.FieldManager)); err != nil {
-		return fmt.Errorf("patching Drifted condition: %w", err)
-	}
-	return nil
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return list.Items, nil
 }
 
-func (r *KustomizationReconciler) forget(namespace, name string) {
-	key := namespace + "/" + name
-	r.Engine.Release(namespace, name)
-	r.Watcher.Forget(key)
-	r.Desired.Forget(namespace, name)
-	r.mu.Lock()
-	delete(r.resyncs, key)
-	delete(r.fingerprint, key)
-	r.mu.Unlock()
-	r.Metrics.forget(namespace, name)
+// forget stops governing a Kustomization, everywhere at once.
+func (r *KustomizationReconciler) forget(ctx context.Context, id types.NamespacedName) {
+	r.Governor.Forget(ctx, id)
+	r.Watcher.Forget(id.String())
+	r.Renderer.Forget(id)
 }
 
 func (r *KustomizationReconciler) retryInterval() time.Duration {
@@ -217,4 +230,53 @@ func (r *KustomizationReconciler) retryInterval() time.Duration {
 		return r.RetryInterval
 	}
 	return 30 * time.Second
+}
+
+func (r *KustomizationReconciler) slowRender() time.Duration {
+	if r.SlowRender > 0 {
+		return r.SlowRender
+	}
+	return 10 * time.Second
+}
+
+func keyOf(ks *kustomizev1.Kustomization) types.NamespacedName {
+	return types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
+}
+
+// watchedKinds are the kinds to watch: every kind in Flux's inventory, so
+// live changes are caught before reflux's first render, and every kind in
+// the render.
+func watchedKinds(ks *kustomizev1.Kustomization, render *desired.Render) []schema.GroupVersionKind {
+	seen := map[schema.GroupVersionKind]bool{}
+	var out []schema.GroupVersionKind
+	add := func(gvk schema.GroupVersionKind) {
+		if !seen[gvk] && gvk.Kind != "" && gvk.Version != "" {
+			seen[gvk] = true
+			out = append(out, gvk)
+		}
+	}
+	if inv := ks.Status.Inventory; inv != nil {
+		for _, e := range inv.Entries {
+			if gvk, err := inventoryGVK(e); err == nil {
+				add(gvk)
+			}
+		}
+	}
+	if render != nil {
+		for _, gvk := range render.GVKs {
+			add(gvk)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// inventoryGVK parses an inventory entry: its ID is
+// namespace_name_group_kind (names and namespaces never hold "_").
+func inventoryGVK(e kustomizev1.ResourceRef) (schema.GroupVersionKind, error) {
+	parts := strings.Split(e.ID, "_")
+	if len(parts) != 4 {
+		return schema.GroupVersionKind{}, errors.New("malformed inventory ID " + e.ID)
+	}
+	return schema.GroupVersionKind{Group: parts[2], Version: e.Version, Kind: parts[3]}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -13,50 +15,50 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
 // KustomizationReconcilerOptions tune the controller.
 type KustomizationReconcilerOptions struct {
-	// MaxConcurrentReconciles is the number of parallel reconciles; it is
-	// also the number of live-event workers.
+	// MaxConcurrentReconciles is the number of parallel reconciles.
 	MaxConcurrentReconciles int
+	// Notifications are reconcile requests from the engine and the
+	// renderer: a render finished, a write-back ended.
+	Notifications <-chan event.TypedGenericEvent[client.Object]
 }
 
-// SetupWithManager registers the reconciler and runs the live engine as
-// part of the manager, under its leader election.
+// SetupWithManager registers the reconciler.
 func (r *KustomizationReconciler) SetupWithManager(mgr ctrl.Manager, opts KustomizationReconcilerOptions) error {
-	r.resyncs = map[string]resyncState{}
-	r.fingerprint = map[string]string{}
-	workers := opts.MaxConcurrentReconciles
-	if workers < 1 {
-		workers = 1
-	}
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		r.Engine.Start(ctx, workers)
-		r.Watcher.Stop()
-		return nil
-	})); err != nil {
-		return err
-	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&kustomizev1.Kustomization{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
 			predicate.LabelChangedPredicate{}, statusChanged{}))).
 		Watches(&refluxv1.ReverseSyncPolicy{}, handler.EnqueueRequestsFromMapFunc(r.kustomizationsInNamespace),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&refluxv1.Drift{}, coalesce(kustomizationOfRecord, reportDelay)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
-		Complete(r)
+		Watches(&refluxv1.Drift{}, recordHandler(r.Governor, reportDelay)).
+		// A new artifact means Flux is about to roll a revision out: live
+		// changes must wait for its render rather than be compared with
+		// the old one. Flux's other source kinds are seen through the
+		// Kustomization's own status.
+		Watches(&sourcev1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(r.kustomizationsOfGitRepository),
+			builder.WithPredicates(artifactChanged{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles})
+	if opts.Notifications != nil {
+		b = b.WatchesRawSource(source.Channel(opts.Notifications, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
 }
 
 // statusChanged passes Kustomization updates that change what reflux
-// renders or whether it may: the applied revision and readiness.
+// renders or whether it may: the applied revision, the generation Flux
+// observed, and readiness.
 type statusChanged struct{ predicate.Funcs }
 
 func (statusChanged) Update(e event.UpdateEvent) bool {
@@ -66,31 +68,59 @@ func (statusChanged) Update(e event.UpdateEvent) bool {
 		return false
 	}
 	return oldKs.Status.LastAppliedRevision != newKs.Status.LastAppliedRevision ||
+		oldKs.Status.ObservedGeneration != newKs.Status.ObservedGeneration ||
 		readyStatus(oldKs) != readyStatus(newKs)
 }
 
+func readyStatus(ks *kustomizev1.Kustomization) string {
+	if c := conditions.Get(ks, "Ready"); c != nil {
+		return string(c.Status)
+	}
+	return ""
+}
+
+// artifactChanged passes source updates that change the artifact revision.
+type artifactChanged struct{ predicate.Funcs }
+
+func (artifactChanged) Update(e event.UpdateEvent) bool {
+	oldSrc, ok1 := e.ObjectOld.(*sourcev1.GitRepository)
+	newSrc, ok2 := e.ObjectNew.(*sourcev1.GitRepository)
+	if !ok1 || !ok2 || newSrc.Status.Artifact == nil {
+		return false
+	}
+	return oldSrc.Status.Artifact == nil || oldSrc.Status.Artifact.Revision != newSrc.Status.Artifact.Revision
+}
+
 func (r *KustomizationReconciler) kustomizationsInNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.optedIn(ctx, o.GetNamespace(), func(*kustomizev1.Kustomization) bool { return true })
+}
+
+func (r *KustomizationReconciler) kustomizationsOfGitRepository(ctx context.Context, o client.Object) []reconcile.Request {
+	// A Kustomization may name a source in another namespace, so every
+	// namespace's opted-in Kustomizations are looked at.
+	return r.optedIn(ctx, "", func(ks *kustomizev1.Kustomization) bool {
+		ref := ks.Spec.SourceRef
+		ns := ref.Namespace
+		if ns == "" {
+			ns = ks.Namespace
+		}
+		return ref.Kind == sourcev1.GitRepositoryKind && ref.Name == o.GetName() && ns == o.GetNamespace()
+	})
+}
+
+func (r *KustomizationReconciler) optedIn(ctx context.Context, namespace string, match func(*kustomizev1.Kustomization) bool) []reconcile.Request {
 	list := &kustomizev1.KustomizationList{}
-	if err := r.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing Kustomizations", "namespace", o.GetNamespace())
+	if err := r.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing Kustomizations", "namespace", namespace)
 		return nil
 	}
 	var reqs []reconcile.Request
 	for i := range list.Items {
-		if OptedIn(&list.Items[i]) {
+		if OptedIn(&list.Items[i]) && match(&list.Items[i]) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
 	return reqs
-}
-
-func kustomizationOfRecord(_ context.Context, o client.Object) []reconcile.Request {
-	l := o.GetLabels()
-	name, ns := l[record.KustomizationNameLabel], l[record.KustomizationNamespaceLabel]
-	if name == "" || ns == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }
 
 // reportDelay coalesces the Drift records' changes into one report: the
@@ -98,6 +128,35 @@ func kustomizationOfRecord(_ context.Context, o client.Object) []reconcile.Reque
 // and recomputing them for every record write would put status patches
 // on the live path's heels.
 const reportDelay = time.Second
+
+// recordHandler reports record changes to the reconciler, coalesced, and
+// hands a record a user dismissed or deleted to the engine at once.
+func recordHandler(gov *governor.Governor, delay time.Duration) handler.TypedEventHandler[client.Object, reconcile.Request] {
+	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		d, ok := o.(*refluxv1.Drift)
+		if !ok {
+			return
+		}
+		if decide.DismissRequested(d) {
+			gov.OnRecord(d)
+		}
+		name, ns := d.Labels[record.KustomizationNameLabel], d.Labels[record.KustomizationNamespaceLabel]
+		if name != "" && ns != "" {
+			q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, delay)
+		}
+	}
+	return handler.TypedFuncs[client.Object, reconcile.Request]{
+		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(e.Object, q)
+		},
+	}
+}
 
 // coalesce enqueues the mapped requests after delay; the workqueue merges
 // every request for the same key that arrives meanwhile into one.

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
@@ -14,10 +15,20 @@ import (
 	"github.com/reflux-dev/reflux/kustomize"
 )
 
-// sourceArtifact returns the current artifact of the Kustomization's
-// source. Any Flux source kind serves an artifact; reflux reads it the way
+// sourceInfo is what reflux reads of a Kustomization's source.
+type sourceInfo struct {
+	// Artifact is the source's current artifact.
+	Artifact *meta.Artifact
+	// Interval is the source's interval.
+	Interval time.Duration
+	// URL is the Git repository's URL; "" for other kinds.
+	URL string
+}
+
+// sourceOf returns the Kustomization's source and its current artifact.
+// Any Flux source kind serves an artifact; reflux reads it the way
 // kustomize-controller does.
-func sourceArtifact(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) (*meta.Artifact, error) {
+func sourceOf(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) (sourceInfo, error) {
 	ref := ks.Spec.SourceRef
 	ns := ref.Namespace
 	if ns == "" {
@@ -26,6 +37,7 @@ func sourceArtifact(ctx context.Context, c client.Reader, ks *kustomizev1.Kustom
 	var src interface {
 		client.Object
 		GetArtifact() *meta.Artifact
+		GetRequeueAfter() time.Duration
 	}
 	switch ref.Kind {
 	case sourcev1.GitRepositoryKind:
@@ -35,16 +47,19 @@ func sourceArtifact(ctx context.Context, c client.Reader, ks *kustomizev1.Kustom
 	case sourcev1.BucketKind:
 		src = &sourcev1.Bucket{}
 	default:
-		return nil, fmt.Errorf("source kind %q is not supported", ref.Kind)
+		return sourceInfo{}, fmt.Errorf("source kind %q is not supported", ref.Kind)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, src); err != nil {
-		return nil, fmt.Errorf("getting %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+		return sourceInfo{}, fmt.Errorf("getting %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
 	}
-	a := src.GetArtifact()
-	if a == nil {
-		return nil, fmt.Errorf("%s %s/%s has no artifact", ref.Kind, ns, ref.Name)
+	out := sourceInfo{Artifact: src.GetArtifact(), Interval: src.GetRequeueAfter()}
+	if repo, ok := src.(*sourcev1.GitRepository); ok {
+		out.URL = repo.Spec.URL
 	}
-	return a, nil
+	if out.Artifact == nil {
+		return out, fmt.Errorf("%s %s/%s has no artifact", ref.Kind, ns, ref.Name)
+	}
+	return out, nil
 }
 
 // substituteFrom resolves spec.postBuild.substituteFrom like

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,32 +16,40 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
-// fluxNameLabel marks every object kustomize-controller applies. Live
-// watches select on it, so reflux caches Flux-managed objects only.
-const (
-	fluxNameLabel      = "kustomize.toolkit.fluxcd.io/name"
-	fluxNamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
-)
+// LiveHandler receives the live watches' events, on the informers'
+// goroutines: it must not block.
+type LiveHandler interface {
+	OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructured.Unstructured, seen time.Time)
+	OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.Unstructured)
+}
 
-// LiveChange is called for every update of a watched live object, from the
-// informer's goroutine: it must not block.
-type LiveChange func(gvk schema.GroupVersionKind, obj *unstructured.Unstructured, seen time.Time)
+// WatcherOptions restrict the live watches.
+type WatcherOptions struct {
+	// Namespace, when set, is the only namespace watched, as
+	// --watch-all-namespaces=false restricts Flux's controllers. Objects of
+	// cluster-scoped kinds are then not watched at all.
+	Namespace string
+	Log       logr.Logger
+}
 
 // Watcher runs one shared, label-selected informer per GVK in use across
 // governed Kustomizations, and stops it when no Kustomization uses it. Its
-// stores are also the live state for full resyncs, so a resync costs no
-// GETs.
+// stores are also the live state resyncs read, so a resync costs no GETs.
 type Watcher struct {
-	dyn      dynamic.Interface
-	mapper   meta.RESTMapper
-	onChange LiveChange
-	syncWait time.Duration
+	dyn     dynamic.Interface
+	mapper  meta.RESTMapper
+	handler LiveHandler
+	opts    WatcherOptions
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionKind]*gvkInformer
 	users     map[string]map[schema.GroupVersionKind]bool
+	skipped   map[schema.GroupVersionKind]bool
 }
 
 type gvkInformer struct {
@@ -48,24 +57,44 @@ type gvkInformer struct {
 	stop     chan struct{}
 }
 
-// NewWatcher returns a Watcher calling onChange for live updates.
-func NewWatcher(dyn dynamic.Interface, mapper meta.RESTMapper, onChange LiveChange) *Watcher {
+var _ governor.LiveStore = &Watcher{}
+
+// NewWatcher returns a Watcher; give it its handler with Handle before
+// the first Ensure.
+func NewWatcher(dyn dynamic.Interface, mapper meta.RESTMapper, opts WatcherOptions) *Watcher {
 	return &Watcher{
-		dyn: dyn, mapper: mapper, onChange: onChange, syncWait: 30 * time.Second,
+		dyn: dyn, mapper: mapper, opts: opts,
 		informers: map[schema.GroupVersionKind]*gvkInformer{},
 		users:     map[string]map[schema.GroupVersionKind]bool{},
+		skipped:   map[schema.GroupVersionKind]bool{},
 	}
 }
 
-// Ensure makes the watched GVKs for the Kustomization ks exactly gvks:
-// informers start for new kinds (and are waited on until synced) and stop
-// for kinds no Kustomization uses any more.
-func (w *Watcher) Ensure(ctx context.Context, ks string, gvks []schema.GroupVersionKind) error {
+// Handle sets the handler of live events. The engine that handles them
+// also reads the watches' stores, so it is built after the Watcher and
+// handed to it here, as an informer takes its event handlers.
+func (w *Watcher) Handle(h LiveHandler) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.handler = h
+}
+
+// Ensure makes the watched GVKs for the Kustomization ks exactly gvks:
+// informers start for new kinds and stop for kinds no Kustomization uses
+// any more. It does not wait for a new informer to list its objects: the
+// live path must not wait, and the resync waits for Synced itself.
+func (w *Watcher) Ensure(ks string, gvks []schema.GroupVersionKind) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.handler == nil {
+		return fmt.Errorf("watching live objects of %s: the watcher has no handler", ks)
+	}
 	want := make(map[schema.GroupVersionKind]bool, len(gvks))
-	var started []*gvkInformer
 	var errs []error
 	for _, gvk := range gvks {
+		if w.skipped[gvk] {
+			continue
+		}
 		want[gvk] = true
 		if _, ok := w.informers[gvk]; ok {
 			continue
@@ -76,23 +105,15 @@ func (w *Watcher) Ensure(ctx context.Context, ks string, gvks []schema.GroupVers
 			delete(want, gvk)
 			continue
 		}
+		if inf == nil {
+			delete(want, gvk)
+			continue
+		}
 		w.informers[gvk] = inf
-		started = append(started, inf)
+		go inf.informer.Run(inf.stop)
 	}
 	w.users[ks] = want
 	w.gcLocked()
-	w.mu.Unlock()
-
-	for _, inf := range started {
-		go inf.informer.Run(inf.stop)
-	}
-	syncCtx, cancel := context.WithTimeout(ctx, w.syncWait)
-	defer cancel()
-	for _, inf := range started {
-		if !toolscache.WaitForCacheSync(syncCtx.Done(), inf.informer.HasSynced) {
-			errs = append(errs, fmt.Errorf("live watch did not sync within %s", w.syncWait))
-		}
-	}
 	if len(errs) > 0 {
 		return fmt.Errorf("watching live objects of %s: %v", ks, errs)
 	}
@@ -127,6 +148,15 @@ func (w *Watcher) Get(gvk schema.GroupVersionKind, namespace, name string) (*uns
 	return u, ok
 }
 
+// Synced reports whether the watch of gvk has listed every object. A kind
+// that is not watched reports true: nothing is coming for it.
+func (w *Watcher) Synced(gvk schema.GroupVersionKind) bool {
+	w.mu.Lock()
+	inf, ok := w.informers[gvk]
+	w.mu.Unlock()
+	return !ok || inf.informer.HasSynced()
+}
+
 // Watching returns the number of running informers.
 func (w *Watcher) Watching() int {
 	w.mu.Lock()
@@ -158,24 +188,38 @@ func (w *Watcher) gcLocked() {
 	}
 }
 
+// newInformer starts nothing: it builds the informer of one GVK, or nil
+// for a cluster-scoped kind under a namespace restriction.
 func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error) {
 	mapping, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return nil, fmt.Errorf("mapping %s: %w", gvk, err)
 	}
-	res := w.dyn.Resource(mapping.Resource)
-	selector := metav1.ListOptions{LabelSelector: fluxNameLabel}
+	var res dynamic.ResourceInterface = w.dyn.Resource(mapping.Resource)
+	if w.opts.Namespace != "" {
+		if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+			w.skipped[gvk] = true
+			w.opts.Log.Info("not watching a cluster-scoped kind: --watch-all-namespaces=false restricts reflux to its namespace",
+				"kind", gvk.String(), "namespace", w.opts.Namespace)
+			return nil, nil
+		}
+		res = w.dyn.Resource(mapping.Resource).Namespace(w.opts.Namespace)
+	}
+	// Flux labels every object it applies: caching only those keeps the
+	// rest of the cluster out of reflux's memory.
+	selector := governor.FluxNameLabel
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector.LabelSelector
+			o.LabelSelector = selector
 			return res.List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector.LabelSelector
+			o.LabelSelector = selector
 			return res.Watch(ctx, o)
 		},
 	}
 	informer := toolscache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, toolscache.Indexers{})
+	h := w.handler
 	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj interface{}) {
 			seen := time.Now()
@@ -184,7 +228,15 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 			if !ok || (old != nil && !meaningfulChange(old, u)) {
 				return
 			}
-			w.onChange(gvk, u, seen)
+			h.OnLiveUpdate(gvk, old, u, seen)
+		},
+		DeleteFunc: func(obj interface{}) {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				h.OnLiveDelete(gvk, u)
+			}
 		},
 	})
 	if err != nil {
@@ -194,7 +246,7 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 }
 
 // holdAnnotations are what reflux itself writes to a live object.
-var holdAnnotations = []string{ReconcileAnnotation, HeldByAnnotation, HeldSinceAnnotation}
+var holdAnnotations = []string{refluxv1.ReconcileAnnotation, refluxv1.HeldByAnnotation, refluxv1.HeldSinceAnnotation}
 
 // meaningfulChange reports whether an update changed more than the
 // bookkeeping and reflux's own hold: the hold must not make reflux look at

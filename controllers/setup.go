@@ -15,10 +15,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/reflux-dev/reflux/internal/audit"
-	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/branches"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
-	"github.com/reflux-dev/reflux/reverse/propose"
+	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 )
 
@@ -26,45 +26,59 @@ import (
 // the end-to-end tests share this one wiring.
 type Options struct {
 	// Concurrent is the number of parallel reconciles per controller and
-	// of live-event workers.
+	// of live-change workers.
 	Concurrent int
 	// Events records Kubernetes events and forwards them to Flux's
 	// notification-controller.
-	Events EventRecorder
-	// Handler receives changed drift sets. Nil writes signed branches with
-	// reverse/propose, keeping clones in GitCacheDir.
-	Handler reverse.Handler
+	Events governor.EventRecorder
+	// Writer writes drift to Git. Nil writes signed branches with
+	// reverse/branches, keeping clones in GitCacheDir.
+	Writer governor.Writer
 	// GitCacheDir keeps one clone per repository between write-backs.
 	GitCacheDir string
 	// AllowInsecureHTTP lets write-back push over plain http://, for test
 	// environments only.
 	AllowInsecureHTTP bool
+	// WriteBackTimeout bounds one write-back run; default 2m.
+	WriteBackTimeout time.Duration
 	// Audit, when set, attributes changes to users from audit events.
 	Audit *audit.Store
 	// AllowedManagers are field managers whose writes are never drift, in
 	// addition to drift.DefaultAllowedManagers (the control plane, an
 	// autoscaler, Flux and reflux).
 	AllowedManagers []string
+	// OverrideManagers are kustomize-controller's --override-manager
+	// names: Flux reverts everything they write, so reflux holds their
+	// changes as it holds kubectl's.
+	OverrideManagers []string
 	// Fetcher downloads source artifacts; Flux's archive fetcher if nil.
 	Fetcher desired.Fetcher
+	// RenderWorkers bounds the renders that run at once; default 2.
+	RenderWorkers int
+	// SlowRender is how long a render may take before the Drifted
+	// condition reports it; default 10s.
+	SlowRender time.Duration
 	// PolicyRetry and ArtifactRetry are how soon a policy waiting on its
 	// Secret, and a Kustomization waiting on its artifact, are retried.
 	PolicyRetry, ArtifactRetry time.Duration
+	// WatchNamespace, when set, restricts the live watches to one
+	// namespace (--watch-all-namespaces=false).
+	WatchNamespace string
 	// Registerer takes reflux's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	Log        logr.Logger
 }
 
-// Setup registers every reflux controller with mgr and returns the live
-// engine (for tests and benchmarks to observe).
-func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Engine, error) {
+// Setup registers every reflux controller and the engine with mgr, and
+// returns the engine (for tests and benchmarks to observe).
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Governor, error) {
 	if opts.Concurrent < 1 {
 		opts.Concurrent = 1
 	}
 	recorder := metrics.NewRecorder()
-	driftMetrics := NewDriftMetrics()
+	m := governor.NewMetrics()
 	if opts.Registerer != nil {
-		for _, c := range append(recorder.Collectors(), driftMetrics.Collectors()...) {
+		for _, c := range append(recorder.Collectors(), m.Collectors()...) {
 			if err := opts.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("registering metrics: %w", err)
 			}
@@ -76,7 +90,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Engine, error)
 	if err := policies.SetupWithManager(ctx, mgr, ReverseSyncPolicyReconcilerOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up ReverseSyncPolicy controller: %w", err)
 	}
-	engine, err := newEngine(mgr, opts, driftMetrics)
+	notify := newNotifier()
+	gov, watcher, err := newEngine(mgr, opts, m, notify)
 	if err != nil {
 		return nil, err
 	}
@@ -84,41 +99,71 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*Engine, error)
 	if fetcher == nil {
 		fetcher = desired.NewFetcher(3, 256<<20, 1<<30)
 	}
-	handler := opts.Handler
-	if handler == nil {
-		if handler, err = newProposer(opts); err != nil {
+	renderer := desired.NewRenderer(fetcher, desired.RendererOptions{
+		Workers: opts.RenderWorkers, RetryAfter: opts.ArtifactRetry, Observer: m, Done: notify.Send,
+	})
+	for _, r := range []func(context.Context) error{gov.Start, notify.Start, func(ctx context.Context) error {
+		<-ctx.Done()
+		watcher.Stop()
+		return nil
+	}} {
+		if err := mgr.Add(runnable(r)); err != nil {
 			return nil, err
 		}
 	}
 	ks := &KustomizationReconciler{
-		Client: mgr.GetClient(), Engine: engine, Watcher: engine.Watcher, Desired: desired.NewCache(fetcher),
-		Handler: handler, Metrics: driftMetrics, Events: opts.Events, RetryInterval: opts.ArtifactRetry,
+		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), Governor: gov, Watcher: watcher,
+		Renderer: renderer, Drift: m, RetryInterval: opts.ArtifactRetry, SlowRender: opts.SlowRender,
 	}
-	if err := ks.SetupWithManager(mgr, KustomizationReconcilerOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+	if err := ks.SetupWithManager(mgr, KustomizationReconcilerOptions{
+		MaxConcurrentReconciles: opts.Concurrent, Notifications: notify.out,
+	}); err != nil {
 		return nil, fmt.Errorf("setting up Kustomization controller: %w", err)
 	}
-	return engine, nil
+	return gov, nil
 }
 
-func newEngine(mgr ctrl.Manager, opts Options, m *DriftMetrics) (*Engine, error) {
+// runnable adapts a function to manager.Runnable.
+type runnable func(context.Context) error
+
+func (r runnable) Start(ctx context.Context) error { return r(ctx) }
+
+func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *notifier) (*governor.Governor, *Watcher, error) {
 	allowed := append(drift.DefaultAllowedManagers(), opts.AllowedManagers...)
-	detector, err := drift.New(mgr.GetClient(), drift.WithAllowedManagers(allowed...))
+	detector, err := drift.New(mgr.GetClient(), drift.WithAllowedManagers(allowed...),
+		drift.WithOverrideManagers(opts.OverrideManagers...))
 	if err != nil {
-		return nil, fmt.Errorf("creating drift detector: %w", err)
+		return nil, nil, fmt.Errorf("creating drift detector: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
-		return nil, fmt.Errorf("creating dynamic client: %w", err)
+		return nil, nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
-	engine := NewEngine(&Engine{
-		Client: mgr.GetClient(), Detector: detector, Holder: Holder{Client: mgr.GetClient()},
-		Audit: opts.Audit, Metrics: m, Events: opts.Events, Log: opts.Log.WithName("drift"),
-	})
-	engine.Watcher = NewWatcher(dyn, mgr.GetRESTMapper(), engine.OnLiveChange)
-	return engine, nil
+	writer := opts.Writer
+	if writer == nil {
+		if writer, err = newBranchWriter(opts); err != nil {
+			return nil, nil, err
+		}
+	}
+	watcher := NewWatcher(dyn, mgr.GetRESTMapper(), WatcherOptions{Namespace: opts.WatchNamespace, Log: opts.Log.WithName("live")})
+	gopts := governor.Options{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Detector: detector, Holder: Holder{Client: mgr.GetClient()},
+		Live: watcher, Writer: writer, Targets: targets{reader: mgr.GetAPIReader()}, Events: opts.Events, Metrics: m,
+		Notify: notify.Send, Log: opts.Log.WithName("drift"), LiveWorkers: opts.Concurrent,
+		WriteBackTimeout: opts.WriteBackTimeout,
+	}
+	if opts.Audit != nil {
+		gopts.Attributor = auditAttributor{store: opts.Audit, mapper: mgr.GetRESTMapper()}
+	}
+	gov, err := governor.New(gopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	watcher.Handle(gov)
+	return gov, watcher, nil
 }
 
-func newProposer(opts Options) (reverse.Handler, error) {
+func newBranchWriter(opts Options) (governor.Writer, error) {
 	dir := opts.GitCacheDir
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "reflux-git")
@@ -131,5 +176,5 @@ func newProposer(opts Options) (reverse.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating write-back engine: %w", err)
 	}
-	return &propose.Handler{Writer: eng, Log: opts.Log.WithName("writeback")}, nil
+	return &branches.Writer{Git: eng, Log: opts.Log.WithName("writeback")}, nil
 }

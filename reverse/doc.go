@@ -1,5 +1,12 @@
-// Package reverse is the Git-ward half of reflux: it turns drift records
-// into decisions and hands each governed Kustomization's open drift to the
-// write-back engine. Sub-packages: policy (checks beyond admission),
-// classify (rules and defaults), writeback (signed branches).
+// Package reverse is the Git-ward half of reflux: the drift engine and
+// what it hands write-back. This package holds the types shared between
+// them (DriftSet, BranchResult, Fingerprint). Sub-packages:
+//
+//   - governor: the engine, its live path, executor and work queues;
+//   - observe and decide: the engine's pure steps;
+//   - drift: detection with Flux's server-side apply semantics;
+//   - desired: rendering the applied revision, off the live path;
+//   - classify and record: the policy's rules, and record names and merges;
+//   - branches and writeback: signed branches and their lifecycle;
+//   - policy: checks of a ReverseSyncPolicy beyond admission.
 package reverse

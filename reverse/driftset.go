@@ -38,6 +38,9 @@ type DriftSet struct {
 	Records []refluxv1.Drift
 	// Fingerprint identifies the set; see Fingerprint.
 	Fingerprint string
+	// Intent, when set, is called before every push with the branch it
+	// goes to (the write intent recorded on the records).
+	Intent IntentFunc
 }
 
 // GitSource is where a Kustomization's source lives.
@@ -50,12 +53,14 @@ type GitSource struct {
 	AuthData map[string][]byte
 }
 
-// Proposal is the outcome of writing one branch for a drift set.
-type Proposal struct {
+// BranchResult is the outcome of writing one branch for a drift set.
+type BranchResult struct {
 	// Action is Merge or Alert: which fields the branch carries.
 	Action refluxv1.Action
 	// Branch and Commit name what was pushed (or found up to date).
 	Branch, Commit string
+	// Fingerprint identifies the fields the branch carries.
+	Fingerprint string
 	// Outcome is a reason such as BranchPushed, UpToDate, Conflict,
 	// Refused, GitError or ReportOnly.
 	Outcome string
@@ -65,24 +70,15 @@ type Proposal struct {
 	Records []string
 }
 
-// Handler receives drift sets. The drift engine calls it; the write-back
-// engine implements it. It returns one proposal per branch it considered.
-type Handler interface {
-	HandleDriftSet(ctx context.Context, set DriftSet) ([]Proposal, error)
-}
+// IntentFunc records, before a push, that branch is about to carry the
+// drift set fingerprint of records.
+type IntentFunc func(ctx context.Context, branch, fingerprint string, records []string) error
 
-// BranchLifecycle reports what became of the branches of a drift set's
-// records: the ones reviewers deleted without merging, so the drift
-// engine dismisses those records and releases their holds.
-type BranchLifecycle interface {
-	Lifecycle(ctx context.Context, set DriftSet) (Lifecycle, error)
-}
-
-// Lifecycle is the state of a Kustomization's reflux branches.
-type Lifecycle struct {
+// BranchCheck is what became of a Kustomization's reflux branches.
+type BranchCheck struct {
 	// Pending are the branches that exist and are not merged.
-	Pending []Proposal
-	// Closed are the names of records whose branch is gone unmerged.
+	Pending []BranchResult
+	// Closed are the names of records whose pushed branch is gone unmerged.
 	Closed []string
 	// Deleted are merged branches reflux deleted.
 	Deleted []string

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/controllers"
 )
 
 // target names one live object of the fleet.
@@ -120,7 +119,7 @@ func (o *observer) observe(obj any) {
 		}
 	case client.Object:
 		t := target{Kind: kindOf(obj), Namespace: obj.GetNamespace(), Name: obj.GetName()}
-		if c.heldAt.IsZero() && t == c.target && obj.GetAnnotations()[controllers.ReconcileAnnotation] == controllers.ReconcileDisabled {
+		if c.heldAt.IsZero() && t == c.target && obj.GetAnnotations()[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled {
 			c.heldAt = now
 		}
 	}
@@ -175,7 +174,7 @@ func (o *observer) unheld(ctx context.Context) ([]target, error) {
 		objs = append(objs, &deps.Items[i])
 	}
 	for _, obj := range objs {
-		if obj.GetAnnotations()[controllers.ReconcileAnnotation] != controllers.ReconcileDisabled {
+		if obj.GetAnnotations()[refluxv1.ReconcileAnnotation] != refluxv1.ReconcileDisabled {
 			out = append(out, target{Kind: kindOf(obj), Namespace: obj.GetNamespace(), Name: obj.GetName()})
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/internal/audit"
 	"github.com/reflux-dev/reflux/internal/testenv"
+	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
 const (
@@ -156,7 +157,7 @@ func policy() *refluxv1.ReverseSyncPolicy {
 
 // reflux is one running reflux manager.
 type reflux struct {
-	engine   *controllers.Engine
+	engine   *governor.Governor
 	registry *prometheus.Registry
 	stop     func()
 }

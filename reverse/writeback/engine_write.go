@@ -43,6 +43,12 @@ func (e *Engine) write(ctx context.Context, c repository.Client, req Request, p 
 	} else if err != nil {
 		return gitError(res, err)
 	}
+	if req.BeforePush != nil {
+		if err := req.BeforePush(ctx, p.branch); err != nil {
+			res.Outcome, res.Reason = GitError, fmt.Sprintf("recording the write intent: %v", err)
+			return res, fmt.Errorf("%w: recording the write intent: %w", ErrGit, err)
+		}
+	}
 	err = c.Push(ctx, git.PushRequest{Branch: p.branch, Hash: commit, Lease: p.lease, Force: p.force})
 	if errors.Is(err, git.ErrPushRejected) {
 		res.Reason = err.Error()

@@ -1,6 +1,7 @@
 package writeback
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
@@ -76,6 +77,11 @@ type Request struct {
 	Fields []message.Field
 	// Apply edits the worktree.
 	Apply ApplyFunc
+	// BeforePush, when set, is called with the branch right before each
+	// push: the caller records its write intent there, so that a branch
+	// deleted right after the push is known to have been pushed. An error
+	// stops the run before anything is pushed.
+	BeforePush func(ctx context.Context, branch string) error
 	// MessageTemplate overrides the engine's commit message template for
 	// this request (a policy's spec.git.commitMessageTemplate).
 	MessageTemplate string

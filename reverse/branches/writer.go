@@ -1,4 +1,4 @@
-package propose
+package branches
 
 import (
 	"context"
@@ -15,32 +15,33 @@ import (
 	"github.com/reflux-dev/reflux/reverse/writeback/signing"
 )
 
-// Writer is what the handler needs of the write-back engine.
-type Writer interface {
+// Git is what the Writer needs of the write-back engine.
+type Git interface {
 	Run(ctx context.Context, req writeback.Request) (writeback.Result, error)
+	ListBranches(ctx context.Context, repo writeback.Repo, prefix, source string) ([]writeback.BranchState, error)
+	DeleteMerged(ctx context.Context, repo writeback.Repo, prefix, source, name string) error
 }
 
-var _ Writer = &writeback.Engine{}
+var _ Git = &writeback.Engine{}
 
-// Handler implements reverse.Handler with signed branches.
-type Handler struct {
-	Writer Writer
-	Log    logr.Logger
+// Writer writes a drift set's fields to signed branches and follows what
+// reviewers do with them.
+type Writer struct {
+	Git Git
+	Log logr.Logger
 }
 
-var _ reverse.Handler = &Handler{}
-
-// HandleDriftSet writes the set's Merge fields and Alert fields to their
+// Write writes the set's Merge fields and Alert fields to their
 // branches. A GitError is returned as an error too, so the caller backs
 // off and retries; every other outcome is a decision reported in the
-// proposals.
-func (h *Handler) HandleDriftSet(ctx context.Context, set reverse.DriftSet) ([]reverse.Proposal, error) {
+// results. Before each push, set.Intent records where the push goes.
+func (h *Writer) Write(ctx context.Context, set reverse.DriftSet) ([]reverse.BranchResult, error) {
 	if set.Policy == nil {
 		return nil, errors.New("drift set has no policy")
 	}
 	gitSpec := set.Policy.Spec.Git
 	if gitSpec.ReportOnly {
-		return []reverse.Proposal{{Outcome: refluxv1.ReportOnlyReason, Reason: "policy is report-only: nothing is written to Git"}}, nil
+		return []reverse.BranchResult{{Outcome: refluxv1.ReportOnlyReason, Reason: "policy is report-only: nothing is written to Git"}}, nil
 	}
 	encrypt := gitSpec.Encryption != nil && len(gitSpec.Encryption.Age)+len(gitSpec.Encryption.PGP) > 0
 	groups := split(set.Records, gitSpec.AlertBranches != "None", encrypt)
@@ -60,7 +61,7 @@ func (h *Handler) HandleDriftSet(ctx context.Context, set reverse.DriftSet) ([]r
 			return refuseAll(groups, fmt.Sprintf("signing key: %v", err)), nil
 		}
 	}
-	var proposals []reverse.Proposal
+	var proposals []reverse.BranchResult
 	var errs []error
 	for _, grp := range groups {
 		p, err := h.write(ctx, set, grp, auth, signer)
@@ -73,15 +74,15 @@ func (h *Handler) HandleDriftSet(ctx context.Context, set reverse.DriftSet) ([]r
 }
 
 // write runs one branch's write-back.
-func (h *Handler) write(ctx context.Context, set reverse.DriftSet, grp group, auth *git.AuthOptions,
-	signer signing.Signer) (reverse.Proposal, error) {
-	p := reverse.Proposal{Action: grp.action, Records: grp.records()}
+func (h *Writer) write(ctx context.Context, set reverse.DriftSet, grp group, auth *git.AuthOptions,
+	signer signing.Signer) (reverse.BranchResult, error) {
+	p := reverse.BranchResult{Action: grp.action, Records: grp.records()}
 	if len(grp.fields) == 0 {
 		p.Outcome, p.Reason = refluxv1.RefusedReason, grp.refusals()
 		return p, nil
 	}
 	gitSpec := set.Policy.Spec.Git
-	editor := &editor{set: set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites}
+	editor := &editor{ctx: ctx, set: set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites}
 	if enc := gitSpec.Encryption; enc != nil {
 		editor.recipients.Age = enc.Age
 		for _, k := range enc.PGP {
@@ -100,8 +101,15 @@ func (h *Handler) write(ctx context.Context, set reverse.DriftSet, grp group, au
 		Signer: signer, Fields: grp.messageFields(), Apply: editor.apply,
 		MessageTemplate: gitSpec.CommitMessageTemplate,
 	}
-	res, err := h.Writer.Run(ctx, req)
+	if set.Intent != nil {
+		records := grp.records()
+		req.BeforePush = func(ctx context.Context, branch string) error {
+			return set.Intent(ctx, branch, req.Fingerprint, records)
+		}
+	}
+	res, err := h.Git.Run(ctx, req)
 	p.Branch, p.Commit, p.Outcome, p.Reason = res.Branch, res.Commit, string(res.Outcome), res.Reason
+	p.Fingerprint = req.Fingerprint
 	if refused := append(grp.refused, editor.refused...); len(refused) > 0 && err == nil {
 		p.Reason = joinReasons(p.Reason, "not written: "+describe(refused))
 	}
@@ -122,10 +130,10 @@ func (h *Handler) write(ctx context.Context, set reverse.DriftSet, grp group, au
 	return p, nil
 }
 
-func refuseAll(groups []group, reason string) []reverse.Proposal {
-	out := make([]reverse.Proposal, 0, len(groups))
+func refuseAll(groups []group, reason string) []reverse.BranchResult {
+	out := make([]reverse.BranchResult, 0, len(groups))
 	for _, g := range groups {
-		out = append(out, reverse.Proposal{Action: g.action, Outcome: refluxv1.RefusedReason, Reason: reason, Records: g.records()})
+		out = append(out, reverse.BranchResult{Action: g.action, Outcome: refluxv1.RefusedReason, Reason: reason, Records: g.records()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Action > out[j].Action })
 	return out

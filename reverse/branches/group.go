@@ -1,4 +1,4 @@
-package propose
+package branches
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package propose
+package branches
 
 import (
 	"context"
@@ -7,27 +7,20 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 	"github.com/reflux-dev/reflux/reverse/writeback/branch"
 	"github.com/reflux-dev/reflux/reverse/writeback/git"
 )
 
-// Brancher is what the lifecycle needs of the write-back engine.
-type Brancher interface {
-	ListBranches(ctx context.Context, repo writeback.Repo, prefix, source string) ([]writeback.BranchState, error)
-	DeleteMerged(ctx context.Context, repo writeback.Repo, prefix, source, name string) error
-}
-
-var _ reverse.BranchLifecycle = &Handler{}
-
-// Lifecycle lists the Kustomization's reflux branches. Merged branches
-// whose records no longer wait on them are deleted; a Proposed record whose
-// branch is gone and unmerged was closed by a reviewer. The remote
+// Check lists the Kustomization's reflux branches. Merged branches
+// whose records no longer wait on them are deleted; a record whose branch
+// reflux pushed is gone and unmerged was closed by a reviewer. The remote
 // branches and the records are the only truth: nothing is remembered.
-func (h *Handler) Lifecycle(ctx context.Context, set reverse.DriftSet) (reverse.Lifecycle, error) {
-	var out reverse.Lifecycle
-	b, ok := h.Writer.(Brancher)
-	if !ok || set.Policy == nil || set.Policy.Spec.Git.ReportOnly || set.Source == nil || set.Source.Branch == "" {
+func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.BranchCheck, error) {
+	var out reverse.BranchCheck
+	b := h.Git
+	if set.Policy == nil || set.Policy.Spec.Git.ReportOnly || set.Source == nil || set.Source.Branch == "" {
 		return out, nil
 	}
 	auth, err := git.NewAuth(set.Source.URL, set.Source.AuthData)
@@ -43,9 +36,10 @@ func (h *Handler) Lifecycle(ctx context.Context, set reverse.DriftSet) (reverse.
 	if err != nil {
 		return out, err
 	}
+	// A branch an open record names (pushed, or about to be) is waited on.
 	waiting := map[string]bool{}
 	for _, r := range set.Records {
-		if r.Status.State == refluxv1.DriftProposed && r.Status.Branch != "" {
+		if r.Status.Branch != "" {
 			waiting[r.Status.Branch] = true
 		}
 	}
@@ -70,12 +64,14 @@ func (h *Handler) Lifecycle(ctx context.Context, set reverse.DriftSet) (reverse.
 			if st.NeedsDecision {
 				action = refluxv1.AlertAction
 			}
-			out.Pending = append(out.Pending, reverse.Proposal{Action: action, Branch: st.Name, Commit: st.Commit,
+			out.Pending = append(out.Pending, reverse.BranchResult{Action: action, Branch: st.Name, Commit: st.Commit,
 				Outcome: refluxv1.BranchPushedReason})
 		}
 	}
+	// Only a branch reflux pushed can have been closed: one recorded only
+	// as an intent may never have reached the remote.
 	for _, r := range set.Records {
-		if r.Status.State == refluxv1.DriftProposed && r.Status.Branch != "" && !present[r.Status.Branch] {
+		if decide.BranchPushed(&r) && !present[r.Status.Branch] {
 			out.Closed = append(out.Closed, r.Name)
 		}
 	}

@@ -1,4 +1,4 @@
-package propose
+package branches
 
 import (
 	"context"
@@ -22,6 +22,8 @@ import (
 // call apply on the source head, on reflux's existing branch, or again
 // after a rebase, so it converges: a field Git already holds is skipped.
 type editor struct {
+	// ctx is the write-back's: a cancelled run stops rendering too.
+	ctx         context.Context
 	set         reverse.DriftSet
 	fields      []fieldRef
 	allowShared bool
@@ -34,7 +36,7 @@ type editor struct {
 var ErrGitChanged = errors.New("the field changed in Git since the drift was seen")
 
 func (e *editor) apply(dir string) ([]string, error) {
-	ctx := context.Background()
+	ctx := e.ctx
 	e.refused = nil
 	opts := kustomize.BuildOptions{Root: dir, Kustomization: e.set.Spec}
 	changed := map[string]bool{}

@@ -1,4 +1,4 @@
-package propose
+package branches
 
 import (
 	"bytes"
@@ -51,7 +51,7 @@ func TestSecretIsWrittenSOPSEncryptedForAgeRecipients(t *testing.T) {
 	set.LiveSecrets = map[string]map[string][]byte{
 		"shop/checkout-db": {"DB_USER": []byte("checkout"), "DB_PASSWORD": []byte("rotated-at-2am")},
 	}
-	proposals, err := newHandler(t).HandleDriftSet(context.Background(), set)
+	proposals, err := newWriter(t).Write(context.Background(), set)
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(proposals).To(HaveLen(1))
 	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
@@ -99,7 +99,7 @@ func TestSecretRefusals(t *testing.T) {
 			set.Spec.Spec.Decryption = &kustomizev1.Decryption{Provider: "sops"}
 			set.LiveSecrets = map[string]map[string][]byte{"shop/checkout-db": {"DB_PASSWORD": []byte("x")}}
 			tt.mutate(&set)
-			proposals, err := newHandler(t).HandleDriftSet(context.Background(), set.DriftSet)
+			proposals, err := newWriter(t).Write(context.Background(), set.DriftSet)
 			g.Expect(proposals).To(HaveLen(1))
 			if err == nil {
 				g.Expect(proposals[0].Outcome).To(Or(Equal(refluxv1.RefusedReason), Equal(refluxv1.ConflictReason)))
@@ -131,7 +131,7 @@ func TestSecretIsWrittenSOPSEncryptedForPGPRecipients(t *testing.T) {
 	set.LiveSecrets = map[string]map[string][]byte{
 		"shop/checkout-db": {"DB_USER": []byte("checkout"), "DB_PASSWORD": []byte("rotated-at-3am")},
 	}
-	proposals, err := newHandler(t).HandleDriftSet(context.Background(), set)
+	proposals, err := newWriter(t).Write(context.Background(), set)
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
 	dir := clone(t, srv, proposals[0].Branch)

@@ -1,7 +1,8 @@
-package propose
+package branches
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,13 +93,13 @@ func shopSet(url string) reverse.DriftSet {
 	}
 }
 
-func newHandler(t *testing.T) *Handler {
+func newWriter(t *testing.T) *Writer {
 	t.Helper()
 	eng, err := writeback.New(t.TempDir(), writeback.WithInsecureHTTP())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Handler{Writer: eng, Log: logr.Discard()}
+	return &Writer{Git: eng, Log: logr.Discard()}
 }
 
 // clone checks out a branch of the server's repo.
@@ -112,10 +113,10 @@ func clone(t *testing.T, srv *gittestserver.GitServer, branch string) string {
 func TestMergeAndAlertBranches(t *testing.T) {
 	g := NewWithT(t)
 	srv, url := gitServer(t)
-	h := newHandler(t)
+	h := newWriter(t)
 	set := shopSet(url)
 
-	proposals, err := h.HandleDriftSet(context.Background(), set)
+	proposals, err := h.Write(context.Background(), set)
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(proposals).To(HaveLen(2))
 	merge, alert := proposals[0], proposals[1]
@@ -144,7 +145,7 @@ func TestMergeAndAlertBranches(t *testing.T) {
 	g.Expect(string(overlay)).To(ContainSubstring("count: 6"))
 
 	// The same drift set again writes nothing new.
-	again, err := h.HandleDriftSet(context.Background(), set)
+	again, err := h.Write(context.Background(), set)
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(again[0].Outcome).To(Equal(refluxv1.UpToDateReason))
 	g.Expect(again[0].Commit).To(Equal(merge.Commit))
@@ -156,7 +157,7 @@ func TestReportOnlyWritesNothing(t *testing.T) {
 	srv, url := gitServer(t)
 	set := shopSet(url)
 	set.Policy.Spec.Git.ReportOnly = true
-	proposals, err := newHandler(t).HandleDriftSet(context.Background(), set)
+	proposals, err := newWriter(t).Write(context.Background(), set)
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(proposals).To(HaveLen(1))
 	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.ReportOnlyReason))
@@ -177,7 +178,7 @@ func TestGitChangedTheSameFieldIsAConflict(t *testing.T) {
 	run(t, dir, "git", "push", "-q", "origin", "main")
 
 	set := shopSet(url)
-	proposals, err := newHandler(t).HandleDriftSet(context.Background(), set)
+	proposals, err := newWriter(t).Write(context.Background(), set)
 	g.Expect(err).ToNot(HaveOccurred())
 	alert := proposals[1]
 	g.Expect(alert.Outcome).To(Equal(refluxv1.ConflictReason))
@@ -200,7 +201,7 @@ func TestSecretsAndHotfixesAreNotWritten(t *testing.T) {
 	hotfix := set.Records[1].DeepCopy()
 	hotfix.Spec.ManualHotfix = true
 	set.Records = []refluxv1.Drift{secret, *hotfix}
-	proposals, err := newHandler(t).HandleDriftSet(context.Background(), set)
+	proposals, err := newWriter(t).Write(context.Background(), set)
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(proposals).To(HaveLen(1), "the hotfix never reaches Git")
 	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.RefusedReason))
@@ -211,7 +212,7 @@ func TestServerDownIsAGitError(t *testing.T) {
 	g := NewWithT(t)
 	srv, url := gitServer(t)
 	srv.StopHTTP()
-	proposals, err := newHandler(t).HandleDriftSet(context.Background(), shopSet(url))
+	proposals, err := newWriter(t).Write(context.Background(), shopSet(url))
 	g.Expect(err).To(HaveOccurred(), "a git error is returned so the caller backs off")
 	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.GitErrorReason))
 }
@@ -221,10 +222,75 @@ func TestPolicyMessageTemplate(t *testing.T) {
 	srv, url := gitServer(t)
 	set := shopSet(url)
 	set.Policy.Spec.Git.CommitMessageTemplate = "flags({{ .Kustomization }}): {{ len .Fields }} change(s) from the cluster"
-	proposals, err := newHandler(t).HandleDriftSet(context.Background(), set)
+	proposals, err := newWriter(t).Write(context.Background(), set)
 	g.Expect(err).ToNot(HaveOccurred())
 	dir := clone(t, srv, proposals[0].Branch)
 	msg := run(t, dir, "git", "log", "-1", "--format=%B")
 	g.Expect(msg).To(HavePrefix("flags(flux-system/shop): 1 change(s) from the cluster"))
 	g.Expect(msg).To(ContainSubstring("Reflux-Fingerprint:"), "trailers are kept whatever the template says")
+}
+
+// TestIntentIsRecordedBeforeThePush: the write intent names the branch
+// before the branch exists, and a failing intent pushes nothing.
+func TestIntentIsRecordedBeforeThePush(t *testing.T) {
+	g := NewWithT(t)
+	srv, url := gitServer(t)
+	set := shopSet(url)
+	type intent struct {
+		branch, fingerprint string
+		records             []string
+		existed             bool
+	}
+	var intents []intent
+	set.Intent = func(_ context.Context, branch, fingerprint string, records []string) error {
+		heads := run(t, "", "git", "ls-remote", "--heads", srv.HTTPAddressWithCredentials()+"/shop.git")
+		intents = append(intents, intent{branch, fingerprint, records, strings.Contains(heads, branch)})
+		return nil
+	}
+	results, err := newWriter(t).Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(intents).To(HaveLen(2))
+	for i, r := range results {
+		g.Expect(intents[i].branch).To(Equal(r.Branch))
+		g.Expect(intents[i].fingerprint).To(Equal(r.Fingerprint))
+		g.Expect(intents[i].records).To(Equal(r.Records))
+		g.Expect(intents[i].existed).To(BeFalse(), "recorded before the push")
+	}
+
+	// An intent that cannot be recorded stops the push: a GitError, retried.
+	srv2, url2 := gitServer(t)
+	set = shopSet(url2)
+	set.Intent = func(context.Context, string, string, []string) error { return errors.New("apiserver unavailable") }
+	results, err = newWriter(t).Write(context.Background(), set)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(results[0].Outcome).To(Equal(refluxv1.GitErrorReason))
+	g.Expect(results[0].Reason).To(ContainSubstring("recording the write intent: apiserver unavailable"))
+	heads := run(t, "", "git", "ls-remote", "--heads", srv2.HTTPAddressWithCredentials()+"/shop.git")
+	g.Expect(heads).NotTo(ContainSubstring("reflux/"))
+}
+
+// TestCheckClosesOnlyPushedBranches: a deleted branch reflux pushed is a
+// reviewer's rejection; a branch only recorded as an intent is not.
+func TestCheckClosesOnlyPushedBranches(t *testing.T) {
+	g := NewWithT(t)
+	srv, url := gitServer(t)
+	w := newWriter(t)
+	set := shopSet(url)
+	results, err := w.Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	merge, alert := results[0], results[1]
+	set.Records[0].Status.Branch, set.Records[0].Status.Commit = merge.Branch, merge.Commit
+	set.Records[1].Status.Branch = alert.Branch // an intent whose push was never confirmed
+
+	check, err := w.Check(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(check.Closed).To(BeEmpty(), "both branches are there")
+	g.Expect(check.Pending).To(HaveLen(2))
+
+	remote := srv.HTTPAddressWithCredentials() + "/shop.git"
+	run(t, "", "git", "push", "-q", remote, "--delete", merge.Branch, alert.Branch)
+	check, err = w.Check(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(check.Closed).To(Equal([]string{set.Records[0].Name}))
+	g.Expect(check.Pending).To(BeEmpty())
 }

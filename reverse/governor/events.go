@@ -1,4 +1,4 @@
-package controllers
+package governor
 
 import (
 	"fmt"
@@ -8,18 +8,10 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
-
-// EventRecorder is what reflux needs of Flux's events recorder
-// (github.com/fluxcd/pkg/runtime/events), which writes Kubernetes events
-// and forwards them to notification-controller when --events-addr is set.
-type EventRecorder interface {
-	AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{})
-}
 
 // Event reasons.
 const (

@@ -1,0 +1,215 @@
+package governor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/observe"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// handle brings one object's record and hold up to date with what is
+// known of it. resync is true for the resync's own checks, which are
+// throttled and skip objects known clean.
+func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool) error {
+	live, ok := gv.opts.Live.Get(k.GVK, k.Namespace, k.Name)
+	if !ok {
+		return gv.gone(ctx, k, c)
+	}
+	owner := ownerOf(live)
+	snap, governed := gv.snapshotOf(owner)
+	obj := objectRef(k.GVK, live)
+	ks := refluxv1.KustomizationRef{Namespace: owner.Namespace, Name: owner.Name}
+	name := record.Name(ks, obj)
+	p := plan{name: name, namespace: owner.Namespace, obj: obj, seen: c.seen}
+	if governed {
+		p.ks = snap.gov.Kustomization
+	}
+	return gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		if !governed {
+			// Not (or no longer) governed: only what a user asked of a
+			// record is done, a dismissal and letting a record go.
+			return decide.Decide(decide.Input{Name: name, Record: rec, Live: liveState(live), Now: gv.now()}), nil
+		}
+		if rec == nil && !held(live, name) {
+			if c.benign && !gv.isParked(owner, k) {
+				// Flux applying, reflux holding or the control plane:
+				// never drift, and a clean object stays clean.
+				gv.markClean(owner, k, c.from, live.GetResourceVersion())
+				return decide.Decision{Why: "written by Flux, reflux or the control plane"}, nil
+			}
+			if resync && gv.isClean(owner, k, live.GetResourceVersion()) {
+				return decide.Decision{Why: "clean since the last check"}, nil
+			}
+		}
+		if !snap.current {
+			d, current := gv.wait(owner, k, c, live, rec, name)
+			if !current {
+				return d, nil
+			}
+			// The render became current meanwhile: evaluate after all.
+			if snap, governed = gv.snapshotOf(owner); !governed {
+				return decide.Decision{Why: "no longer governed"}, nil
+			}
+		}
+		return gv.evaluate(ctx, snap, k, live, rec, name, resync)
+	})
+}
+
+// wait parks a change until the render is current, and holds the object
+// meanwhile when Flux would revert the change. A dismissal is carried out
+// at once: it needs no render. It reports whether the render became
+// current meanwhile, in which case nothing was parked.
+func (gv *Governor) wait(owner types.NamespacedName, k objKey, c change, live *unstructured.Unstructured,
+	rec *refluxv1.Drift, name string) (decide.Decision, bool) {
+	if rec != nil && decide.DismissRequested(rec) {
+		return decide.Decide(decide.Input{Name: name, Record: rec, Live: liveState(live), Now: gv.now()}), false
+	}
+	hold := c.reverted && !heldAny(live)
+	c.held = c.held || hold || held(live, name)
+	if gv.park(owner, k, c) {
+		return decide.Decision{}, true
+	}
+	if !hold {
+		return decide.Decision{Why: "kept until the render is current"}, false
+	}
+	return decide.Decision{Hold: decide.Hold, HeldSince: gv.now(),
+		Why: "held until the render is current: Flux would revert the change"}, false
+}
+
+// evaluate compares one object with the current render and decides.
+func (gv *Governor) evaluate(ctx context.Context, snap snapshot, k objKey, live *unstructured.Unstructured,
+	rec *refluxv1.Drift, name string, resync bool) (decide.Decision, error) {
+	ks := snap.gov.Kustomization
+	owner := snap.gov.Key()
+	want, ok := snap.render.Object(desired.KeyOf(live))
+	in := decide.Input{Name: name, Record: rec, Live: liveState(live), Evaluated: true, Now: gv.now()}
+	if !ok {
+		// Not in the applied revision (Flux prunes it, or it is encrypted):
+		// nothing to compare, and a record of it is settled.
+		in.Declared = true
+		return decide.Decide(in), nil
+	}
+	dIn := drift.Input{Desired: want, Live: live, IgnorePaths: observe.IgnorePaths(ks, want), Force: ks.Spec.Force}
+	var res drift.Result
+	if rec != nil || heldAny(live) || !gv.opts.Detector.Unchanged(dIn) {
+		if resync {
+			if err := gv.limiter.Wait(ctx); err != nil {
+				return decide.Decision{}, err
+			}
+		}
+		var err error
+		res, err = gv.opts.Detector.Detect(ctx, dIn)
+		if errors.Is(err, drift.ErrStale) {
+			// A newer version of the object is on its way through the watch.
+			return decide.Decision{Why: "stale"}, nil
+		}
+		if err != nil {
+			return decide.Decision{}, fmt.Errorf("detecting drift: %w", err)
+		}
+		gv.opts.Metrics.observeDryRun(resync)
+	}
+	if res.Skipped != "" {
+		res.Fields = nil // Flux does not apply it at all
+	}
+	obs := observe.Observe(observe.Input{
+		Kustomization: snap.gov.ref(), Policy: snap.gov.Policy.Name, Revision: snap.render.Revision,
+		Live: live, Desired: want, Result: res, Index: snap.render.Index, Classifier: snap.gov.Classifier,
+		Attribute: gv.attributor(live), Now: gv.now(),
+	})
+	in.Observation, in.WantHold = obs.Observation, obs.Hold
+	if rec != nil {
+		in.Declared = decide.Declares(want, rec.Spec.Fields)
+	}
+	d := decide.Decide(in)
+	if len(obs.Observation.Fields) == 0 {
+		gv.markClean(owner, k, "", live.GetResourceVersion())
+	} else {
+		gv.forgetClean(owner, k)
+		gv.retryAttribution(k, owner, obs.Observation.Fields)
+	}
+	return d, nil
+}
+
+// gone handles an object that is no longer live: a deleted record of it
+// may go.
+func (gv *Governor) gone(ctx context.Context, k objKey, c change) error {
+	if c.owner.Name == "" {
+		return nil
+	}
+	ks := refluxv1.KustomizationRef{Namespace: c.owner.Namespace, Name: c.owner.Name}
+	name := record.Name(ks, c.obj)
+	p := plan{name: name, namespace: c.owner.Namespace, obj: c.obj}
+	gv.mu.Lock()
+	if e := gv.entries[c.owner]; e != nil {
+		delete(e.parked, k)
+		delete(e.clean, k)
+		p.ks = e.gov.Kustomization
+	}
+	gv.mu.Unlock()
+	return gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		return decide.Decide(decide.Input{Name: name, Record: rec, Live: decide.Live{}, Now: gv.now()}), nil
+	})
+}
+
+func (gv *Governor) attributor(live *unstructured.Unstructured) observe.Attributor {
+	if gv.opts.Attributor == nil {
+		return nil
+	}
+	return func(manager string, at time.Time) string { return gv.opts.Attributor.User(live, manager, at) }
+}
+
+// attributionRetries bounds how often an object is looked at again for a
+// user the audit log has not delivered yet.
+const attributionRetries = 10
+
+// retryAttribution looks at an object again shortly when some field has no
+// user yet: the record is written within milliseconds of the change, and
+// the apiserver batches audit events, so the user often arrives a moment
+// later.
+func (gv *Governor) retryAttribution(k objKey, owner types.NamespacedName, fields []refluxv1.DriftField) {
+	if gv.opts.Attributor == nil {
+		return
+	}
+	missing := false
+	for _, f := range fields {
+		if f.Modifier != nil && f.Modifier.User == "" {
+			missing = true
+		}
+	}
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	if !missing || gv.attributionTries[k] >= attributionRetries {
+		delete(gv.attributionTries, k)
+		return
+	}
+	gv.attributionTries[k]++
+	gv.pending[k] = change{owner: owner}.merge(gv.pending[k])
+	gv.live.AddAfter(k, 500*time.Millisecond)
+}
+
+func liveState(u *unstructured.Unstructured) decide.Live {
+	a := u.GetAnnotations()
+	return decide.Live{Exists: true, Held: a[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled && a[refluxv1.HeldByAnnotation] != "",
+		HeldBy: a[refluxv1.HeldByAnnotation]}
+}
+
+// held reports whether the object carries the hold of record name.
+func held(u *unstructured.Unstructured, name string) bool {
+	l := liveState(u)
+	return l.Held && l.HeldBy == name
+}
+
+// heldAny reports whether the object carries any reflux hold.
+func heldAny(u *unstructured.Unstructured) bool {
+	return liveState(u).Held
+}

@@ -1,0 +1,205 @@
+package governor
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// Metrics are reflux's own metrics, in the style of Flux's gotk_*
+// metrics: labels name namespaces, Kustomizations, kinds, severities and
+// actions, never individual objects, so cardinality stays bounded. A nil
+// *Metrics records nothing.
+type Metrics struct {
+	Fields     *prometheus.GaugeVec
+	FirstSeen  *prometheus.GaugeVec
+	Held       *prometheus.GaugeVec
+	Detections *prometheus.CounterVec
+	Latency    *prometheus.HistogramVec
+	Parked     *prometheus.GaugeVec
+	DryRuns    *prometheus.CounterVec
+
+	RenderDuration    *prometheus.HistogramVec
+	RenderBuilds      *prometheus.CounterVec
+	BuildsPerRevision *prometheus.GaugeVec
+
+	WriteBacks        *prometheus.CounterVec
+	WriteBackDuration prometheus.Histogram
+	PendingBranches   *prometheus.GaugeVec
+}
+
+// NewMetrics creates the collectors; register them with Collectors.
+func NewMetrics() *Metrics {
+	drift := []string{"namespace", "kustomization", "kind", "severity", "action"}
+	ks := []string{"namespace", "kustomization"}
+	return &Metrics{
+		Fields: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "reflux_drift_fields", Help: "Open drifted fields by Kustomization, kind, severity and action.",
+		}, drift),
+		FirstSeen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "reflux_drift_first_seen_timestamp_seconds",
+			Help: "When the oldest open divergence in the group was first seen (unix seconds); time() minus this is its age.",
+		}, drift),
+		Held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "reflux_held_objects", Help: "Live objects reflux holds against Flux's revert.",
+		}, ks),
+		Detections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reflux_drift_detections_total", Help: "Live changes recorded as drift.",
+		}, ks),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "reflux_drift_detection_latency_seconds",
+			Help:    "Time from a live change reaching reflux's watch to its drift record being written.",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 30, 120},
+		}, []string{"namespace"}),
+		Parked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "reflux_live_changes_waiting",
+			Help: "Live changes kept until the render of the applied revision is current.",
+		}, ks),
+		DryRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reflux_dry_runs_total", Help: "Server-side dry-run applies made to detect drift, by path (live or resync).",
+		}, []string{"path"}),
+		RenderDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "reflux_render_duration_seconds",
+			Help:    "Time to fetch, build and index a Kustomization's applied revision.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600},
+		}, []string{"namespace"}),
+		RenderBuilds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reflux_render_builds_total", Help: "Kustomize builds of applied revisions, by Kustomization and result.",
+		}, []string{"namespace", "kustomization", "result"}),
+		BuildsPerRevision: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "reflux_render_builds_per_revision", Help: "Kustomize builds of the Kustomization's current applied revision; 1 when all is well.",
+		}, ks),
+		WriteBacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reflux_writeback_total", Help: "Write-backs by result (BranchPushed, UpToDate, Conflict, Refused, GitError, ReportOnly).",
+		}, []string{"result"}),
+		WriteBackDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "reflux_writeback_duration_seconds", Help: "Time one write-back run takes: branch checks, edits, verification, commit and push.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}),
+		PendingBranches: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "reflux_pending_branches", Help: "Branches reflux pushed that await review.",
+		}, ks),
+	}
+}
+
+// Collectors returns every collector, for registration.
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.Fields, m.FirstSeen, m.Held, m.Detections, m.Latency, m.Parked, m.DryRuns,
+		m.RenderDuration, m.RenderBuilds, m.BuildsPerRevision, m.WriteBacks, m.WriteBackDuration, m.PendingBranches}
+}
+
+// ObserveRender records one build (desired.Observer).
+func (m *Metrics) ObserveRender(ks types.NamespacedName, _ string, took time.Duration, err error) {
+	if m == nil {
+		return
+	}
+	result := "success"
+	if err != nil {
+		result = "failure"
+	}
+	m.RenderBuilds.WithLabelValues(ks.Namespace, ks.Name, result).Inc()
+	m.RenderDuration.WithLabelValues(ks.Namespace).Observe(took.Seconds())
+}
+
+// SetBuildsPerRevision records the builds of a Kustomization's revision.
+func (m *Metrics) SetBuildsPerRevision(ks types.NamespacedName, n int) {
+	if m != nil {
+		m.BuildsPerRevision.WithLabelValues(ks.Namespace, ks.Name).Set(float64(n))
+	}
+}
+
+func (m *Metrics) observeDetection(p *plan, now time.Time) {
+	if m == nil || p.ks == nil {
+		return
+	}
+	m.Detections.WithLabelValues(p.ks.Namespace, p.ks.Name).Inc()
+	if !p.seen.IsZero() {
+		m.Latency.WithLabelValues(p.ks.Namespace).Observe(now.Sub(p.seen).Seconds())
+	}
+}
+
+func (m *Metrics) observeDryRun(resync bool) {
+	if m == nil {
+		return
+	}
+	path := "live"
+	if resync {
+		path = "resync"
+	}
+	m.DryRuns.WithLabelValues(path).Inc()
+}
+
+func (m *Metrics) setParked(ks types.NamespacedName, n int) {
+	if m != nil {
+		m.Parked.WithLabelValues(ks.Namespace, ks.Name).Set(float64(n))
+	}
+}
+
+func (m *Metrics) observeWriteBack(result string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	if result != "" {
+		m.WriteBacks.WithLabelValues(result).Inc()
+	}
+	if took > 0 {
+		m.WriteBackDuration.Observe(took.Seconds())
+	}
+}
+
+func (m *Metrics) setPending(ks types.NamespacedName, n int) {
+	if m != nil {
+		m.PendingBranches.WithLabelValues(ks.Namespace, ks.Name).Set(float64(n))
+	}
+}
+
+// forget drops a Kustomization's series.
+func (m *Metrics) forget(ks types.NamespacedName) {
+	if m == nil {
+		return
+	}
+	match := prometheus.Labels{"namespace": ks.Namespace, "kustomization": ks.Name}
+	for _, v := range []*prometheus.GaugeVec{m.Fields, m.FirstSeen, m.Held, m.Parked, m.BuildsPerRevision, m.PendingBranches} {
+		v.DeletePartialMatch(match)
+	}
+	m.RenderBuilds.DeletePartialMatch(match)
+}
+
+// Report replaces a Kustomization's drift gauges with its open records'
+// counts.
+func (m *Metrics) Report(ks types.NamespacedName, open []refluxv1.Drift) {
+	if m == nil {
+		return
+	}
+	match := prometheus.Labels{"namespace": ks.Namespace, "kustomization": ks.Name}
+	m.Fields.DeletePartialMatch(match)
+	m.FirstSeen.DeletePartialMatch(match)
+	type group struct{ kind, severity, action string }
+	counts := map[group]int{}
+	first := map[group]time.Time{}
+	held := 0
+	for _, d := range open {
+		if d.Status.HeldSince != nil {
+			held++
+		}
+		for _, f := range d.Spec.Fields {
+			g := group{d.Spec.Object.Kind, string(f.Severity), string(f.Action)}
+			counts[g]++
+			seen := d.Spec.FirstSeen.Time
+			if f.FirstSeen != nil {
+				seen = f.FirstSeen.Time
+			}
+			if t, ok := first[g]; !ok || seen.Before(t) {
+				first[g] = seen
+			}
+		}
+	}
+	for g, n := range counts {
+		m.Fields.WithLabelValues(ks.Namespace, ks.Name, g.kind, g.severity, g.action).Set(float64(n))
+		m.FirstSeen.WithLabelValues(ks.Namespace, ks.Name, g.kind, g.severity, g.action).Set(float64(first[g].Unix()))
+	}
+	m.Held.WithLabelValues(ks.Namespace, ks.Name).Set(float64(held))
+}

@@ -1,0 +1,263 @@
+package governor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// entry is the engine's state of one governed Kustomization. It is only
+// touched under Governor.mu; workers take a snapshot.
+type entry struct {
+	gov    *Governed
+	render *desired.Render
+	// parked are changes waiting for a current render, by object.
+	parked map[objKey]change
+	// clean maps objects to the resourceVersion they were last evaluated
+	// clean at, for the applied generation cleanFor: a resync skips them
+	// while nothing but Flux or reflux wrote them since.
+	clean    map[objKey]string
+	cleanFor string
+	// resyncFor is the render the last resync checked against, at when it
+	// started; outstanding are the objects it has yet to check.
+	resyncFor   string
+	resyncAt    time.Time
+	outstanding map[objKey]bool
+	wb          wbState
+}
+
+// snapshot is what a worker needs of an entry, read once.
+type snapshot struct {
+	gov     *Governed
+	render  *desired.Render
+	current bool
+}
+
+// Status is what the engine knows of a Kustomization, for its conditions.
+type Status struct {
+	// Current is true when the render of the applied revision is what
+	// live changes are evaluated against.
+	Current bool
+	// RollingOut is true while Flux applies a revision or spec reflux has
+	// not rendered: live changes wait (and are held where Flux reverts).
+	RollingOut bool
+	// Parked counts changes waiting for a current render; Held those of
+	// them held meanwhile.
+	Parked, Held int
+	// Checked is true once every rendered object was checked against the
+	// current render; Unchecked counts those still to check.
+	Checked   bool
+	Unchecked int
+	// WriteBack is the last write-back's outcome, if one ran.
+	WriteBack *WriteBackStatus
+}
+
+// RollingOut reports whether Flux is applying something reflux has not
+// rendered: a spec it has not reconciled yet, or a source revision newer
+// than the applied one while it has not failed (a failed Kustomization
+// keeps the applied revision live, so that is what reflux compares with).
+func RollingOut(g *Governed) bool {
+	ks := g.Kustomization
+	if ks.Spec.Suspend {
+		return false
+	}
+	if ks.Generation != ks.Status.ObservedGeneration {
+		return true
+	}
+	return g.SourceRevision != "" && g.SourceRevision != ks.Status.LastAppliedRevision &&
+		!conditions.IsFalse(ks, meta.ReadyCondition)
+}
+
+// isCurrent reports whether render is what the Kustomization applied.
+func isCurrent(g *Governed, render *desired.Render) bool {
+	ks := g.Kustomization
+	return render != nil && render.Revision == ks.Status.LastAppliedRevision &&
+		render.Generation == ks.Generation && !RollingOut(g)
+}
+
+// Publish makes g the governed state of its Kustomization, with render the
+// latest render the caller has (nil while none is ready). When the render
+// is current, parked changes go to the live queue and a resync starts if
+// one is due. It never waits on slow work.
+func (gv *Governor) Publish(g *Governed, render *desired.Render) Status {
+	id := g.Key()
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	e := gv.entries[id]
+	if e == nil {
+		e = &entry{parked: map[objKey]change{}, clean: map[objKey]string{}, outstanding: map[objKey]bool{}}
+		gv.entries[id] = e
+	}
+	e.gov = g
+	if render != nil {
+		e.render = render
+	}
+	if cleanFor := fmt.Sprintf("%d/%d", g.Kustomization.Generation, g.Policy.Generation); e.cleanFor != cleanFor {
+		// Another spec or policy can change what drifts (ignore rules,
+		// patches), so what was clean is not any more.
+		e.clean, e.cleanFor = map[objKey]string{}, cleanFor
+	}
+	if isCurrent(g, e.render) {
+		gv.flushLocked(e)
+		gv.resyncLocked(e)
+	}
+	gv.opts.Metrics.setParked(id, len(e.parked))
+	return gv.statusLocked(e)
+}
+
+// Status returns what the engine knows of a Kustomization.
+func (gv *Governor) Status(id types.NamespacedName) (Status, bool) {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	e := gv.entries[id]
+	if e == nil {
+		return Status{}, false
+	}
+	return gv.statusLocked(e), true
+}
+
+func (gv *Governor) statusLocked(e *entry) Status {
+	s := Status{Current: isCurrent(e.gov, e.render), RollingOut: RollingOut(e.gov), Parked: len(e.parked),
+		Unchecked: len(e.outstanding)}
+	for _, c := range e.parked {
+		if c.held {
+			s.Held++
+		}
+	}
+	s.Checked = s.Current && e.resyncFor == renderKey(e.gov, e.render) && len(e.outstanding) == 0
+	if w := e.wb.last; w != nil {
+		c := *w
+		s.WriteBack = &c
+	}
+	return s
+}
+
+// flushLocked sends parked changes to the live queue.
+func (gv *Governor) flushLocked(e *entry) {
+	for k, c := range e.parked {
+		gv.pending[k] = c.merge(gv.pending[k])
+		gv.live.Add(k)
+	}
+	if len(e.parked) > 0 {
+		gv.opts.Log.Info("evaluating changes kept while the render was not current",
+			"kustomization", e.gov.Key().String(), "changes", len(e.parked), "revision", e.render.Revision)
+	}
+	e.parked = map[objKey]change{}
+}
+
+// Forget stops governing a Kustomization: its queued work, watches of its
+// state, metrics and write-back are dropped, and holds taken for changes
+// that were never evaluated are released (no record decides to keep them).
+func (gv *Governor) Forget(ctx context.Context, id types.NamespacedName) {
+	gv.mu.Lock()
+	e := gv.entries[id]
+	delete(gv.entries, id)
+	gv.mu.Unlock()
+	gv.wb.forget(id)
+	gv.opts.Metrics.forget(id)
+	if e == nil {
+		return
+	}
+	for k, c := range e.parked {
+		if !c.held {
+			continue
+		}
+		obj := refluxv1.ObjectRef{APIVersion: k.GVK.GroupVersion().String(), Kind: k.GVK.Kind, Namespace: k.Namespace, Name: k.Name}
+		name := record.Name(e.gov.ref(), obj)
+		rec := &refluxv1.Drift{}
+		if err := gv.opts.Client.Get(ctx, types.NamespacedName{Namespace: id.Namespace, Name: name}, rec); err == nil {
+			continue // a record owns the hold now
+		}
+		if err := gv.opts.Holder.Release(ctx, obj); err != nil {
+			gv.opts.Log.Error(err, "releasing a hold taken before evaluation", "object", k.String())
+		}
+	}
+}
+
+// snapshotOf returns a Kustomization's state for a worker.
+func (gv *Governor) snapshotOf(id types.NamespacedName) (snapshot, bool) {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	e := gv.entries[id]
+	if e == nil {
+		return snapshot{}, false
+	}
+	return snapshot{gov: e.gov, render: e.render, current: isCurrent(e.gov, e.render)}, true
+}
+
+// park keeps a change until the render is current. It reports whether the
+// render became current meanwhile, in which case the caller evaluates.
+func (gv *Governor) park(id types.NamespacedName, k objKey, c change) bool {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	e := gv.entries[id]
+	if e == nil {
+		return false
+	}
+	if isCurrent(e.gov, e.render) {
+		return true
+	}
+	e.parked[k] = c.merge(e.parked[k])
+	gv.opts.Metrics.setParked(id, len(e.parked))
+	return false
+}
+
+// isParked reports whether an object has a change parked.
+func (gv *Governor) isParked(id types.NamespacedName, k objKey) bool {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	e := gv.entries[id]
+	if e == nil {
+		return false
+	}
+	_, ok := e.parked[k]
+	return ok
+}
+
+// markClean records that an object was evaluated clean at rv, or, with
+// from set, that it stays clean: it was clean at from and only Flux,
+// reflux or the control plane wrote it since.
+func (gv *Governor) markClean(id types.NamespacedName, k objKey, from, rv string) {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	e := gv.entries[id]
+	if e == nil {
+		return
+	}
+	if from != "" && e.clean[k] != from {
+		return
+	}
+	e.clean[k] = rv
+}
+
+// forgetClean drops an object from the clean set.
+func (gv *Governor) forgetClean(id types.NamespacedName, k objKey) {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	if e := gv.entries[id]; e != nil {
+		delete(e.clean, k)
+	}
+}
+
+// isClean reports whether an object is known clean at rv.
+func (gv *Governor) isClean(id types.NamespacedName, k objKey, rv string) bool {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	e := gv.entries[id]
+	return e != nil && rv != "" && e.clean[k] == rv
+}
+
+// entryCount is the number of governed Kustomizations.
+func (gv *Governor) entryCount() int {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	return len(gv.entries)
+}
