@@ -1,7 +1,9 @@
 // Package testenv starts a real, disposable GitOps environment for tests:
 // etcd and kube-apiserver (through controller-runtime's envtest), the real
 // Flux source-controller and kustomize-controller as child processes, and a
-// git server that speaks HTTP with basic auth and SSH.
+// git server that speaks HTTP with basic auth and SSH. The git server counts
+// the sessions each repository sees (GitServer.Requests), and a StallProxy in
+// front of it plays a host that accepts connections and never answers.
 //
 // Everything listens on loopback only. The binaries come from the repository's
 // bin/ directory, which `make testbin` fills; nothing is downloaded at test

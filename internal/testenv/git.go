@@ -33,11 +33,15 @@ type GitServer struct {
 	// KnownHosts, is what Flux verifies.
 	Identity, IdentityPub []byte
 
-	srv     *gittestserver.GitServer
-	sshDone chan error
+	srv      *gittestserver.GitServer
+	sshDone  chan error
+	front    *sshFront
+	hostKey  ssh.PublicKey
+	requests requestLog
 }
 
-// startGitServer serves the repositories under root on two loopback ports.
+// startGitServer serves the repositories under root on loopback: HTTP
+// directly from gittestserver, SSH through the counting front.
 func startGitServer(root string) (*GitServer, error) {
 	g := &GitServer{Username: "reflux", Password: "testenv-password", sshDone: make(chan error, 1)}
 	if err := os.MkdirAll(root, 0o700); err != nil {
@@ -46,6 +50,7 @@ func startGitServer(root string) (*GitServer, error) {
 	// Auth switches on authentication for both transports; the SSH side
 	// then demands a client key (gittestserver accepts any key by default).
 	g.srv = gittestserver.NewGitServer(root).Auth(g.Username, g.Password).KeyDir(filepath.Join(root, ".keys"))
+	g.srv.AddHTTPMiddlewares(g.requests.countHTTP)
 	if err := g.srv.StartHTTP(); err != nil {
 		return nil, fmt.Errorf("starting git HTTP server: %w", err)
 	}
@@ -54,44 +59,65 @@ func startGitServer(root string) (*GitServer, error) {
 		return nil, fmt.Errorf("listening for git over SSH: %w", err)
 	}
 	go func() { g.sshDone <- g.srv.StartSSH() }()
-	if err := g.sshCredentials(root); err != nil {
+	if err := g.startSSHFront(root); err != nil {
 		return nil, errors.Join(err, g.stop())
 	}
 	return g, nil
 }
 
-// sshCredentials fills KnownHosts from the host key the SSH server created
-// and generates a client identity.
-func (g *GitServer) sshCredentials(root string) error {
-	hostPub, err := os.ReadFile(filepath.Join(root, ".keys", "gitkit.rsa.pub"))
+// startSSHFront generates the client identity and puts the counting SSH
+// front (see sshFront) before gittestserver's SSH port. SSHURL and
+// KnownHosts name the front, so every SSH client goes through it.
+func (g *GitServer) startSSHFront(root string) error {
+	hostKeyPEM, err := os.ReadFile(filepath.Join(root, ".keys", "gitkit.rsa"))
 	if err != nil {
 		return fmt.Errorf("reading SSH host key: %w", err)
 	}
-	key, _, _, _, err := ssh.ParseAuthorizedKey(hostPub)
+	hostKey, err := ssh.ParsePrivateKey(hostKeyPEM)
 	if err != nil {
 		return fmt.Errorf("parsing SSH host key: %w", err)
+	}
+	identity, err := g.sshIdentity()
+	if err != nil {
+		return err
 	}
 	u, err := url.Parse(g.srv.SSHAddress())
 	if err != nil {
 		return fmt.Errorf("parsing SSH address: %w", err)
 	}
-	g.KnownHosts = []byte(knownhosts.Line([]string{knownhosts.Normalize(u.Host)}, key) + "\n")
+	if g.front, err = startSSHFront(u.Host, hostKey, identity, g.requests.countSSH); err != nil {
+		return err
+	}
+	g.hostKey = hostKey.PublicKey()
+	g.KnownHosts = g.KnownHostsAt(g.front.Addr())
+	return nil
+}
 
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+// KnownHostsAt returns a known_hosts line trusting the server's host key at
+// addr (host:port), for SSH clients pointed at a StallProxy: known_hosts
+// entries name the port, so KnownHosts does not cover the proxy's.
+func (g *GitServer) KnownHostsAt(addr string) []byte {
+	return []byte(knownhosts.Line([]string{knownhosts.Normalize(addr)}, g.hostKey) + "\n")
+}
+
+// sshIdentity generates a client identity, fills Identity and IdentityPub
+// with it and returns its signer.
+func (g *GitServer) sshIdentity() (ssh.Signer, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return fmt.Errorf("generating SSH identity: %w", err)
+		return nil, fmt.Errorf("generating SSH identity: %w", err)
 	}
 	block, err := ssh.MarshalPrivateKey(priv, "testenv")
 	if err != nil {
-		return fmt.Errorf("encoding SSH identity: %w", err)
+		return nil, fmt.Errorf("encoding SSH identity: %w", err)
 	}
-	sshPub, err := ssh.NewPublicKey(pub)
+	signer, err := ssh.NewSignerFromKey(priv)
 	if err != nil {
-		return fmt.Errorf("encoding SSH public key: %w", err)
+		return nil, fmt.Errorf("encoding SSH public key: %w", err)
 	}
 	g.Identity = pem.EncodeToMemory(block)
-	g.IdentityPub = ssh.MarshalAuthorizedKey(sshPub)
-	return nil
+	g.IdentityPub = ssh.MarshalAuthorizedKey(signer.PublicKey())
+	return signer, nil
 }
 
 // HTTPURL returns the HTTP clone URL of repo, without credentials.
@@ -99,9 +125,10 @@ func (g *GitServer) HTTPURL(repo string) string {
 	return g.srv.HTTPAddress() + "/" + strings.TrimPrefix(repo, "/")
 }
 
-// SSHURL returns the SSH clone URL of repo.
+// SSHURL returns the SSH clone URL of repo. It names the counting front,
+// not gittestserver's own port.
 func (g *GitServer) SSHURL(repo string) string {
-	return g.srv.SSHAddress() + "/" + strings.TrimPrefix(repo, "/")
+	return "ssh://git@" + g.front.Addr() + "/" + strings.TrimPrefix(repo, "/")
 }
 
 // Root is the directory holding the bare repositories.
@@ -109,14 +136,20 @@ func (g *GitServer) Root() string {
 	return g.srv.Root()
 }
 
-// stop closes both listeners.
+// stop closes the listeners.
 func (g *GitServer) stop() error {
+	var errs []error
+	if g.front != nil {
+		if err := g.front.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the SSH front: %w", err))
+		}
+	}
 	g.srv.StopHTTP()
 	if err := g.srv.StopSSH(); err != nil {
-		return fmt.Errorf("stopping git SSH server: %w", err)
+		return errors.Join(append(errs, fmt.Errorf("stopping git SSH server: %w", err))...)
 	}
 	// Serve ends with the closed listener's error, which is the expected
 	// way for it to stop.
 	<-g.sshDone
-	return nil
+	return errors.Join(errs...)
 }
