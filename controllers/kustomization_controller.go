@@ -71,7 +71,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	obj := &kustomizev1.Kustomization{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forget(ctx, req.NamespacedName)
+			r.Governor.Forget(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -93,7 +93,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}()
 	if policy == nil || policy.Spec.Suspend || !obj.DeletionTimestamp.IsZero() {
 		// Not (or no longer) governed: nothing of reflux's stays on it.
-		r.forget(ctx, req.NamespacedName)
+		r.Governor.Forget(ctx, req.NamespacedName)
 		conditions.Delete(obj, refluxv1.DriftedCondition)
 		conditions.Delete(obj, refluxv1.ReverseSyncedCondition)
 		return ctrl.Result{}, nil
@@ -127,7 +127,7 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL}
 	render, rendering := r.render(obj, src, subst)
 	status := r.Governor.Publish(gov, render)
-	if err := r.Watcher.Ensure(keyOf(obj).String(), watchedKinds(obj, render)); err != nil {
+	if err := r.Watcher.Ensure(keyOf(obj), watchedKinds(obj, render)); err != nil {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, meta.ProgressingWithRetryReason, "%s", err)
 		return ctrl.Result{}, err
 	}
@@ -216,13 +216,6 @@ func (r *KustomizationReconciler) records(ctx context.Context, id types.Namespac
 	}
 	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
 	return list.Items, nil
-}
-
-// forget stops governing a Kustomization, everywhere at once.
-func (r *KustomizationReconciler) forget(ctx context.Context, id types.NamespacedName) {
-	r.Governor.Forget(ctx, id)
-	r.Watcher.Forget(id.String())
-	r.Renderer.Forget(id)
 }
 
 func (r *KustomizationReconciler) retryInterval() time.Duration {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -48,7 +49,7 @@ type Watcher struct {
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionKind]*gvkInformer
-	users     map[string]map[schema.GroupVersionKind]bool
+	users     map[types.NamespacedName]map[schema.GroupVersionKind]bool
 	skipped   map[schema.GroupVersionKind]bool
 }
 
@@ -65,7 +66,7 @@ func NewWatcher(dyn dynamic.Interface, mapper meta.RESTMapper, opts WatcherOptio
 	return &Watcher{
 		dyn: dyn, mapper: mapper, opts: opts,
 		informers: map[schema.GroupVersionKind]*gvkInformer{},
-		users:     map[string]map[schema.GroupVersionKind]bool{},
+		users:     map[types.NamespacedName]map[schema.GroupVersionKind]bool{},
 		skipped:   map[schema.GroupVersionKind]bool{},
 	}
 }
@@ -83,7 +84,7 @@ func (w *Watcher) Handle(h LiveHandler) {
 // informers start for new kinds and stop for kinds no Kustomization uses
 // any more. It does not wait for a new informer to list its objects: the
 // live path must not wait, and the resync waits for Synced itself.
-func (w *Watcher) Ensure(ks string, gvks []schema.GroupVersionKind) error {
+func (w *Watcher) Ensure(ks types.NamespacedName, gvks []schema.GroupVersionKind) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.handler == nil {
@@ -121,7 +122,7 @@ func (w *Watcher) Ensure(ks string, gvks []schema.GroupVersionKind) error {
 }
 
 // Forget drops a Kustomization's watches.
-func (w *Watcher) Forget(ks string) {
+func (w *Watcher) Forget(ks types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.users, ks)
@@ -168,7 +169,7 @@ func (w *Watcher) Watching() int {
 func (w *Watcher) Stop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.users = map[string]map[schema.GroupVersionKind]bool{}
+	w.users = map[types.NamespacedName]map[schema.GroupVersionKind]bool{}
 	w.gcLocked()
 }
 

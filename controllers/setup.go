@@ -7,12 +7,17 @@ import (
 	"path/filepath"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/metrics"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/internal/audit"
 	"github.com/reflux-dev/reflux/reverse/branches"
@@ -64,6 +69,10 @@ type Options struct {
 	// WatchNamespace, when set, restricts the live watches to one
 	// namespace (--watch-all-namespaces=false).
 	WatchNamespace string
+	// WatchSelector is the shard's --watch-label-selector; the manager's
+	// cache must apply it to Kustomizations and ReverseSyncPolicies. Nil
+	// selects everything.
+	WatchSelector labels.Selector
 	// Registerer takes reflux's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	Log        logr.Logger
@@ -91,10 +100,6 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 		return nil, fmt.Errorf("setting up ReverseSyncPolicy controller: %w", err)
 	}
 	notify := newNotifier()
-	gov, watcher, err := newEngine(mgr, opts, m, notify)
-	if err != nil {
-		return nil, err
-	}
 	fetcher := opts.Fetcher
 	if fetcher == nil {
 		fetcher = desired.NewFetcher(3, 256<<20, 1<<30)
@@ -102,6 +107,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	renderer := desired.NewRenderer(fetcher, desired.RendererOptions{
 		Workers: opts.RenderWorkers, RetryAfter: opts.ArtifactRetry, Observer: m, Done: notify.Send,
 	})
+	gov, watcher, err := newEngine(mgr, opts, m, notify, renderer)
+	if err != nil {
+		return nil, err
+	}
 	for _, r := range []func(context.Context) error{gov.Start, notify.Start, func(ctx context.Context) error {
 		<-ctx.Done()
 		watcher.Stop()
@@ -128,7 +137,7 @@ type runnable func(context.Context) error
 
 func (r runnable) Start(ctx context.Context) error { return r(ctx) }
 
-func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *notifier) (*governor.Governor, *Watcher, error) {
+func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *notifier, renders governor.Renders) (*governor.Governor, *Watcher, error) {
 	allowed := append(drift.DefaultAllowedManagers(), opts.AllowedManagers...)
 	detector, err := drift.New(mgr.GetClient(), drift.WithAllowedManagers(allowed...),
 		drift.WithOverrideManagers(opts.OverrideManagers...))
@@ -148,9 +157,9 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 	watcher := NewWatcher(dyn, mgr.GetRESTMapper(), WatcherOptions{Namespace: opts.WatchNamespace, Log: opts.Log.WithName("live")})
 	gopts := governor.Options{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Detector: detector, Holder: Holder{Client: mgr.GetClient()},
-		Live: watcher, Writer: writer, Targets: targets{reader: mgr.GetAPIReader()}, Events: opts.Events, Metrics: m,
+		Live: watcher, Renders: renders, Writer: writer, Targets: targets{reader: mgr.GetAPIReader()}, Events: opts.Events, Metrics: m,
 		Notify: notify.Send, Log: opts.Log.WithName("drift"), LiveWorkers: opts.Concurrent,
-		WriteBackTimeout: opts.WriteBackTimeout,
+		WriteBackTimeout: opts.WriteBackTimeout, InShard: inShard(mgr.GetAPIReader(), opts.WatchSelector),
 	}
 	if opts.Audit != nil {
 		gopts.Attributor = auditAttributor{store: opts.Audit, mapper: mgr.GetRESTMapper()}
@@ -177,4 +186,24 @@ func newBranchWriter(opts Options) (governor.Writer, error) {
 		return nil, fmt.Errorf("creating write-back engine: %w", err)
 	}
 	return &branches.Writer{Git: eng, Log: opts.Log.WithName("writeback")}, nil
+}
+
+// inShard tells the engine whether a Kustomization it does not govern is
+// this shard's to clean up after: one the shard's selector selects (its
+// policy went, say), or one that is gone. It reads the apiserver, since
+// the cache holds only the shard's own Kustomizations.
+func inShard(reader client.Reader, selector labels.Selector) func(context.Context, types.NamespacedName) (bool, error) {
+	return func(ctx context.Context, id types.NamespacedName) (bool, error) {
+		if selector == nil || selector.Empty() {
+			return true, nil
+		}
+		ks := &kustomizev1.Kustomization{}
+		if err := reader.Get(ctx, id, ks); err != nil {
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, fmt.Errorf("reading Kustomization %s: %w", id, err)
+		}
+		return selector.Matches(labels.Set(ks.Labels)), nil
+	}
 }

@@ -6,13 +6,17 @@ import (
 	"os"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/pprof"
 	"github.com/fluxcd/pkg/runtime/probes"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -21,6 +25,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/controllers"
 )
 
@@ -31,13 +36,22 @@ const controllerName = "reflux"
 // ManagerOptions are the flags of `reflux manager`. They follow the names
 // and defaults of Flux's own controllers.
 type ManagerOptions struct {
-	MetricsAddr        string
-	HealthAddr         string
-	EventsAddr         string
-	Concurrent         int
-	WatchAllNamespaces bool
-	PolicyRetry        time.Duration
-	ArtifactRetry      time.Duration
+	MetricsAddr   string
+	HealthAddr    string
+	EventsAddr    string
+	Concurrent    int
+	PolicyRetry   time.Duration
+	ArtifactRetry time.Duration
+	// Watch restricts what reflux governs, as Flux's controllers take
+	// --watch-all-namespaces and --watch-label-selector (sharding).
+	Watch runtimectrl.WatchOptions
+	// OverrideManagers mirror kustomize-controller's --override-manager:
+	// Flux reverts everything they write, so their changes are held.
+	OverrideManagers []string
+	// SlowRender is how long a render may take before Drifted says so.
+	SlowRender time.Duration
+	// WriteBackTimeout bounds one write-back run.
+	WriteBackTimeout time.Duration
 	// AuditAddr serves the kube-apiserver audit webhook; empty disables it.
 	AuditAddr string
 	// AuditTokenFile holds the bearer token the webhook must present.
@@ -75,8 +89,17 @@ func NewManagerCommand() *cobra.Command {
 	fs.StringVar(&opts.HealthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
 	fs.StringVar(&opts.EventsAddr, "events-addr", "", "The address of Flux's notification-controller events endpoint.")
 	fs.IntVar(&opts.Concurrent, "concurrent", 4, "The number of concurrent reconciles per controller.")
-	fs.BoolVar(&opts.WatchAllNamespaces, "watch-all-namespaces", true,
-		"Watch for resources in all namespaces; if false, only the runtime namespace.")
+	// Flux's own flag names and meanings (fluxcd/pkg/runtime/controller).
+	fs.BoolVar(&opts.Watch.AllNamespaces, "watch-all-namespaces", true,
+		"Watch for resources in all namespaces; if false, only the runtime namespace (RUNTIME_NAMESPACE), live objects included.")
+	fs.StringVar(&opts.Watch.LabelSelector, "watch-label-selector", "",
+		"Govern only Kustomizations and ReverseSyncPolicies with matching labels, e.g. 'sharding.fluxcd.io/key=shard1'.")
+	fs.StringSliceVar(&opts.OverrideManagers, "override-manager", nil,
+		"Field managers kustomize-controller runs with --override-manager: Flux reverts all they write, so reflux holds their changes at once.")
+	fs.DurationVar(&opts.SlowRender, "slow-render-threshold", 10*time.Second,
+		"How long rendering an applied revision may take before the Drifted condition reports it as Progressing.")
+	fs.DurationVar(&opts.WriteBackTimeout, "write-back-timeout", 2*time.Minute,
+		"How long one write-back run (branch checks, edits, verification, commit, push) may take before it is retried with backoff.")
 	fs.DurationVar(&opts.PolicyRetry, "policy-retry-interval", time.Minute,
 		"How soon a policy waiting on a missing or broken signing Secret is checked again.")
 	fs.DurationVar(&opts.ArtifactRetry, "artifact-retry-interval", 30*time.Second,
@@ -113,6 +136,12 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		return err
 	}
 	probes.SetupChecks(mgr, log)
+	// pprof on the metrics endpoint, as Flux's controllers serve it.
+	for path, h := range pprof.GetHandlers() {
+		if err := mgr.AddMetricsServerExtraHandler(path, h); err != nil {
+			return fmt.Errorf("adding pprof handler %s: %w", path, err)
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
 	}
@@ -124,12 +153,21 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if err != nil {
 		return err
 	}
+	_, selector, err := cacheOptions(opts)
+	if err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
 		Concurrent:        opts.Concurrent,
 		Events:            eventRecorder,
 		Audit:             auditStore,
 		AllowedManagers:   opts.AllowedManagers,
+		OverrideManagers:  opts.OverrideManagers,
+		SlowRender:        opts.SlowRender,
+		WriteBackTimeout:  opts.WriteBackTimeout,
+		WatchNamespace:    watchNamespace(opts),
+		WatchSelector:     selector,
 		GitCacheDir:       opts.GitCacheDir,
 		AllowInsecureHTTP: opts.InsecureAllowHTTP,
 		PolicyRetry:       opts.PolicyRetry,
@@ -145,13 +183,9 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 
 func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, error) {
 	restConfig := runtimeclient.GetConfigOrDie(opts.Client)
-	cacheOpts := ctrlcache.Options{}
-	if !opts.WatchAllNamespaces {
-		ns := os.Getenv("RUNTIME_NAMESPACE")
-		if ns == "" {
-			return nil, errors.New("--watch-all-namespaces=false needs RUNTIME_NAMESPACE set")
-		}
-		cacheOpts.DefaultNamespaces = map[string]ctrlcache.Config{ns: {}}
+	cacheOpts, _, err := cacheOptions(opts)
+	if err != nil {
+		return nil, err
 	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                        scheme,
@@ -174,4 +208,37 @@ func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, err
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
 	return mgr, nil
+}
+
+// cacheOptions restricts the manager's cache as Flux's controllers do:
+// --watch-all-namespaces=false to the runtime namespace, and
+// --watch-label-selector to the objects reflux reconciles, so that shards
+// each govern their own Kustomizations and policies.
+func cacheOptions(opts *ManagerOptions) (ctrlcache.Options, labels.Selector, error) {
+	out := ctrlcache.Options{}
+	if !opts.Watch.AllNamespaces {
+		ns := os.Getenv("RUNTIME_NAMESPACE")
+		if ns == "" {
+			return out, nil, errors.New("--watch-all-namespaces=false needs RUNTIME_NAMESPACE set")
+		}
+		out.DefaultNamespaces = map[string]ctrlcache.Config{ns: {}}
+	}
+	selector, err := runtimectrl.GetWatchSelector(opts.Watch)
+	if err != nil {
+		return out, nil, fmt.Errorf("parsing --watch-label-selector %q: %w", opts.Watch.LabelSelector, err)
+	}
+	out.ByObject = map[ctrlclient.Object]ctrlcache.ByObject{
+		&kustomizev1.Kustomization{}:  {Label: selector},
+		&refluxv1.ReverseSyncPolicy{}: {Label: selector},
+	}
+	return out, selector, nil
+}
+
+// watchNamespace is the one namespace the live watches may list, or "" for
+// all of them.
+func watchNamespace(opts *ManagerOptions) string {
+	if opts.Watch.AllNamespaces {
+		return ""
+	}
+	return os.Getenv("RUNTIME_NAMESPACE")
 }

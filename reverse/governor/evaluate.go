@@ -33,6 +33,8 @@ func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool)
 	p := plan{name: name, namespace: owner.Namespace, obj: obj, seen: c.seen}
 	if governed {
 		p.ks = snap.gov.Kustomization
+	} else if ok, err := gv.inShard(ctx, owner); err != nil || !ok {
+		return err // another shard's, or unknown for now
 	}
 	return gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
 		if !governed {
@@ -150,12 +152,18 @@ func (gv *Governor) gone(ctx context.Context, k objKey, c change) error {
 	name := record.Name(ks, c.obj)
 	p := plan{name: name, namespace: c.owner.Namespace, obj: c.obj}
 	gv.mu.Lock()
-	if e := gv.entries[c.owner]; e != nil {
+	e := gv.entries[c.owner]
+	if e != nil {
 		delete(e.parked, k)
 		delete(e.clean, k)
 		p.ks = e.gov.Kustomization
 	}
 	gv.mu.Unlock()
+	if e == nil {
+		if ok, err := gv.inShard(ctx, c.owner); err != nil || !ok {
+			return err
+		}
+	}
 	return gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
 		return decide.Decide(decide.Input{Name: name, Record: rec, Live: decide.Live{}, Now: gv.now()}), nil
 	})
@@ -212,4 +220,11 @@ func held(u *unstructured.Unstructured, name string) bool {
 // heldAny reports whether the object carries any reflux hold.
 func heldAny(u *unstructured.Unstructured) bool {
 	return liveState(u).Held
+}
+
+func (gv *Governor) inShard(ctx context.Context, ks types.NamespacedName) (bool, error) {
+	if gv.opts.InShard == nil {
+		return true, nil
+	}
+	return gv.opts.InShard(ctx, ks)
 }

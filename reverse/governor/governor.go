@@ -57,6 +57,8 @@ type Options struct {
 	Detector  Detector
 	Holder    Holder
 	Live      LiveStore
+	// Renders, when set, forgets a Kustomization's renders with it.
+	Renders Renders
 	// Writer writes drift to Git; nil reports without writing.
 	Writer Writer
 	// Targets resolves what Writer needs from the cluster.
@@ -67,6 +69,11 @@ type Options struct {
 	Events EventRecorder
 	// Metrics takes the engine's measurements; nil takes none.
 	Metrics *Metrics
+	// InShard reports whether this reflux may act on records of a
+	// Kustomization it does not govern: one its --watch-label-selector
+	// selects, or one that is gone. Shards then never both act on one
+	// record. Nil allows every Kustomization.
+	InShard func(ctx context.Context, ks types.NamespacedName) (bool, error)
 	// Notify tells the Kustomization reconciler that something it reports
 	// changed: a write-back finished, a resync completed.
 	Notify func(types.NamespacedName)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
@@ -36,6 +37,13 @@ type LiveStore interface {
 	Get(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, bool)
 	// Synced reports whether the watch of gvk has listed every object.
 	Synced(gvk schema.GroupVersionKind) bool
+	// Forget stops the watches a Kustomization alone used.
+	Forget(ks types.NamespacedName)
+}
+
+// Renders keeps renders per Kustomization (reverse/desired.Renderer).
+type Renders interface {
+	Forget(ks types.NamespacedName)
 }
 
 // Writer writes drift sets to Git and checks their branches

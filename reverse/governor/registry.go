@@ -153,9 +153,10 @@ func (gv *Governor) flushLocked(e *entry) {
 	e.parked = map[objKey]change{}
 }
 
-// Forget stops governing a Kustomization: its queued work, watches of its
-// state, metrics and write-back are dropped, and holds taken for changes
-// that were never evaluated are released (no record decides to keep them).
+// Forget stops governing a Kustomization, everywhere at once: its state,
+// queued write-back, metrics, live watches and renders are dropped, and
+// holds taken for changes that were never evaluated are released (no
+// record decides to keep them). It is the one way to stop governing.
 func (gv *Governor) Forget(ctx context.Context, id types.NamespacedName) {
 	gv.mu.Lock()
 	e := gv.entries[id]
@@ -163,6 +164,10 @@ func (gv *Governor) Forget(ctx context.Context, id types.NamespacedName) {
 	gv.mu.Unlock()
 	gv.wb.forget(id)
 	gv.opts.Metrics.forget(id)
+	gv.opts.Live.Forget(id)
+	if gv.opts.Renders != nil {
+		gv.opts.Renders.Forget(id)
+	}
 	if e == nil {
 		return
 	}
