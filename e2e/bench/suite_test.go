@@ -4,22 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/events"
-	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
-	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/internal/refluxtest"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -126,45 +119,14 @@ func setup(ctx context.Context) (func(), error) {
 // defaults of `reflux manager` (4 workers, Flux's 50 QPS and burst 300),
 // on a connection whose requests are counted.
 func startReflux() (func(), error) {
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	log := logr.FromSlogHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	ctrl.SetLogger(log)
 	requests = newRequestCounter()
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = 50, 300
 	cfg.Wrap(requests.wrap)
-	scheme, err := controllers.NewScheme()
+	r, err := refluxtest.Start(refluxtest.Options{Config: cfg, LogPath: logPath,
+		Controllers: controllers.Options{Concurrent: 4}})
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Logger: log,
-		Client: ctrlclient.Options{Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}}}},
-	})
-	if err != nil {
-		return nil, err
-	}
-	recorder, err := events.NewRecorder(mgr, log, "", "reflux")
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
-		Concurrent: 4, Events: recorder, Registerer: prometheus.NewRegistry(), Log: log,
-	}); err != nil {
-		cancel()
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			log.Error(err, "manager stopped")
-		}
-	}()
-	return func() { cancel(); <-done; f.Close() }, nil
+	return r.Stop, nil
 }

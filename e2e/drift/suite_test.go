@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -13,19 +12,15 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"github.com/fluxcd/pkg/runtime/events"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/internal/audit"
+	"github.com/reflux-dev/reflux/internal/refluxtest"
 	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
@@ -162,61 +157,22 @@ type reflux struct {
 	stop     func()
 }
 
-var (
-	current            *reflux
-	skipNameValidation = true
-)
+var current *reflux
 
 // startReflux starts reflux in-process with the same wiring as `reflux
 // manager`, logging to logPath.
 func startReflux() (*reflux, error) {
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	r, err := refluxtest.Start(refluxtest.Options{Config: env.Config, LogPath: logPath, Debug: true,
+		Controllers: controllers.Options{
+			Concurrent: 2, Audit: auditDB, PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
+			// The test git server speaks plain HTTP on loopback.
+			AllowInsecureHTTP: true, GitCacheDir: filepath.Join(env.Dir, "git-cache"),
+		}})
 	if err != nil {
 		return nil, err
 	}
-	log := logr.FromSlogHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctrl.SetLogger(log)
-	scheme, err := controllers.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Logger: log,
-		// The restart test runs a second manager in this process; a real
-		// restart is a new process, where the names are unique.
-		Controller: config.Controller{SkipNameValidation: &skipNameValidation},
-		Client:     ctrlclient.Options{Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}}}},
-	})
-	if err != nil {
-		return nil, err
-	}
-	recorder, err := events.NewRecorder(mgr, log, "", "reflux")
-	if err != nil {
-		return nil, err
-	}
-	registry := prometheus.NewRegistry()
-	ctx, cancel := context.WithCancel(context.Background())
-	engine, err := controllers.Setup(ctx, mgr, controllers.Options{
-		Concurrent: 2, Events: recorder, Audit: auditDB, Registerer: registry, Log: log,
-		PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
-		// The test git server speaks plain HTTP on loopback.
-		AllowInsecureHTTP: true, GitCacheDir: filepath.Join(env.Dir, "git-cache"),
-	})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			log.Error(err, "manager stopped")
-		}
-	}()
-	r := &reflux{engine: engine, registry: registry, stop: func() { cancel(); <-done; f.Close() }}
-	current = r
-	return r, nil
+	current = &reflux{engine: r.Governor, registry: r.Registry, stop: r.Stop}
+	return current, nil
 }
 
 // serveAudit receives the apiserver's audit webhook.

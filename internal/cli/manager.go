@@ -6,7 +6,6 @@ import (
 	"os"
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
@@ -15,17 +14,13 @@ import (
 	"github.com/fluxcd/pkg/runtime/pprof"
 	"github.com/fluxcd/pkg/runtime/probes"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
-	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
-	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/controllers"
 )
 
@@ -153,7 +148,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if err != nil {
 		return err
 	}
-	_, selector, err := cacheOptions(opts)
+	selector, err := watchSelector(opts)
 	if err != nil {
 		return err
 	}
@@ -183,7 +178,10 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 
 func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, error) {
 	restConfig := runtimeclient.GetConfigOrDie(opts.Client)
-	cacheOpts, _, err := cacheOptions(opts)
+	if !opts.Watch.AllNamespaces && os.Getenv("RUNTIME_NAMESPACE") == "" {
+		return nil, errors.New("--watch-all-namespaces=false needs RUNTIME_NAMESPACE set")
+	}
+	selector, err := watchSelector(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -197,12 +195,8 @@ func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, err
 		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
 		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,
 		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
-		Cache:                         cacheOpts,
-		Client: ctrlclient.Options{
-			// Like Flux's controllers, read Secrets straight from the API
-			// server instead of caching every Secret in the cluster.
-			Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}}},
-		},
+		Cache:                         controllers.CacheOptions(watchNamespace(opts), selector),
+		Client:                        controllers.ClientOptions(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -210,28 +204,13 @@ func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, err
 	return mgr, nil
 }
 
-// cacheOptions restricts the manager's cache as Flux's controllers do:
-// --watch-all-namespaces=false to the runtime namespace, and
-// --watch-label-selector to the objects reflux reconciles, so that shards
-// each govern their own Kustomizations and policies.
-func cacheOptions(opts *ManagerOptions) (ctrlcache.Options, labels.Selector, error) {
-	out := ctrlcache.Options{}
-	if !opts.Watch.AllNamespaces {
-		ns := os.Getenv("RUNTIME_NAMESPACE")
-		if ns == "" {
-			return out, nil, errors.New("--watch-all-namespaces=false needs RUNTIME_NAMESPACE set")
-		}
-		out.DefaultNamespaces = map[string]ctrlcache.Config{ns: {}}
-	}
+// watchSelector parses --watch-label-selector.
+func watchSelector(opts *ManagerOptions) (labels.Selector, error) {
 	selector, err := runtimectrl.GetWatchSelector(opts.Watch)
 	if err != nil {
-		return out, nil, fmt.Errorf("parsing --watch-label-selector %q: %w", opts.Watch.LabelSelector, err)
+		return nil, fmt.Errorf("parsing --watch-label-selector %q: %w", opts.Watch.LabelSelector, err)
 	}
-	out.ByObject = map[ctrlclient.Object]ctrlcache.ByObject{
-		&kustomizev1.Kustomization{}:  {Label: selector},
-		&refluxv1.ReverseSyncPolicy{}: {Label: selector},
-	}
-	return out, selector, nil
+	return selector, nil
 }
 
 // watchNamespace is the one namespace the live watches may list, or "" for

@@ -1,0 +1,37 @@
+package controllers
+
+import (
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// CacheOptions restrict the manager's cache as Flux's controllers do:
+// namespace (when set) to that one namespace, as
+// --watch-all-namespaces=false does, and selector (nil for all) to the
+// objects reflux reconciles, as --watch-label-selector does, so that each
+// shard governs only its own Kustomizations and policies.
+func CacheOptions(namespace string, selector labels.Selector) ctrlcache.Options {
+	out := ctrlcache.Options{}
+	if namespace != "" {
+		out.DefaultNamespaces = map[string]ctrlcache.Config{namespace: {}}
+	}
+	if selector != nil && !selector.Empty() {
+		out.ByObject = map[ctrlclient.Object]ctrlcache.ByObject{
+			&kustomizev1.Kustomization{}:  {Label: selector},
+			&refluxv1.ReverseSyncPolicy{}: {Label: selector},
+		}
+	}
+	return out
+}
+
+// ClientOptions are the manager's client options: like Flux's
+// controllers, read Secrets straight from the apiserver instead of caching
+// every Secret in the cluster.
+func ClientOptions() ctrlclient.Options {
+	return ctrlclient.Options{Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}}}}
+}

@@ -1,0 +1,113 @@
+// Package refluxtest runs reflux inside a test process, wired as `reflux
+// manager` wires it (controllers.Setup, Flux's events recorder, the same
+// cache and client options), against a testenv environment. End-to-end
+// suites share it so that each starts reflux the same way; tests that must
+// prove the installed binary use testenv's process helper instead.
+package refluxtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/reverse/governor"
+)
+
+// Options configure one in-process reflux.
+type Options struct {
+	// Config connects to the apiserver; required.
+	Config *rest.Config
+	// LogPath is where reflux logs, appended to; required.
+	LogPath string
+	// Debug logs at debug level.
+	Debug bool
+	// Selector is the shard's --watch-label-selector; nil for all.
+	Selector labels.Selector
+	// Controllers is the wiring; Log, Registerer and Events are filled in.
+	Controllers controllers.Options
+}
+
+// Reflux is one running reflux.
+type Reflux struct {
+	Governor *governor.Governor
+	// Registry holds its metrics.
+	Registry *prometheus.Registry
+	stop     func()
+}
+
+// Stop stops it and waits until its manager returned.
+func (r *Reflux) Stop() { r.stop() }
+
+// skipNameValidation lets a test run a second manager (a restart, a
+// second shard) in one process; separate processes never need it.
+var skipNameValidation = true
+
+// Start starts reflux and returns once its manager runs.
+func Start(opts Options) (*Reflux, error) {
+	if opts.Config == nil || opts.LogPath == "" {
+		return nil, errors.New("refluxtest: Config and LogPath are required")
+	}
+	f, err := os.OpenFile(opts.LogPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	level := slog.LevelInfo
+	if opts.Debug {
+		level = slog.LevelDebug
+	}
+	log := logr.FromSlogHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level}))
+	ctrl.SetLogger(log)
+	scheme, err := controllers.NewScheme()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Logger: log, Controller: config.Controller{SkipNameValidation: &skipNameValidation},
+		Cache:  controllers.CacheOptions(opts.Controllers.WatchNamespace, opts.Selector),
+		Client: controllers.ClientOptions(),
+	})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	recorder, err := events.NewRecorder(mgr, log, "", "reflux")
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	registry := prometheus.NewRegistry()
+	copts := opts.Controllers
+	copts.Log, copts.Registerer, copts.WatchSelector = log, registry, opts.Selector
+	if copts.Events == nil {
+		copts.Events = recorder
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	gov, err := controllers.Setup(ctx, mgr, copts)
+	if err != nil {
+		cancel()
+		f.Close()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			log.Error(err, "manager stopped")
+		}
+	}()
+	return &Reflux{Governor: gov, Registry: registry, stop: func() { cancel(); <-done; f.Close() }}, nil
+}
