@@ -36,6 +36,9 @@ type GitRepositoryOptions struct {
 	// Interval defaults to 10s, short enough that a push is seen without
 	// forcing a reconcile.
 	Interval time.Duration
+	// URL, when set, replaces the server's URL for Repo: a StallProxy's,
+	// say. The credentials stay the server's.
+	URL string
 }
 
 // CreateGitRepository creates the auth Secret in Flux's format (username
@@ -65,6 +68,9 @@ func (e *Env) CreateGitRepository(ctx context.Context, opts GitRepositoryOptions
 		}
 	default:
 		return nil, fmt.Errorf("unknown git transport %q", opts.Transport)
+	}
+	if opts.URL != "" {
+		url = opts.URL
 	}
 	if err := e.Client.Create(ctx, secret); err != nil {
 		return nil, fmt.Errorf("creating secret %s/%s: %w", secret.Namespace, secret.Name, err)

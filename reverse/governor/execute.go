@@ -167,7 +167,12 @@ func (x *executor) writeStatus(ctx context.Context, rec *refluxv1.Drift, status 
 func (x *executor) hold(ctx context.Context, p *plan, d decide.Decision) error {
 	switch d.Hold {
 	case decide.Hold:
-		return x.holder.Hold(ctx, p.obj, p.name, d.HeldSince)
+		if err := x.holder.Hold(ctx, p.obj, p.name, d.HeldSince); err != nil {
+			return err
+		}
+		if d.Action == decide.Keep {
+			x.log.Info("held before evaluation", "record", p.name, "object", p.obj.Kind+"/"+p.obj.Namespace+"/"+p.obj.Name, "why", d.Why)
+		}
 	case decide.Release:
 		if err := x.holder.Release(ctx, p.obj); err != nil {
 			return err

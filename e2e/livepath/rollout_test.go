@@ -1,0 +1,116 @@
+package livepath
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// rolloutObjects is large enough that Flux takes seconds to build and
+// apply a new revision, so edits land while it rolls out.
+const rolloutObjects = 2000
+
+// TestEditsDuringARolloutAreHeldAndRecorded: a new revision of a large
+// tree changes every object; right after the source serves it, while
+// kustomize-controller builds and applies it, a human edits objects Flux
+// has not reached yet. Every edit is held before Flux gets there (Flux
+// skips the object), kept, and recorded against the new revision once
+// reflux has rendered it. Before the live path parked changes, these
+// edits were compared with the stale render, dropped, and reverted by the
+// rollout.
+func TestEditsDuringARolloutAreHeldAndRecorded(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, "rollout", fixtureOptions{reportOnly: true, files: map[string]string{
+		"kustomization.yaml": kustomization, "configmaps.yaml": configMaps(rolloutObjects, "v1"),
+	}})
+
+	// The next revision changes every object.
+	dir := t.TempDir()
+	g.Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "configmaps.yaml"), []byte(configMaps(rolloutObjects, "v2")), 0o644)).To(Succeed())
+	commit, err := env.Git.PushDir(ctx, "rollout.git", dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	rev2 := "main@sha1:" + commit
+	_, err = env.RequestReconcile(ctx, f.src)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() string {
+		src := &sourcev1.GitRepository{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.src), src)).To(Succeed())
+		if src.Status.Artifact == nil {
+			return ""
+		}
+		return src.Status.Artifact.Revision
+	}, timeout, 20*time.Millisecond).Should(Equal(rev2))
+
+	// Flux applies in name order; the last names are the last it reaches.
+	var edited []string
+	for i := rolloutObjects - 5; i < rolloutObjects; i++ {
+		name := fmt.Sprintf("cm-%05d", i)
+		f.addKey(g, name, "HOTFIX", "true")
+		edited = append(edited, name)
+	}
+	ks := &kustomizev1.Kustomization{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.ks), ks)).To(Succeed())
+	g.Expect(ks.Status.LastAppliedRevision).NotTo(Equal(rev2), "the edits were made before Flux finished the rollout")
+
+	g.Eventually(func() string {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.ks), ks)).To(Succeed())
+		return ks.Status.LastAppliedRevision + " " + string(conditions.Get(ks, meta.ReadyCondition).Status)
+	}, 10*time.Minute, 20*time.Millisecond).Should(Equal(rev2 + " True"))
+
+	// Flux has applied the revision; reflux is still rendering it. Edits
+	// now are kept until the render is current, and held meanwhile: Flux's
+	// next reconcile must not erase them either.
+	var late []string
+	for i := 10; i < 15; i++ {
+		name := fmt.Sprintf("cm-%05d", i)
+		f.addKey(g, name, "LATE_HOTFIX", "true")
+		late = append(late, name)
+	}
+	for _, name := range late {
+		f.waitRecord(g, name, func(d *refluxv1.Drift) error {
+			if d.Spec.Revision != rev2 {
+				return fmt.Errorf("record %s is of revision %s, want %s", d.Name, d.Spec.Revision, rev2)
+			}
+			return state(refluxv1.DriftHeld)(d)
+		})
+	}
+	g.Expect(env.Reconcile(ctx, ks)).To(Succeed())
+	for _, name := range late {
+		cm := f.configMap(g, name)
+		g.Expect(cm.Data).To(HaveKeyWithValue("LATE_HOTFIX", "true"), "%s: Flux's reconcile kept the held edit", name)
+		g.Expect(held(cm)).To(BeTrue())
+	}
+
+	for _, name := range edited {
+		cm := f.configMap(g, name)
+		g.Expect(cm.Data).To(HaveKeyWithValue("HOTFIX", "true"), "%s: Flux must not have reverted the edit", name)
+		g.Expect(held(cm)).To(BeTrue(), "%s is held", name)
+		g.Expect(cm.Data).To(HaveKeyWithValue("VALUE", fmt.Sprintf("v1-%s", name[len("cm-0"):])),
+			"%s was held before Flux reached it, so the rollout skipped it", name)
+		rec := f.waitRecord(g, name, func(d *refluxv1.Drift) error {
+			if d.Spec.Revision != rev2 {
+				return fmt.Errorf("record %s is of revision %s, want %s", d.Name, d.Spec.Revision, rev2)
+			}
+			return state(refluxv1.DriftHeld)(d)
+		})
+		g.Expect(rec.Spec.Fields).To(ContainElement(HaveField("Pointer", "/data/HOTFIX")))
+	}
+	// An object no one edited was rolled out and is not held.
+	other := f.configMap(g, "cm-00000")
+	g.Expect(other.Data).To(HaveKeyWithValue("VALUE", "v2-0"))
+	g.Expect(held(other)).To(BeFalse())
+}
