@@ -6,6 +6,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
 
@@ -13,8 +14,8 @@ import (
 // come from: the resource document's data map, the generator's literals,
 // or the generator's env file.
 func (p *planner) addKey(ch Change) (string, error) {
-	key := strings.TrimPrefix(ch.Pointer, "/data/")
-	key = strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")
+	// isDataKey made the pointer /data/TOKEN: one escaped token.
+	key := jsonptr.Unescape(strings.TrimPrefix(ch.Pointer, "/data/"))
 	last := p.dataOrigin()
 	if last == nil {
 		return p.addDataMap(ch, key)

@@ -11,6 +11,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
@@ -119,7 +120,7 @@ func checkPlan(t *testing.T, opts kustomize.BuildOptions, res *Result, ref origi
 		t.Fatalf("plan breaks the build: %v", err)
 	}
 	diffs := Diff(before.Objects, after.Objects)
-	if len(diffs) != 1 || diffs[0].Pointer != ptr || !looseEqual(diffs[0].After, value) {
+	if len(diffs) != 1 || diffs[0].Pointer != ptr || !jsonptr.Equal(diffs[0].After, value) {
 		t.Fatalf("edit of %s %s to %#v moved %v", ref, ptr, value, diffs)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
@@ -84,7 +85,10 @@ func (p *planner) patchBody(ch Change) (map[string]interface{}, error) {
 	}
 	body := map[string]interface{}{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": md}
 	cur, rv := body, interface{}(u.Object)
-	toks := splitPointer(ch.Pointer)
+	toks, err := jsonptr.Split(ch.Pointer)
+	if err != nil || len(toks) == 0 {
+		return nil, fmt.Errorf("%w: %q names no field a patch can set", ErrUnsupported, ch.Pointer)
+	}
 	for i := 0; i < len(toks); i++ {
 		tok := toks[i]
 		m, ok := rv.(map[string]interface{})
@@ -124,15 +128,6 @@ func childMap(m map[string]interface{}, key string) map[string]interface{} {
 		m[key] = c
 	}
 	return c
-}
-
-// splitPointer splits a JSON pointer into unescaped tokens.
-func splitPointer(ptr string) []string {
-	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
-	for i, t := range toks {
-		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	return toks
 }
 
 // declared reads the value a field had where its first layer declared it.

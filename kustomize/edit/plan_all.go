@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 )
 
@@ -90,7 +91,7 @@ func expectExactly(diffs []FieldDiff, changes []Change) error {
 	}
 	for _, d := range diffs {
 		ch, ok := want[d.Object+" "+d.Pointer]
-		if !ok || !looseEqual(d.After, ch.Value) {
+		if !ok || !jsonptr.Equal(d.After, ch.Value) {
 			return &VerifyError{Moved: diffs}
 		}
 	}

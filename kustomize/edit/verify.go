@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
@@ -45,7 +46,7 @@ func verify(ctx context.Context, opts kustomize.BuildOptions, root string, befor
 	}
 	diffs := Diff(before.Objects, res.Objects)
 	key := objectKey(ref.Kind, ref.Namespace, unhash(ref.Kind, ref.Name))
-	if len(diffs) == 1 && diffs[0].Object == key && diffs[0].Pointer == ch.Pointer && looseEqual(diffs[0].After, ch.Value) {
+	if len(diffs) == 1 && diffs[0].Object == key && diffs[0].Pointer == ch.Pointer && jsonptr.Equal(diffs[0].After, ch.Value) {
 		return nil
 	}
 	return &VerifyError{Moved: diffs}
@@ -71,7 +72,7 @@ func Diff(before, after []*unstructured.Unstructured) []FieldDiff {
 	for obj, fa := range a {
 		fb := b[obj]
 		for ptr, va := range fa {
-			if vb, ok := fb[ptr]; !ok || !looseEqual(va, vb) {
+			if vb, ok := fb[ptr]; !ok || !jsonptr.Equal(va, vb) {
 				out = append(out, FieldDiff{Object: obj, Pointer: ptr, Before: va, After: fb[ptr]})
 			}
 		}
@@ -117,11 +118,11 @@ func flatten(ptr string, v interface{}, hashed map[string]string, out map[string
 	switch t := v.(type) {
 	case map[string]interface{}:
 		for k, c := range t {
-			flatten(ptr+"/"+escape(k), c, hashed, out)
+			flatten(jsonptr.Append(ptr, k), c, hashed, out)
 		}
 	case []interface{}:
 		for i, c := range t {
-			flatten(ptr+"/"+strconv.Itoa(i), c, hashed, out)
+			flatten(jsonptr.Append(ptr, strconv.Itoa(i)), c, hashed, out)
 		}
 	case string:
 		if n, ok := hashed[t]; ok {
@@ -131,43 +132,6 @@ func flatten(ptr string, v interface{}, hashed map[string]string, out map[string
 	default:
 		out[ptr] = t
 	}
-}
-
-func escape(s string) string {
-	out := ""
-	for _, c := range s {
-		switch c {
-		case '~':
-			out += "~0"
-		case '/':
-			out += "~1"
-		default:
-			out += string(c)
-		}
-	}
-	return out
-}
-
-// looseEqual compares rendered values, numbers by value.
-func looseEqual(a, b interface{}) bool {
-	if fa, ok := num(a); ok {
-		if fb, ok := num(b); ok {
-			return fa == fb
-		}
-	}
-	return fmt.Sprintf("%T%v", a, a) == fmt.Sprintf("%T%v", b, b)
-}
-
-func num(v interface{}) (float64, bool) {
-	switch t := v.(type) {
-	case int64:
-		return float64(t), true
-	case int:
-		return float64(t), true
-	case float64:
-		return t, true
-	}
-	return 0, false
 }
 
 // reloadKustomization re-reads the Flux Kustomization when the plan
