@@ -166,15 +166,9 @@ type snapshot struct {
 }
 
 func (d *draft) snapshot() snapshot {
-	s := snapshot{files: maps.Clone(d.files), edits: maps.Clone(d.edits), patches: maps.Clone(d.patches)}
-	// Clipped, so appends after the snapshot never write into its arrays.
-	for k, v := range s.edits {
-		s.edits[k] = slices.Clip(v)
-	}
-	for k, v := range s.patches {
-		s.patches[k] = slices.Clip(v)
-	}
-	return s
+	// Shallow copies do: contents are replaced, never changed in place,
+	// and an append after the snapshot lies beyond the lengths it holds.
+	return snapshot{files: maps.Clone(d.files), edits: maps.Clone(d.edits), patches: maps.Clone(d.patches)}
 }
 
 func (d *draft) restore(s snapshot) {
