@@ -28,7 +28,7 @@ var prodChanges = []Change{
 
 // prodOptions points at a copy of the base-overlays tree, building prod,
 // with builds counted.
-func prodOptions(t *testing.T) (Options, *counter) {
+func prodOptions(t testing.TB) (Options, *counter) {
 	t.Helper()
 	work := t.TempDir()
 	if err := kustomize.CopyTree("../testdata/base-overlays", work); err != nil {
