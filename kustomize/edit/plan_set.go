@@ -25,10 +25,15 @@ import (
 //   - one, when any change is planned (none when none is);
 //   - one more first when before is nil, to render it;
 //   - one more only when the verification shows that an overlay images
-//     or replicas entry reached fields the origin index did not show it
-//     would (the index decides that fallback up front in every case it
-//     models): the set is then planned again with overlay patches naming
-//     each object instead of entries, and verified again.
+//     or replicas entry reached fields the before render did not show it
+//     would (the render decides that fallback up front whenever it can):
+//     the set is then planned again with overlay patches naming each
+//     object instead of entries, and verified again.
+//
+// Changes are planned against the before render, not against each other.
+// A set that renames a list element's merge key (a container's name) and
+// edits that element through an overlay patch addresses the element by
+// its old name and fails verification; plan such a rename on its own.
 func PlanSet(ctx context.Context, opts Options, before *Before, changes []Change) (*SetResult, error) {
 	return planSetThen(ctx, opts, before, changes, nil)
 }
