@@ -21,3 +21,36 @@ func SplitImage(ref string) (name, tag, digest string) {
 	}
 	return name, tag, digest
 }
+
+// ImageMatches reports whether an images entry named name rewrites image:
+// kustomize's image.IsImageMatched without its regexp, so the name part of
+// image must be name exactly.
+func ImageMatches(image, name string) bool {
+	n, _, _ := SplitImage(image)
+	return n == name && !strings.ContainsAny(strings.TrimPrefix(image, name), "/")
+}
+
+// SetImage returns image as an images entry with these fields rewrites
+// it, an empty field being unset. Like kustomize's imagetag updater, a new
+// tag or digest replaces both the old tag and the old digest.
+func SetImage(image, newName, newTag, digest string) string {
+	name, tag, dig := SplitImage(image)
+	if newName != "" {
+		name = newName
+	}
+	switch {
+	case newTag != "" && digest != "":
+		tag, dig = newTag, digest
+	case newTag != "":
+		tag, dig = newTag, ""
+	case digest != "":
+		tag, dig = "", digest
+	}
+	if tag != "" {
+		name += ":" + tag
+	}
+	if dig != "" {
+		name += "@" + dig
+	}
+	return name
+}

@@ -6,6 +6,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
 
@@ -13,8 +14,8 @@ import (
 // come from: the resource document's data map, the generator's literals,
 // or the generator's env file.
 func (p *planner) addKey(ch Change) (string, error) {
-	key := strings.TrimPrefix(ch.Pointer, "/data/")
-	key = strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")
+	// isDataKey made the pointer /data/TOKEN: one escaped token.
+	key := jsonptr.Unescape(strings.TrimPrefix(ch.Pointer, "/data/"))
 	last := p.dataOrigin()
 	if last == nil {
 		return p.addDataMap(ch, key)
@@ -68,7 +69,11 @@ func (p *planner) addDataMap(ch Change, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	md, err := enclosingMap(data, decl.Line, decl.Column)
+	line, col, err := p.locate(decl.File, decl.Line, decl.Column)
+	if err != nil {
+		return "", err
+	}
+	md, err := enclosingMap(data, line, col)
 	if err != nil {
 		return "", err
 	}
@@ -88,12 +93,8 @@ func (p *planner) addDataMap(ch Change, key string) (string, error) {
 		return "", err
 	}
 	indent := strings.Repeat(" ", lastKey.Column-1)
-	if end > 0 && !strings.HasSuffix(lines[end-1], "\n") {
-		lines[end-1] += "\n"
-	}
-	block := indent + "data:\n" + indent + "  " + k + ": " + v + "\n"
-	out := append(append(append([]string(nil), lines[:end]...), block), lines[end:]...)
-	p.files[decl.File] = []byte(strings.Join(out, ""))
+	at, text := insertBefore(lines, end, indent+"data:\n"+indent+"  "+k+": "+v+"\n")
+	p.write(decl.File, data, at, text)
 	return ScopeOrigin, nil
 }
 
@@ -104,7 +105,11 @@ func (p *planner) addMapKey(o origin.Origin, key string, v interface{}) error {
 	if err != nil {
 		return err
 	}
-	dataMap, err := enclosingMap(data, o.Line, o.Column)
+	line, col, err := p.locate(o.File, o.Line, o.Column)
+	if err != nil {
+		return err
+	}
+	dataMap, err := enclosingMap(data, line, col)
 	if err != nil {
 		return err
 	}
@@ -122,12 +127,8 @@ func (p *planner) addMapKey(o origin.Origin, key string, v interface{}) error {
 	if err != nil {
 		return err
 	}
-	line := strings.Repeat(" ", lastKey.Column-1) + k + ": " + val + "\n"
-	if end > 0 && !strings.HasSuffix(lines[end-1], "\n") {
-		lines[end-1] += "\n"
-	}
-	out := append(append(append([]string(nil), lines[:end]...), line), lines[end:]...)
-	p.files[o.File] = []byte(strings.Join(out, ""))
+	at, text := insertBefore(lines, end, strings.Repeat(" ", lastKey.Column-1)+k+": "+val+"\n")
+	p.write(o.File, data, at, text)
 	return nil
 }
 
@@ -194,15 +195,19 @@ func (p *planner) addLiteral(o origin.Origin, key string, v interface{}) error {
 	if err != nil {
 		return err
 	}
+	line, col, err := p.locate(o.File, o.Line, o.Column)
+	if err != nil {
+		return err
+	}
 	lines := strings.SplitAfter(string(data), "\n")
 	// Literals are one line each: find the last consecutive item sharing
 	// the origin item's "- " prefix.
-	prefix := lines[o.Line-1][:o.Column-1]
-	last := o.Line
+	prefix := lines[line-1][:col-1]
+	last := line
 	for last < len(lines) && strings.HasPrefix(lines[last], prefix) && len(lines[last]) > len(prefix) {
 		last++
 	}
-	_, q, err := scalarSpan([]byte(lines[o.Line-1]), o.Column-1)
+	_, q, err := scalarSpan([]byte(lines[line-1]), col-1)
 	if err != nil {
 		return err
 	}
@@ -210,11 +215,8 @@ func (p *planner) addLiteral(o origin.Origin, key string, v interface{}) error {
 	if err != nil {
 		return err
 	}
-	if !strings.HasSuffix(lines[last-1], "\n") {
-		lines[last-1] += "\n"
-	}
-	out := append(append(append([]string(nil), lines[:last]...), prefix+text+"\n"), lines[last:]...)
-	p.files[o.File] = []byte(strings.Join(out, ""))
+	at, ins := insertBefore(lines, last, prefix+text+"\n")
+	p.write(o.File, data, at, ins)
 	return nil
 }
 
@@ -224,10 +226,29 @@ func (p *planner) addEnvLine(o origin.Origin, key string, v interface{}) error {
 	if err != nil {
 		return err
 	}
-	s := string(data)
-	if s != "" && !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	p.files[o.File] = []byte(s + key + "=" + fmt.Sprint(v) + "\n")
+	p.write(o.File, data, span{len(data), len(data)}, terminate(data)+key+"="+fmt.Sprint(v)+"\n")
 	return nil
+}
+
+// insertBefore returns the edit that inserts block before lines[end],
+// ending the line above first when it is the file's last and has no
+// newline.
+func insertBefore(lines []string, end int, block string) (span, string) {
+	off := 0
+	for _, l := range lines[:end] {
+		off += len(l)
+	}
+	if end > 0 && !strings.HasSuffix(lines[end-1], "\n") {
+		block = "\n" + block
+	}
+	return span{off, off}, block
+}
+
+// terminate is the newline to write before appending to data: none when
+// data is empty or already ends a line.
+func terminate(data []byte) string {
+	if len(data) == 0 || data[len(data)-1] == '\n' {
+		return ""
+	}
+	return "\n"
 }

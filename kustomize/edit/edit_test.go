@@ -44,7 +44,7 @@ func loadSpec(t *testing.T, dir string) (caseSpec, Options) {
 }
 
 // buildOptions points the build at a copy of the case's original tree.
-func buildOptions(t *testing.T, spec caseSpec, root string) kustomize.BuildOptions {
+func buildOptions(t testing.TB, spec caseSpec, root string) kustomize.BuildOptions {
 	t.Helper()
 	opts := kustomize.BuildOptions{Root: root, Path: spec.Path}
 	if spec.Kustomization != "" {

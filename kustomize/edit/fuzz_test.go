@@ -11,6 +11,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
@@ -88,6 +89,16 @@ func fuzzValue(old interface{}, s string) interface{} {
 
 func checkPlan(t *testing.T, opts kustomize.BuildOptions, res *Result, ref origin.ObjectRef, ptr string, value interface{}) {
 	t.Helper()
+	diffs := rerender(t, opts, res)
+	if len(diffs) != 1 || diffs[0].Pointer != ptr || !jsonptr.Equal(diffs[0].After, value) {
+		t.Fatalf("edit of %s %s to %#v moved %v", ref, ptr, value, diffs)
+	}
+}
+
+// rerender writes res to the tree at opts.Root, checks that every YAML
+// file it wrote still parses, and returns what moved in the render.
+func rerender(t *testing.T, opts kustomize.BuildOptions, res *Result) []FieldDiff {
+	t.Helper()
 	before, err := kustomize.Build(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -118,8 +129,56 @@ func checkPlan(t *testing.T, opts kustomize.BuildOptions, res *Result, ref origi
 	if err != nil {
 		t.Fatalf("plan breaks the build: %v", err)
 	}
-	diffs := Diff(before.Objects, after.Objects)
-	if len(diffs) != 1 || diffs[0].Pointer != ptr || !looseEqual(diffs[0].After, value) {
-		t.Fatalf("edit of %s %s to %#v moved %v", ref, ptr, value, diffs)
-	}
+	return Diff(before.Objects, after.Objects)
+}
+
+// FuzzPlanSet edits three random mapped fields of a corpus tree at once,
+// planned against one render. Whatever PlanSet accepts must re-render
+// with exactly its planned changes: this is what checks that positions
+// move along correctly when several changes land in one file.
+func FuzzPlanSet(f *testing.F) {
+	f.Add(uint8(0), uint16(3), uint16(4), uint16(9), "4")
+	f.Add(uint8(1), uint16(10), uint16(2), uint16(11), "db.other.svc")
+	f.Add(uint8(2), uint16(2), uint16(5), uint16(6), "it's \"quoted\"")
+	f.Add(uint8(3), uint16(7), uint16(1), uint16(12), "redis:7.4")
+	f.Add(uint8(4), uint16(12), uint16(13), uint16(3), "v: 1 # not a comment")
+	f.Add(uint8(5), uint16(20), uint16(21), uint16(22), "99")
+	f.Fuzz(func(t *testing.T, treeN uint8, a, b, c uint16, s string) {
+		tt := fuzzTrees[int(treeN)%len(fuzzTrees)]
+		work := t.TempDir()
+		if err := kustomize.CopyTree(path.Join("..", "testdata", tt.tree), work); err != nil {
+			t.Fatal(err)
+		}
+		opts := Options{Build: buildOptions(t, caseSpec{Kustomization: tt.flux}, work)}
+		before, err := NewBefore(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var changes []Change
+		for i, n := range []uint16{a, b, c} {
+			ref, field, ok := pickField(before.Index, int(n))
+			if !ok {
+				return
+			}
+			// Each change gets its own value, so the render tells them apart.
+			changes = append(changes, Change{Object: ref, Pointer: field.Pointer, Value: fuzzValue(field.Value, s+strings.Repeat("x", i))})
+		}
+		res, err := PlanSet(context.Background(), opts, before, changes)
+		if err != nil {
+			return // refusing is always allowed
+		}
+		want := map[string]interface{}{}
+		for _, p := range res.Planned {
+			want[fieldKey(p.Change.Object, p.Change.Pointer)] = p.Change.Value
+		}
+		moved := rerender(t, opts.Build, &res.Result)
+		if len(moved) != len(want) {
+			t.Fatalf("planned %v, moved %v", res.Planned, moved)
+		}
+		for _, d := range moved {
+			if v, ok := want[d.Object+" "+d.Pointer]; !ok || !jsonptr.Equal(d.After, v) {
+				t.Fatalf("planned %v, moved %v", res.Planned, moved)
+			}
+		}
+	})
 }

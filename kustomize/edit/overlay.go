@@ -1,7 +1,6 @@
 package edit
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path"
@@ -11,6 +10,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
@@ -23,7 +23,8 @@ var listKeys = map[string]string{
 }
 
 // overlayPatch writes the change as a strategic-merge patch of the built
-// overlay, in reflux-KIND-NAME.yaml listed under patches.
+// overlay, in reflux-KIND-NAME.yaml listed under patches. The patch file
+// itself is written by the draft's flush, after every change of the set.
 func (p *planner) overlayPatch(ch Change) error {
 	kpath, err := p.overlayKustomization()
 	if err != nil {
@@ -35,20 +36,12 @@ func (p *planner) overlayPatch(ch Change) error {
 	}
 	name := fmt.Sprintf("reflux-%s-%s.yaml", strings.ToLower(p.ref.Kind), unhash(p.ref.Kind, p.ref.Name))
 	file := path.Join(path.Dir(kpath), name)
-	doc := map[string]interface{}{}
-	if old, err := p.read(file); err == nil {
-		if err := yaml.Unmarshal(old, &doc); err != nil {
-			return fmt.Errorf("reading %s: %w", file, err)
-		}
-	}
-	mergeInto(doc, body)
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
+	// Read it now so a patch file that does not parse refuses this change,
+	// not the whole set at flush.
+	if _, _, err := p.patchDoc(file); err != nil {
 		return err
 	}
-	p.files[file] = buf.Bytes()
+	p.patches[file] = append(p.patches[file], body)
 	return p.listPatch(kpath, name)
 }
 
@@ -84,7 +77,10 @@ func (p *planner) patchBody(ch Change) (map[string]interface{}, error) {
 	}
 	body := map[string]interface{}{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": md}
 	cur, rv := body, interface{}(u.Object)
-	toks := splitPointer(ch.Pointer)
+	toks, err := jsonptr.Split(ch.Pointer)
+	if err != nil || len(toks) == 0 {
+		return nil, fmt.Errorf("%w: %q names no field a patch can set", ErrUnsupported, ch.Pointer)
+	}
 	for i := 0; i < len(toks); i++ {
 		tok := toks[i]
 		m, ok := rv.(map[string]interface{})
@@ -126,15 +122,6 @@ func childMap(m map[string]interface{}, key string) map[string]interface{} {
 	return c
 }
 
-// splitPointer splits a JSON pointer into unescaped tokens.
-func splitPointer(ptr string) []string {
-	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
-	for i, t := range toks {
-		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	return toks
-}
-
 // declared reads the value a field had where its first layer declared it.
 func (p *planner) declared(ptr string) (string, error) {
 	f, ok := p.field(ptr)
@@ -146,7 +133,7 @@ func (p *planner) declared(ptr string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	off, err := offsetOf(data, l.Line, l.Column)
+	off, err := p.offset(l.File, l.Line, l.Column)
 	if err != nil {
 		return "", err
 	}
@@ -168,13 +155,15 @@ func (p *planner) listPatch(kpath, name string) error {
 	if strings.Contains(string(data), name) {
 		return nil
 	}
-	p.files[kpath] = appendListItem(data, "patches", "path: "+name)
+	at, text := appendListItem(data, "patches", "path: "+name)
+	p.write(kpath, data, at, text)
 	return nil
 }
 
-// appendListItem adds an item at the end of a top-level block sequence,
-// copying the indentation of its existing items, or appends the key.
-func appendListItem(data []byte, key string, item ...string) []byte {
+// appendListItem returns the edit that adds an item at the end of a
+// top-level block sequence, copying the indentation of its existing
+// items, or that appends the key.
+func appendListItem(data []byte, key string, item ...string) (span, string) {
 	lines := strings.SplitAfter(string(data), "\n")
 	start := -1
 	for i, l := range lines {
@@ -184,11 +173,7 @@ func appendListItem(data []byte, key string, item ...string) []byte {
 		}
 	}
 	if start < 0 || strings.TrimSpace(strings.TrimPrefix(lines[start], key+":")) != "" {
-		s := string(data)
-		if s != "" && !strings.HasSuffix(s, "\n") {
-			s += "\n"
-		}
-		return []byte(s + key + ":\n" + itemText("  ", item))
+		return span{len(data), len(data)}, terminate(data) + key + ":\n" + itemText("  ", item)
 	}
 	indent, end := "  ", start+1
 	for i := start + 1; i < len(lines); i++ {
@@ -204,11 +189,7 @@ func appendListItem(data []byte, key string, item ...string) []byte {
 		}
 		end = i + 1
 	}
-	if end > 0 && !strings.HasSuffix(lines[end-1], "\n") {
-		lines[end-1] += "\n"
-	}
-	out := append(append(append([]string(nil), lines[:end]...), itemText(indent, item)), lines[end:]...)
-	return []byte(strings.Join(out, ""))
+	return insertBefore(lines, end, itemText(indent, item))
 }
 
 // mergeInto merges src into dst; lists of maps merge by their first key.
@@ -276,18 +257,19 @@ func (p *planner) overlayEntry(ch Change, old interface{}) (bool, error) {
 	case ch.Pointer == "/spec/replicas" && replicaKinds[p.ref.Kind]:
 		count, ok := ch.Value.(int64)
 		name, err := p.declared("/metadata/name")
-		if !ok || err != nil {
+		if !ok || err != nil || p.noEntries || p.replicasReach(name, count) {
 			return false, nil
 		}
-		p.files[kpath] = appendListItem(data, "replicas", "name: "+name, fmt.Sprintf("count: %d", count))
+		at, text := appendListItem(data, "replicas", "name: "+name, fmt.Sprintf("count: %d", count))
+		p.write(kpath, data, at, text)
 		return true, nil
 	case isContainerImage(ch.Pointer):
 		oldS, ok1 := old.(string)
 		newS, ok2 := ch.Value.(string)
-		if !ok1 || !ok2 {
+		if !ok1 || !ok2 || p.noEntries {
 			return false, nil
 		}
-		return true, p.imageEntry(kpath, data, oldS, newS)
+		return p.imageEntry(ch.Pointer, kpath, data, oldS, newS)
 	}
 	return false, nil
 }
@@ -301,25 +283,34 @@ func isContainerImage(ptr string) bool {
 }
 
 // imageEntry adds an images entry for the image name, setting only the
-// parts that change.
-func (p *planner) imageEntry(kpath string, data []byte, oldS, newS string) error {
+// parts that change. It reports false, and writes nothing, when the entry
+// would rewrite another image too.
+func (p *planner) imageEntry(ptr, kpath string, data []byte, oldS, newS string) (bool, error) {
 	name, tag, digest := kustomize.SplitImage(oldS)
 	newName, newTag, newDigest := kustomize.SplitImage(newS)
+	var e imageSet
 	item := []string{"name: " + name}
 	if newName != name {
+		e.newName = newName
 		item = append(item, "newName: "+newName)
 	}
 	if newTag != tag && newTag != "" {
+		e.newTag = newTag
 		item = append(item, "newTag: "+quoteIfNeeded(newTag))
 	}
 	if newDigest != digest && newDigest != "" {
+		e.digest = newDigest
 		item = append(item, "digest: "+newDigest)
 	}
 	if len(item) == 1 || (newTag == "" && tag != "") || (newDigest == "" && digest != "") {
-		return fmt.Errorf("%w: an images entry cannot express %q", ErrUnsupported, newS)
+		return true, fmt.Errorf("%w: an images entry cannot express %q", ErrUnsupported, newS)
 	}
-	p.files[kpath] = appendListItem(data, "images", item...)
-	return nil
+	if p.imagesReach(ptr, name, e) {
+		return false, nil
+	}
+	at, text := appendListItem(data, "images", item...)
+	p.write(kpath, data, at, text)
+	return true, nil
 }
 
 func quoteIfNeeded(s string) string {

@@ -2,7 +2,6 @@ package edit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,61 +9,42 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
 
-// planner holds one Plan call's state: the index of the current render
-// and the files changed so far (the tree itself is never written).
+// planner plans one change of a set: the object it edits, on the set's
+// draft.
 type planner struct {
-	opts   Options
-	root   string
-	idx    *origin.Index
-	res    *kustomize.Result
+	*draft
 	ref    origin.ObjectRef
 	fields []origin.Field
-	files  map[string][]byte
 }
 
 // Plan computes the minimal source change that makes the rendered field
 // ch.Pointer of ch.Object hold ch.Value, and verifies it by rendering the
 // changed tree. The tree under opts.Build.Root is not written: apply the
-// Result with Write.
+// Result with Write. Plan is PlanSet of one change with no before render,
+// so it builds twice (three times in the fallback PlanSet describes); a
+// caller with several fields, or with a render at hand, calls PlanSet. A
+// change the render already holds is a *VerifyError: nothing would move.
 func Plan(ctx context.Context, opts Options, ch Change) (*Result, error) {
-	root, err := filepath.Abs(opts.Build.Root)
+	res, err := planSetThen(ctx, opts, nil, []Change{ch}, onlyPlanned)
 	if err != nil {
 		return nil, err
 	}
-	idx, res, err := origin.Build(ctx, opts.Build)
-	if err != nil {
-		return nil, err
+	return &res.Result, nil
+}
+
+// onlyPlanned fails a one-change set whose change was not planned, with
+// the change's own error.
+func onlyPlanned(res *SetResult) error {
+	if len(res.Refused) > 0 {
+		return res.Refused[0].Err
 	}
-	p := &planner{opts: opts, root: root, idx: idx, res: res, files: map[string][]byte{}}
-	if p.ref, err = idx.Resolve(ch.Object); err != nil {
-		return nil, err
+	if len(res.Unchanged) > 0 {
+		return &VerifyError{} // nothing would move
 	}
-	if p.fields, err = idx.Fields(p.ref); err != nil {
-		return nil, err
-	}
-	scope, err := p.plan(ch)
-	if err != nil {
-		return nil, err
-	}
-	err = verify(ctx, opts.Build, root, res, p.files, p.ref, ch)
-	var ve *VerifyError
-	if scope == ScopeOverlayEntry && errors.As(err, &ve) {
-		// An images or replicas entry can reach other objects of the
-		// overlay; fall back to a patch that names this one object.
-		p.files = map[string][]byte{}
-		if err := p.overlayPatch(ch); err != nil {
-			return nil, err
-		}
-		scope, err = ScopeOverlayPatch, verify(ctx, opts.Build, root, res, p.files, p.ref, ch)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Files: p.files, Scope: scope}, nil
+	return nil
 }
 
 func (p *planner) plan(ch Change) (string, error) {
@@ -103,18 +83,6 @@ func (p *planner) field(ptr string) (origin.Field, bool) {
 func isDataKey(ref origin.ObjectRef, ptr string) bool {
 	return (ref.Kind == "ConfigMap" || ref.Kind == "Secret") && strings.HasPrefix(ptr, "/data/") &&
 		strings.Count(ptr, "/") == 2
-}
-
-// read returns a file's content as changed so far.
-func (p *planner) read(rel string) ([]byte, error) {
-	if data, ok := p.files[rel]; ok {
-		return data, nil
-	}
-	data, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(rel)))
-	if err != nil && errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	return data, err
 }
 
 // Write applies a verified plan to the tree at root.

@@ -20,7 +20,11 @@ func (p *planner) setAt(o origin.Origin, old interface{}, ch Change) error {
 	case o.Kind == origin.KindGeneratorEnv:
 		return p.spliceEnv(o, p.plainValue(ch))
 	case o.Kind == origin.KindGeneratorFile:
-		p.files[o.File] = []byte(fmt.Sprint(p.plainValue(ch)))
+		data, err := p.read(o.File)
+		if err != nil {
+			return err
+		}
+		p.write(o.File, data, span{0, len(data)}, fmt.Sprint(p.plainValue(ch)))
 		return nil
 	case o.Kind == origin.KindImages || strings.Contains(last.Via, "images"):
 		return p.spliceImage(o, last.Via, old, ch.Value)
@@ -50,9 +54,9 @@ func (p *planner) spliceScalar(file string, line, col int, v interface{}) error 
 	if err != nil {
 		return err
 	}
-	off, err := offsetOf(data, line, col)
+	off, err := p.offset(file, line, col)
 	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+		return err
 	}
 	sp, q, err := scalarSpan(data, off)
 	if err != nil {
@@ -62,7 +66,7 @@ func (p *planner) spliceScalar(file string, line, col int, v interface{}) error 
 	if err != nil {
 		return err
 	}
-	p.files[file] = splice(data, sp, text)
+	p.write(file, data, sp, text)
 	return nil
 }
 
@@ -72,7 +76,7 @@ func (p *planner) spliceLiteral(o origin.Origin, v interface{}) error {
 	if err != nil {
 		return err
 	}
-	off, err := offsetOf(data, o.Line, o.Column)
+	off, err := p.offset(o.File, o.Line, o.Column)
 	if err != nil {
 		return err
 	}
@@ -94,7 +98,7 @@ func (p *planner) spliceLiteral(o origin.Origin, v interface{}) error {
 	if err != nil {
 		return err
 	}
-	p.files[o.File] = splice(data, sp, text)
+	p.write(o.File, data, sp, text)
 	return nil
 }
 
@@ -104,7 +108,7 @@ func (p *planner) spliceEnv(o origin.Origin, v interface{}) error {
 	if err != nil {
 		return err
 	}
-	start, err := offsetOf(data, o.Line, 1)
+	start, err := p.offset(o.File, o.Line, 1)
 	if err != nil {
 		return err
 	}
@@ -121,7 +125,7 @@ func (p *planner) spliceEnv(o origin.Origin, v interface{}) error {
 	if strings.Contains(s, "\n") {
 		return fmt.Errorf("%w: multi-line value in an env file", ErrUnsupported)
 	}
-	p.files[o.File] = splice(data, span{start + i + 1, start + len(line)}, s)
+	p.write(o.File, data, span{start + i + 1, start + len(line)}, s)
 	return nil
 }
 

@@ -23,20 +23,35 @@ func (p *planner) shared(o origin.Origin) bool {
 	if o.Kind == origin.KindSubstitution {
 		return false // variables are per Flux Kustomization by design
 	}
-	fanIn := 0
-	for _, ref := range p.idx.Objects() {
-		fields, _ := p.idx.Fields(ref)
-		for _, f := range fields {
-			if f.Refused == "" && f.Origin.File == o.File && f.Origin.Line == o.Line && f.Origin.Column == o.Column {
-				fanIn++
-				break
-			}
-		}
-	}
-	if fanIn > 1 {
+	if p.fanInOf(position{file: o.File, line: o.Line, col: o.Column}) > 1 {
 		return true
 	}
 	return p.entryPoints(path.Dir(o.File)) > 1
+}
+
+// fanInOf counts the rendered objects that take a value from pos. The
+// counts are taken once per set: on a large tree a pass over every field
+// of every object per change would add up.
+func (d *draft) fanInOf(pos position) int {
+	if d.fanIn != nil {
+		return d.fanIn[pos]
+	}
+	d.fanIn = map[position]int{}
+	for _, ref := range d.idx.Objects() {
+		fields, err := d.idx.Fields(ref)
+		if err != nil {
+			continue // Objects lists only what the index holds
+		}
+		seen := map[position]bool{}
+		for _, f := range fields {
+			at := position{file: f.Origin.File, line: f.Origin.Line, col: f.Origin.Column}
+			if f.Refused == "" && !seen[at] {
+				seen[at] = true
+				d.fanIn[at]++
+			}
+		}
+	}
+	return d.fanIn[pos]
 }
 
 // entryPoints counts the kustomizations of the tree that nobody includes
@@ -77,18 +92,26 @@ func reaches(edges map[string][]string, from, dir string, seen map[string]bool) 
 // kustomizationGraph maps each kustomization directory of the tree to the
 // local directories it includes as resources or components. Flux
 // Kustomizations found in the tree are entry points too, pointing at their
-// spec.path: two clusters building the same directory share it.
-func (p *planner) kustomizationGraph() map[string][]string {
+// spec.path: two clusters building the same directory share it. The tree
+// is walked once per set.
+func (d *draft) kustomizationGraph() map[string][]string {
+	if d.graph == nil {
+		d.graph = d.walkGraph()
+	}
+	return d.graph
+}
+
+func (d *draft) walkGraph() map[string][]string {
 	edges := map[string][]string{}
-	_ = filepath.WalkDir(p.root, func(file string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() && d.Name() == ".git" {
+	_ = filepath.WalkDir(d.root, func(file string, de os.DirEntry, err error) error {
+		if err != nil || de.IsDir() && de.Name() == ".git" {
 			return filepath.SkipDir
 		}
-		switch d.Name() {
+		switch de.Name() {
 		case "kustomization.yaml", "kustomization.yml", "Kustomization":
 		default:
 			if ext := filepath.Ext(file); ext == ".yaml" || ext == ".yml" {
-				p.fluxEdges(file, edges)
+				d.fluxEdges(file, edges)
 			}
 			return nil
 		}
@@ -103,12 +126,12 @@ func (p *planner) kustomizationGraph() map[string][]string {
 		if yaml.Unmarshal(data, &k) != nil {
 			return nil
 		}
-		rel, _ := filepath.Rel(p.root, filepath.Dir(file))
+		rel, _ := filepath.Rel(d.root, filepath.Dir(file))
 		from := filepath.ToSlash(rel)
 		edges[from] = append(edges[from], []string{}...)
 		for _, r := range append(k.Resources, k.Components...) {
 			to := path.Join(from, r)
-			if st, err := os.Stat(filepath.Join(p.root, to)); err == nil && st.IsDir() && !strings.HasPrefix(to, "..") {
+			if st, err := os.Stat(filepath.Join(d.root, to)); err == nil && st.IsDir() && !strings.HasPrefix(to, "..") {
 				edges[from] = append(edges[from], to)
 			}
 		}
@@ -119,7 +142,7 @@ func (p *planner) kustomizationGraph() map[string][]string {
 
 // fluxEdges adds an edge from every Flux Kustomization document in file to
 // the directory its spec.path names, relative to the tree root.
-func (p *planner) fluxEdges(file string, edges map[string][]string) {
+func (d *draft) fluxEdges(file string, edges map[string][]string) {
 	data, err := os.ReadFile(file)
 	if err != nil || !bytes.Contains(data, []byte("kustomize.toolkit.fluxcd.io/")) {
 		return
@@ -139,7 +162,7 @@ func (p *planner) fluxEdges(file string, edges map[string][]string) {
 		if doc.Kind != "Kustomization" || !strings.HasPrefix(doc.APIVersion, "kustomize.toolkit.fluxcd.io/") {
 			continue
 		}
-		rel, _ := filepath.Rel(p.root, file)
+		rel, _ := filepath.Rel(d.root, file)
 		from := fmt.Sprintf("flux:%s#%d", filepath.ToSlash(rel), i)
 		edges[from] = append(edges[from], path.Clean(strings.TrimPrefix(doc.Spec.Path, "/")))
 	}

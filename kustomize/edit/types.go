@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,7 +24,7 @@ type Change struct {
 	Value interface{}
 }
 
-// Options configures Plan.
+// Options configures Plan, PlanAll and PlanSet.
 type Options struct {
 	// Build is how the tree is rendered; Build.Root is the tree to edit.
 	Build kustomize.BuildOptions
@@ -31,6 +32,18 @@ type Options struct {
 	// one rendered object or overlay. Off by default: the narrowest scope
 	// is the overlay being built.
 	AllowSharedFiles bool
+	// Render runs every build this package does; nil means
+	// kustomize.Build. A build of a large tree takes minutes, so callers
+	// count, trace or time them here.
+	Render func(context.Context, kustomize.BuildOptions) (*kustomize.Result, error)
+}
+
+// render builds opts with o.Render.
+func (o Options) render(ctx context.Context, opts kustomize.BuildOptions) (*kustomize.Result, error) {
+	if o.Render == nil {
+		return kustomize.Build(ctx, opts)
+	}
+	return o.Render(ctx, opts)
 }
 
 // Result is a verified plan.
@@ -59,7 +72,46 @@ var (
 	// ErrShared is returned when only a shared file could take the change
 	// and AllowSharedFiles is off and no overlay could take it.
 	ErrShared = errors.New("origin is shared")
+	// ErrConflict is returned for a change of a set that names a field an
+	// earlier change of the set already sets, or whose source an earlier
+	// change rewrote.
+	ErrConflict = errors.New("conflicts with an earlier change of the set")
 )
+
+// SetResult is a verified plan of a set of changes.
+type SetResult struct {
+	// Result holds the files of every planned change, verified together,
+	// and the widest scope any of them needed. Write applies them.
+	Result
+	// Planned lists the changes the files make, in the order given.
+	Planned []Planned
+	// Unchanged lists the changes whose field already held the value in
+	// the before render; nothing is written for them.
+	Unchanged []Change
+	// Refused lists the changes that could not be planned. The others
+	// were planned and verified without them.
+	Refused []Refusal
+}
+
+// Planned is one change of a set that the plan makes.
+type Planned struct {
+	// Index is the change's position in the set.
+	Index  int
+	Change Change
+	// Scope says where the change was written.
+	Scope string
+}
+
+// Refusal is one change of a set that could not be planned.
+type Refusal struct {
+	// Index is the change's position in the set.
+	Index  int
+	Change Change
+	// Err says why: it wraps ErrUnsupported, ErrShared, ErrConflict,
+	// origin.ErrFieldNotFound or origin.ErrObjectNotFound, or is an
+	// *origin.RefusedError, for callers to branch on.
+	Err error
+}
 
 // FieldDiff is one leaf that differs between two renders.
 type FieldDiff struct {
@@ -74,17 +126,30 @@ func (d FieldDiff) String() string {
 	return fmt.Sprintf("%s %s: %v -> %v", d.Object, d.Pointer, d.Before, d.After)
 }
 
-// VerifyError reports that a planned change moved something else, or
-// not the intended field.
+// VerifyError reports that a plan moved something else, or did not move
+// the intended fields to their values.
 type VerifyError struct {
+	// Moved is every leaf that differs between the renders before and
+	// after the plan.
 	Moved []FieldDiff
+	// Missed lists the requested fields that do not hold their value
+	// after the plan: Before is the value they hold, After the one asked.
+	Missed []FieldDiff
 }
 
-// Error lists every leaf that moved.
+// Error lists every leaf that moved, then every field that missed.
 func (e *VerifyError) Error() string {
 	var parts []string
 	for _, d := range e.Moved {
 		parts = append(parts, d.String())
 	}
-	return "edit verification failed, the render changed unexpectedly: " + strings.Join(parts, "; ")
+	msg := "edit verification failed, the render changed unexpectedly: " + strings.Join(parts, "; ")
+	if len(e.Missed) > 0 {
+		parts = parts[:0]
+		for _, d := range e.Missed {
+			parts = append(parts, d.String())
+		}
+		msg += "; not reached: " + strings.Join(parts, "; ")
+	}
+	return msg
 }

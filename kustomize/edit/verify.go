@@ -3,52 +3,89 @@ package edit
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
-	"github.com/reflux-dev/reflux/kustomize/origin"
 )
 
-// verify renders the tree before and after the change, on a copy, and
-// accepts the plan only when the single intended leaf moved to the value.
-func verify(ctx context.Context, opts kustomize.BuildOptions, root string, before *kustomize.Result, files map[string][]byte, ref origin.ObjectRef, ch Change) error {
+// verify writes the draft to a scratch copy of the tree, builds the copy
+// once and accepts the draft only when the render moved exactly the
+// planned fields to their values.
+func (d *draft) verify(ctx context.Context, planned []Planned) error {
 	work, err := os.MkdirTemp("", "reflux-edit-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	if err := kustomize.CopyTree(root, work); err != nil {
+	if err := kustomize.CopyTree(d.root, work); err != nil {
 		return err
 	}
-	if err := (&Result{Files: files}).Write(work); err != nil {
+	if err := (&Result{Files: d.files}).Write(work); err != nil {
 		return err
 	}
-	after := opts
-	after.Root = work
-	if filepath.IsAbs(opts.KustomizationFile) {
-		if rel, err := filepath.Rel(root, opts.KustomizationFile); err == nil {
-			after.KustomizationFile = filepath.Join(work, rel)
-		}
-	}
-	if err := reloadKustomization(&after, work, files); err != nil {
+	after := rebase(d.opts.Build, d.root, work)
+	if err := reloadKustomization(&after, work, d.files); err != nil {
 		return err
 	}
-	res, err := kustomize.Build(ctx, after)
+	res, err := d.opts.render(ctx, after)
 	if err != nil {
 		return fmt.Errorf("edit breaks the build: %w", err)
 	}
-	diffs := Diff(before.Objects, res.Objects)
-	key := objectKey(ref.Kind, ref.Namespace, unhash(ref.Kind, ref.Name))
-	if len(diffs) == 1 && diffs[0].Object == key && diffs[0].Pointer == ch.Pointer && looseEqual(diffs[0].After, ch.Value) {
+	want := map[string]Change{}
+	held := map[string]interface{}{}
+	before := &Before{Result: d.res, Index: d.idx}
+	for _, p := range planned {
+		ref, err := d.idx.Resolve(p.Change.Object)
+		if err != nil {
+			return err
+		}
+		key := fieldKey(ref, p.Change.Pointer)
+		want[key] = p.Change
+		if held[key], _, err = before.Value(Change{Object: ref, Pointer: p.Change.Pointer}); err != nil {
+			return err
+		}
+	}
+	return expectExactly(Diff(d.res.Objects, res.Objects), want, held)
+}
+
+// expectExactly accepts the diff only when it is the wanted changes, keyed
+// by fieldKey; held is what each wanted field held before, for the error.
+func expectExactly(diffs []FieldDiff, want map[string]Change, held map[string]interface{}) error {
+	ok := len(diffs) == len(want)
+	got := map[string]FieldDiff{}
+	for _, d := range diffs {
+		got[d.Object+" "+d.Pointer] = d
+		if ch, wanted := want[d.Object+" "+d.Pointer]; !wanted || !jsonptr.Equal(d.After, ch.Value) {
+			ok = false
+		}
+	}
+	if ok {
 		return nil
 	}
-	return &VerifyError{Moved: diffs}
+	ve := &VerifyError{Moved: diffs}
+	for _, key := range slices.Sorted(maps.Keys(want)) {
+		ch := want[key]
+		now := held[key]
+		if d, moved := got[key]; moved {
+			if jsonptr.Equal(d.After, ch.Value) {
+				continue
+			}
+			now = d.After
+		}
+		obj, ptr, _ := strings.Cut(key, " ")
+		ve.Missed = append(ve.Missed, FieldDiff{Object: obj, Pointer: ptr, Before: now, After: ch.Value})
+	}
+	return ve
 }
 
 // hashSuffix matches the suffix kustomize appends to generated names.
@@ -71,7 +108,7 @@ func Diff(before, after []*unstructured.Unstructured) []FieldDiff {
 	for obj, fa := range a {
 		fb := b[obj]
 		for ptr, va := range fa {
-			if vb, ok := fb[ptr]; !ok || !looseEqual(va, vb) {
+			if vb, ok := fb[ptr]; !ok || !jsonptr.Equal(va, vb) {
 				out = append(out, FieldDiff{Object: obj, Pointer: ptr, Before: va, After: fb[ptr]})
 			}
 		}
@@ -117,11 +154,11 @@ func flatten(ptr string, v interface{}, hashed map[string]string, out map[string
 	switch t := v.(type) {
 	case map[string]interface{}:
 		for k, c := range t {
-			flatten(ptr+"/"+escape(k), c, hashed, out)
+			flatten(jsonptr.Append(ptr, k), c, hashed, out)
 		}
 	case []interface{}:
 		for i, c := range t {
-			flatten(ptr+"/"+strconv.Itoa(i), c, hashed, out)
+			flatten(jsonptr.Append(ptr, strconv.Itoa(i)), c, hashed, out)
 		}
 	case string:
 		if n, ok := hashed[t]; ok {
@@ -131,43 +168,6 @@ func flatten(ptr string, v interface{}, hashed map[string]string, out map[string
 	default:
 		out[ptr] = t
 	}
-}
-
-func escape(s string) string {
-	out := ""
-	for _, c := range s {
-		switch c {
-		case '~':
-			out += "~0"
-		case '/':
-			out += "~1"
-		default:
-			out += string(c)
-		}
-	}
-	return out
-}
-
-// looseEqual compares rendered values, numbers by value.
-func looseEqual(a, b interface{}) bool {
-	if fa, ok := num(a); ok {
-		if fb, ok := num(b); ok {
-			return fa == fb
-		}
-	}
-	return fmt.Sprintf("%T%v", a, a) == fmt.Sprintf("%T%v", b, b)
-}
-
-func num(v interface{}) (float64, bool) {
-	switch t := v.(type) {
-	case int64:
-		return float64(t), true
-	case int:
-		return float64(t), true
-	case float64:
-		return t, true
-	}
-	return 0, false
 }
 
 // reloadKustomization re-reads the Flux Kustomization when the plan

@@ -2,11 +2,12 @@ package origin
 
 import (
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 // checker compares the model with krusty's render, field by field.
@@ -95,7 +96,7 @@ func (w *walker) walk(ptr string, rv interface{}, mn *node, field string) {
 			if mn != nil && mn.kind == mapNode {
 				child = mn.get(k)
 			}
-			w.walk(ptr+"/"+escapeToken(k), v[k], child, k)
+			w.walk(jsonptr.Append(ptr, k), v[k], child, k)
 		}
 	case []interface{}:
 		key := ""
@@ -103,7 +104,7 @@ func (w *walker) walk(ptr string, rv interface{}, mn *node, field string) {
 			key = mergeKey(field, mn)
 		}
 		for i, it := range v {
-			w.walk(ptr+"/"+strconv.Itoa(i), it, itemFor(mn, key, it, i), "")
+			w.walk(jsonptr.Append(ptr, strconv.Itoa(i)), it, itemFor(mn, key, it, i), "")
 		}
 	default:
 		w.leaf(ptr, v, mn)
@@ -198,30 +199,13 @@ func originOf(chain []Layer) (Origin, Reason) {
 // sameValue compares a model scalar with a rendered one. Numbers compare by
 // value; a substituted string may have been re-typed by the YAML round trip.
 func sameValue(mn *node, v interface{}) bool {
-	if reflect.DeepEqual(mn.value, v) {
+	if jsonptr.Equal(mn.value, v) {
 		return true
-	}
-	if a, ok := toFloat(mn.value); ok {
-		if b, ok := toFloat(v); ok {
-			return a == b
-		}
 	}
 	if mn.substituted {
 		return fmt.Sprint(mn.value) == fmt.Sprint(v)
 	}
 	return false
-}
-
-func toFloat(v interface{}) (float64, bool) {
-	switch t := v.(type) {
-	case int64:
-		return float64(t), true
-	case float64:
-		return t, true
-	case int:
-		return float64(t), true
-	}
-	return 0, false
 }
 
 // subjectNamespace explains the namespace kustomize's name-reference fixing

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 // applyJSON6902 applies a JSON6902 operation list to the object. Values
@@ -39,26 +41,25 @@ func applyJSON6902(o *object, ops *node) error {
 	return nil
 }
 
-// splitPointer splits a JSON pointer into unescaped tokens.
-func splitPointer(p string) []string {
+// patchPath splits a JSON6902 path into unescaped tokens. "" and "/" both
+// address the document root, which applyJSON6902 refuses to patch, and a
+// path without its leading slash is read as if it had one: the model has
+// always read patch paths this leniently, and the cross-check against
+// krusty's render refuses any field it gets wrong.
+func patchPath(p string) ([]string, error) {
 	if p == "" || p == "/" {
-		return nil
+		return nil, nil
 	}
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i, s := range parts {
-		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
-	}
-	return parts
-}
-
-// escapeToken escapes one JSON pointer token.
-func escapeToken(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+	return jsonptr.Split("/" + strings.TrimPrefix(p, "/"))
 }
 
 func jsonGet(root *node, ptr string) (*node, error) {
+	toks, err := patchPath(ptr)
+	if err != nil {
+		return nil, err
+	}
 	n := root
-	for _, t := range splitPointer(ptr) {
+	for _, t := range toks {
 		c, err := child(n, t)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", ptr, err)
@@ -85,23 +86,15 @@ func child(n *node, t string) (*node, error) {
 
 // parentOf returns the container of the pointer's last token.
 func parentOf(root *node, ptr string) (*node, string, error) {
-	toks := splitPointer(ptr)
+	toks, err := patchPath(ptr)
+	if err != nil {
+		return nil, "", err
+	}
 	if len(toks) == 0 {
 		return nil, "", fmt.Errorf("cannot patch the document root")
 	}
-	parent, err := jsonGet(root, "/"+strings.Join(escapeAll(toks[:len(toks)-1]), "/"))
-	if len(toks) == 1 {
-		parent, err = root, nil
-	}
+	parent, err := jsonGet(root, jsonptr.Join(toks[:len(toks)-1]...))
 	return parent, toks[len(toks)-1], err
-}
-
-func escapeAll(toks []string) []string {
-	out := make([]string, len(toks))
-	for i, t := range toks {
-		out[i] = escapeToken(t)
-	}
-	return out
 }
 
 func jsonAdd(root *node, ptr string, v *node, replace bool) error {

@@ -15,6 +15,15 @@ type entry struct {
 	layer Layer
 }
 
+// text is the entry's value, "" for an absent entry: kustomize treats an
+// empty images field as unset.
+func (e *entry) text() string {
+	if e == nil {
+		return ""
+	}
+	return e.value
+}
+
 // kv is one key/value pair of a map field (commonLabels, labels.pairs, ...).
 type kv struct {
 	key string

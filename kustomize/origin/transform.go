@@ -2,7 +2,6 @@ package origin
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/reflux-dev/reflux/kustomize"
 )
@@ -98,7 +97,7 @@ func applyImages(objs []*object, images []imageSpec) {
 		for _, o := range objs {
 			walkContainers(o.root, func(c *node) {
 				if v := c.get("image"); v != nil && v.kind == scalarNode {
-					if s, ok := v.value.(string); ok && imageMatches(s, img.name) {
+					if s, ok := v.value.(string); ok && kustomize.ImageMatches(s, img.name) {
 						l := img.layer()
 						c.set("image", overlay(v, newScalar(img.apply(s), l)))
 					}
@@ -120,25 +119,7 @@ func (img imageSpec) layer() Layer {
 }
 
 func (img imageSpec) apply(s string) string {
-	name, tag, digest := kustomize.SplitImage(s)
-	if img.newName != nil {
-		name = img.newName.value
-	}
-	switch {
-	case img.newTag != nil && img.digest != nil:
-		tag, digest = img.newTag.value, img.digest.value
-	case img.newTag != nil:
-		tag, digest = img.newTag.value, ""
-	case img.digest != nil:
-		tag, digest = "", img.digest.value
-	}
-	if tag != "" {
-		name += ":" + tag
-	}
-	if digest != "" {
-		name += "@" + digest
-	}
-	return name
+	return kustomize.SetImage(s, img.newName.text(), img.newTag.text(), img.digest.text())
 }
 
 func walkContainers(n *node, fn func(c *node)) {
@@ -158,12 +139,6 @@ func walkContainers(n *node, fn func(c *node)) {
 	for _, it := range n.items {
 		walkContainers(it, fn)
 	}
-}
-
-// imageMatches is kustomize's image.IsImageMatched without the regexp.
-func imageMatches(s, name string) bool {
-	n, _, _ := kustomize.SplitImage(s)
-	return n == name && !strings.ContainsAny(strings.TrimPrefix(s, name), "/")
 }
 
 // String helps debugging.

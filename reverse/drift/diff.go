@@ -2,13 +2,13 @@ package drift
 
 import (
 	"encoding/json"
-	"reflect"
 	"sort"
 	"strconv"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 // change is one drifted field before its values are masked and encoded.
@@ -34,7 +34,7 @@ func (k listKeys) add(entries []entry) {
 			for _, pe := range p {
 				switch {
 				case pe.FieldName != nil:
-					abs = join(abs, *pe.FieldName)
+					abs = jsonptr.Append(abs, *pe.FieldName)
 					continue
 				case pe.Key != nil && k[abs] == nil:
 					names := make([]string, 0, len(*pe.Key))
@@ -70,13 +70,13 @@ type differ struct {
 type loc struct{ live, git, abs string }
 
 func (l loc) field(k string) loc {
-	return loc{live: join(l.live, k), git: join(l.git, k), abs: join(l.abs, k)}
+	return loc{live: jsonptr.Append(l.live, k), git: jsonptr.Append(l.git, k), abs: jsonptr.Append(l.abs, k)}
 }
 
 // elem descends into a list element: its live index, and its Git index or
 // "-" (RFC 6902's end of the list) when Git does not have it.
 func (l loc) elem(liveIdx int, gitIdx string) loc {
-	return loc{live: join(l.live, itoa(liveIdx)), git: join(l.git, gitIdx), abs: l.abs + "/*"}
+	return loc{live: jsonptr.Append(l.live, itoa(liveIdx)), git: jsonptr.Append(l.git, gitIdx), abs: l.abs + "/*"}
 }
 
 func (d *differ) emit(at loc, typ refluxv1.ChangeType, git, live any) {
@@ -99,7 +99,7 @@ func (d *differ) walk(at loc, live, merged, src any) {
 			return
 		}
 	}
-	if !equal(live, merged) {
+	if !jsonptr.Equal(live, merged) {
 		d.emit(at, refluxv1.ChangeUpdate, prefer(src, merged), live)
 	}
 }
@@ -225,30 +225,6 @@ func elementKey(item any, names []string) string {
 	}
 	b, _ := json.Marshal(vals)
 	return string(b)
-}
-
-// equal compares decoded JSON values, treating numbers by value: the same
-// integer may arrive as int64 from one decoder and float64 from another.
-func equal(a, b any) bool {
-	if fa, ok := number(a); ok {
-		fb, ok := number(b)
-		return ok && fa == fb
-	}
-	return reflect.DeepEqual(a, b)
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

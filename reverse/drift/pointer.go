@@ -6,6 +6,8 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 // Pointer returns the JSON pointer (RFC 6901) that a managedFields path
@@ -43,7 +45,7 @@ func step(v any, pe fieldpath.PathElement) (any, string, bool) {
 			return nil, "", false
 		}
 		child, ok := m[*pe.FieldName]
-		return child, escape(*pe.FieldName), ok
+		return child, jsonptr.Escape(*pe.FieldName), ok
 	}
 	list, ok := v.([]any)
 	if !ok {
@@ -91,22 +93,6 @@ func keyMatches(item any, key value.FieldList) bool {
 		}
 	}
 	return true
-}
-
-// escape encodes one JSON pointer token (RFC 6901 section 3).
-func escape(token string) string {
-	if !strings.ContainsAny(token, "~/") {
-		return token
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(token, "~", "~0"), "/", "~1")
-}
-
-// join appends escaped tokens to a pointer.
-func join(pointer string, tokens ...string) string {
-	for _, t := range tokens {
-		pointer += "/" + escape(t)
-	}
-	return pointer
 }
 
 // under reports whether pointer equals prefix or lies below it.

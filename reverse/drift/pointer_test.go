@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 const podJSON = `{
@@ -107,11 +109,11 @@ func FuzzPointer(f *testing.F) {
 			t.Fatalf("no pointer for %q/%q", field, name)
 		}
 		tokens := strings.Split(ptr, "/")
-		if len(tokens) != 4 || tokens[0] != "" || unescape(tokens[1]) != "spec" {
+		if len(tokens) != 4 || tokens[0] != "" || jsonptr.Unescape(tokens[1]) != "spec" {
 			t.Fatalf("malformed pointer %q", ptr)
 		}
-		if unescape(tokens[2]) != field {
-			t.Fatalf("token %q unescapes to %q, want %q", tokens[2], unescape(tokens[2]), field)
+		if jsonptr.Unescape(tokens[2]) != field {
+			t.Fatalf("token %q unescapes to %q, want %q", tokens[2], jsonptr.Unescape(tokens[2]), field)
 		}
 		if tokens[3] != strconv.Itoa(idx) {
 			t.Fatalf("index %s, want %d", tokens[3], idx)
@@ -135,15 +137,11 @@ func key(kv ...any) fieldpath.PathElement {
 	return fieldpath.KeyElementByFields(kv...)
 }
 
-func unescape(token string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(token, "~1", "/"), "~0", "~")
-}
-
 func lookup(v any, tokens []string) any {
 	for _, tok := range tokens {
 		switch t := v.(type) {
 		case map[string]any:
-			v = t[unescape(tok)]
+			v = t[jsonptr.Unescape(tok)]
 		case []any:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i >= len(t) {

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 // added is one field live has and Flux does not declare.
@@ -109,7 +110,7 @@ func gitPointer(src map[string]any, q fieldpath.Path) string {
 			for _, rest := range q[n:] {
 				b.WriteByte('/')
 				if rest.FieldName != nil {
-					b.WriteString(escape(*rest.FieldName))
+					b.WriteString(jsonptr.Escape(*rest.FieldName))
 				} else {
 					b.WriteByte('-')
 				}

@@ -1,32 +1,20 @@
-// Package jsonptr reads RFC 6901 JSON pointers in decoded JSON objects.
-// The drift engine and write-back both look values up by the pointers that
-// Drift records carry; one implementation keeps them in agreement.
 package jsonptr
 
 import (
 	"encoding/json"
 	"reflect"
 	"strconv"
-	"strings"
 )
 
-// Split returns the unescaped tokens of ptr ("" for the whole document has
-// none).
-func Split(ptr string) []string {
-	if ptr == "" {
-		return nil
-	}
-	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
-	for i, t := range toks {
-		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
-	}
-	return toks
-}
-
-// Get returns the value at ptr in obj, and whether it exists.
+// Get returns the value at ptr in obj, and whether it exists. A pointer
+// that is not valid (see Split) exists nowhere.
 func Get(obj map[string]interface{}, ptr string) (interface{}, bool) {
+	toks, err := Split(ptr)
+	if err != nil {
+		return nil, false
+	}
 	var cur interface{} = obj
-	for _, tok := range Split(ptr) {
+	for _, tok := range toks {
 		switch c := cur.(type) {
 		case map[string]interface{}:
 			v, ok := c[tok]

@@ -1,10 +1,12 @@
-package jsonptr
+package jsonptr_test
 
 import (
 	"encoding/json"
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 func TestGet(t *testing.T) {
@@ -27,11 +29,13 @@ func TestGet(t *testing.T) {
 		{"/spec/containers/x", nil, false},
 		{"/spec/replicas/deeper", nil, false},
 		{"/missing", nil, false},
+		{"spec/replicas", nil, false},
+		{"/", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.ptr, func(t *testing.T) {
 			g := NewWithT(t)
-			got, ok := Get(obj, tt.ptr)
+			got, ok := jsonptr.Get(obj, tt.ptr)
 			g.Expect(ok).To(Equal(tt.found))
 			if !tt.found {
 				g.Expect(got).To(BeNil())
@@ -40,7 +44,7 @@ func TestGet(t *testing.T) {
 			g.Expect(got).To(Equal(tt.want))
 		})
 	}
-	whole, ok := Get(obj, "")
+	whole, ok := jsonptr.Get(obj, "")
 	NewWithT(t).Expect(ok).To(BeTrue())
 	NewWithT(t).Expect(whole).To(Equal(obj))
 }
@@ -50,7 +54,7 @@ func FuzzGet(f *testing.F) {
 	f.Add("/a~1b/~0/")
 	f.Fuzz(func(t *testing.T, ptr string) {
 		obj := map[string]interface{}{"spec": map[string]interface{}{"containers": []interface{}{map[string]interface{}{"image": "x"}}}}
-		if v, ok := Get(obj, ptr); !ok && v != nil {
+		if v, ok := jsonptr.Get(obj, ptr); !ok && v != nil {
 			t.Fatalf("absent value %v for %q", v, ptr)
 		}
 	})
@@ -58,10 +62,10 @@ func FuzzGet(f *testing.F) {
 
 func TestMatches(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(Matches(float64(3), "3")).To(BeTrue())
-	g.Expect(Matches(int64(3), "3.0")).To(BeTrue())
-	g.Expect(Matches("true", `"true"`)).To(BeTrue())
-	g.Expect(Matches(true, `"true"`)).To(BeFalse())
-	g.Expect(Matches(map[string]interface{}{"a": "b"}, `{"a":"b"}`)).To(BeTrue())
-	g.Expect(Matches("x", "not json")).To(BeFalse())
+	g.Expect(jsonptr.Matches(float64(3), "3")).To(BeTrue())
+	g.Expect(jsonptr.Matches(int64(3), "3.0")).To(BeTrue())
+	g.Expect(jsonptr.Matches("true", `"true"`)).To(BeTrue())
+	g.Expect(jsonptr.Matches(true, `"true"`)).To(BeFalse())
+	g.Expect(jsonptr.Matches(map[string]interface{}{"a": "b"}, `{"a":"b"}`)).To(BeTrue())
+	g.Expect(jsonptr.Matches("x", "not json")).To(BeFalse())
 }
