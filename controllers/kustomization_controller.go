@@ -124,7 +124,7 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 		return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 	}
 	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: policy.DeepCopy(), Classifier: classifier,
-		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL}
+		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: subst}
 	render, rendering := r.render(obj, src, subst)
 	status := r.Governor.Publish(gov, render)
 	if err := r.Watcher.Ensure(keyOf(obj), watchedKinds(obj, render)); err != nil {

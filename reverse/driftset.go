@@ -10,6 +10,8 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/reverse/desired"
 )
 
 // DriftSet is the open drift of one governed Kustomization, as handed to
@@ -34,6 +36,12 @@ type DriftSet struct {
 	Policy *refluxv1.ReverseSyncPolicy
 	// Revision Flux applied when the set was computed.
 	Revision string
+	// Render is the applied revision's render, when current: write-back
+	// reuses it as the state before its edits. Nil makes write-back render.
+	Render *desired.Render
+	// SubstituteFrom is the Kustomization's resolved postBuild
+	// substitution data, so write-back renders as Flux does.
+	SubstituteFrom []kustomize.SubstituteSource
 	// Records are the open (not Resolved or Dismissed) drift records.
 	Records []refluxv1.Drift
 	// Fingerprint identifies the set; see Fingerprint.

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	gogit "github.com/go-git/go-git/v5"
 
 	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
@@ -29,6 +31,8 @@ type editor struct {
 	allowShared bool
 	recipients  sops.Recipients
 	refused     []refusal
+	// render builds trees, counted by the Writer; nil is kustomize.Build.
+	render func(context.Context, kustomize.BuildOptions) (*kustomize.Result, error)
 }
 
 // ErrGitChanged means Git changed a drifted field since the drift was
@@ -38,42 +42,24 @@ var ErrGitChanged = errors.New("the field changed in Git since the drift was see
 func (e *editor) apply(dir string) ([]string, error) {
 	ctx := e.ctx
 	e.refused = nil
-	opts := kustomize.BuildOptions{Root: dir, Kustomization: e.set.Spec}
+	opts := kustomize.BuildOptions{Root: dir, Kustomization: e.set.Spec, SubstituteFrom: e.set.SubstituteFrom}
 	changed := map[string]bool{}
 	plain, secrets := splitSecrets(e.fields)
 	if err := e.applySecrets(ctx, dir, opts, secrets, changed); err != nil {
 		return nil, err
 	}
-	for _, f := range plain {
-		ch, err := change(f)
-		if err != nil {
-			e.refused = append(e.refused, refusal{fieldRef: f, reason: err.Error()})
-			continue
-		}
-		current, err := renderedValue(ctx, opts, ch)
-		if err != nil {
+	eopts := edit.Options{Build: opts, AllowSharedFiles: e.allowShared, Render: e.render}
+	before, err := e.before(ctx, dir, eopts, len(changed) > 0)
+	if err != nil {
+		return nil, err
+	}
+	changes, fields, err := e.changes(before, plain)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) > 0 {
+		if err := e.planSet(ctx, dir, eopts, before, changes, fields, changed); err != nil {
 			return nil, err
-		}
-		if sameValue(current, ch.Value) {
-			continue // Git already holds it
-		}
-		if f.field.GitValue != "" && !jsonptr.Matches(current, f.field.GitValue) {
-			return nil, fmt.Errorf("%w: %s %s is %v in Git now, the drift was recorded against %s",
-				ErrGitChanged, ch.Object, ch.Pointer, current, f.field.GitValue)
-		}
-		res, err := edit.Plan(ctx, edit.Options{Build: opts, AllowSharedFiles: e.allowShared}, ch)
-		if errors.Is(err, edit.ErrUnsupported) || errors.Is(err, edit.ErrShared) {
-			e.refused = append(e.refused, refusal{fieldRef: f, reason: err.Error()})
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("editing %s %s: %w", ch.Object, ch.Pointer, err)
-		}
-		if err := res.Write(dir); err != nil {
-			return nil, fmt.Errorf("writing edit of %s %s: %w", ch.Object, ch.Pointer, err)
-		}
-		for path := range res.Files {
-			changed[path] = true
 		}
 	}
 	if len(changed) == 0 && len(e.refused) > 0 {
@@ -85,6 +71,95 @@ func (e *editor) apply(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// before is the tree's render before the edits. When the worktree is the
+// commit Flux applied and nothing was written yet, it is the applied
+// revision's render itself, so a write-back attempt builds only to verify;
+// otherwise (the source moved, an encrypted Secret was rewritten) it is
+// rendered once.
+func (e *editor) before(ctx context.Context, dir string, opts edit.Options, written bool) (*edit.Before, error) {
+	r := e.set.Render
+	if !written && r != nil && r.Built != nil && r.Index != nil && r.IndexErr == nil && worktreeAt(dir, r.Revision) {
+		root, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		built := *r.Built
+		built.Root = root // the same tree, checked out here
+		return &edit.Before{Result: &built, Index: r.Index}, nil
+	}
+	before, err := edit.NewBefore(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("rendering the source tree: %w", err)
+	}
+	return before, nil
+}
+
+// worktreeAt reports whether the worktree at dir has the commit a Flux
+// revision ("main@sha1:<hash>") names checked out.
+func worktreeAt(dir, revision string) bool {
+	_, hash, ok := strings.Cut(revision, "@sha1:")
+	if !ok {
+		return false
+	}
+	repo, err := gogit.PlainOpen(dir)
+	if err != nil {
+		return false
+	}
+	head, err := repo.Head()
+	return err == nil && head.Hash().String() == hash
+}
+
+// changes builds the edits for fields, from the render before them: a
+// field Git already holds is skipped, and one Git changed since the drift
+// was seen stops the run, for a human to decide.
+func (e *editor) changes(before *edit.Before, plain []fieldRef) ([]edit.Change, []fieldRef, error) {
+	var changes []edit.Change
+	var fields []fieldRef
+	for _, f := range plain {
+		ch, err := change(f)
+		if err != nil {
+			e.refused = append(e.refused, refusal{fieldRef: f, reason: err.Error()})
+			continue
+		}
+		current, _, err := before.Value(ch)
+		if err != nil {
+			return nil, nil, fmt.Errorf("finding %s in the render: %w", ch.Object, err)
+		}
+		if jsonptr.Equal(current, ch.Value) {
+			continue // Git already holds it
+		}
+		if f.field.GitValue != "" && !jsonptr.Matches(current, f.field.GitValue) {
+			return nil, nil, fmt.Errorf("%w: %s %s is %v in Git now, the drift was recorded against %s",
+				ErrGitChanged, ch.Object, ch.Pointer, current, f.field.GitValue)
+		}
+		changes = append(changes, ch)
+		fields = append(fields, f)
+	}
+	return changes, fields, nil
+}
+
+// planSet plans and verifies every change at once and writes the plan.
+func (e *editor) planSet(ctx context.Context, dir string, opts edit.Options, before *edit.Before, changes []edit.Change,
+	fields []fieldRef, changed map[string]bool) error {
+	res, err := edit.PlanSet(ctx, opts, before, changes)
+	if err != nil {
+		return fmt.Errorf("editing %d field(s): %w", len(changes), err)
+	}
+	for _, r := range res.Refused {
+		if !errors.Is(r.Err, edit.ErrUnsupported) && !errors.Is(r.Err, edit.ErrShared) {
+			return fmt.Errorf("editing %s %s: %w", r.Change.Object, r.Change.Pointer, r.Err)
+		}
+		e.refused = append(e.refused, refusal{fieldRef: fields[r.Index], reason: r.Err.Error()})
+	}
+	if err := res.Write(dir); err != nil {
+		return fmt.Errorf("writing the edits: %w", err)
+	}
+	for path := range res.Files {
+		changed[path] = true
+	}
+	return nil
 }
 
 // change builds the edit for a field from its record: the live value as
@@ -122,36 +197,4 @@ func scalar(text string) (interface{}, error) {
 	default:
 		return nil, fmt.Errorf("only scalar values are written back, the recorded value is %s", text)
 	}
-}
-
-// renderedValue renders the tree and returns the value at the change's
-// pointer, nil when absent.
-func renderedValue(ctx context.Context, opts kustomize.BuildOptions, ch edit.Change) (interface{}, error) {
-	idx, res, err := origin.Build(ctx, opts)
-	if err != nil {
-		return nil, fmt.Errorf("rendering the source tree: %w", err)
-	}
-	ref, err := idx.Resolve(ch.Object)
-	if err != nil {
-		return nil, fmt.Errorf("finding %s in the render: %w", ch.Object, err)
-	}
-	for _, obj := range res.Objects {
-		if origin.RefOf(obj) == ref {
-			v, _ := jsonptr.Get(obj.Object, ch.Pointer)
-			return v, nil
-		}
-	}
-	return nil, fmt.Errorf("%s is not in the render", ref)
-}
-
-func sameValue(a, b interface{}) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	var va, vb interface{}
-	_ = json.Unmarshal(ja, &va)
-	_ = json.Unmarshal(jb, &vb)
-	return reflect.DeepEqual(va, vb)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 	"github.com/reflux-dev/reflux/reverse/writeback/git"
@@ -29,6 +30,10 @@ var _ Git = &writeback.Engine{}
 type Writer struct {
 	Git Git
 	Log logr.Logger
+	// Render builds source trees to verify edits; nil is kustomize.Build.
+	// A set's applied render stands in for the tree before the edits, so
+	// an attempt builds once, to verify.
+	Render func(context.Context, kustomize.BuildOptions) (*kustomize.Result, error)
 }
 
 // Write writes the set's Merge fields and Alert fields to their
@@ -82,7 +87,7 @@ func (h *Writer) write(ctx context.Context, set reverse.DriftSet, grp group, aut
 		return p, nil
 	}
 	gitSpec := set.Policy.Spec.Git
-	editor := &editor{ctx: ctx, set: set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites}
+	editor := &editor{ctx: ctx, set: set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites, render: h.Render}
 	if enc := gitSpec.Encryption; enc != nil {
 		editor.recipients.Age = enc.Age
 		for _, k := range enc.PGP {

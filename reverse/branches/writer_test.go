@@ -17,7 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 )
 
@@ -293,4 +296,49 @@ func TestCheckClosesOnlyPushedBranches(t *testing.T) {
 	g.Expect(err).ToNot(HaveOccurred())
 	g.Expect(check.Closed).To(Equal([]string{set.Records[0].Name}))
 	g.Expect(check.Pending).To(BeEmpty())
+}
+
+// TestWriteBuildsOncePerAttempt: with the applied revision's render at
+// hand, a write-back of several fields renders the tree once, to verify
+// the edits; without it, once more to read the tree first.
+func TestWriteBuildsOncePerAttempt(t *testing.T) {
+	g := NewWithT(t)
+	srv, url := gitServer(t)
+	head := strings.Fields(run(t, "", "git", "ls-remote", srv.HTTPAddressWithCredentials()+"/shop.git", "refs/heads/main"))[0]
+	set := shopSet(url)
+	set.Policy.Spec.Git.AlertBranches = "None"
+	// Two Merge fields in two files: the flag and the overlay's replicas.
+	set.Records[1].Spec.Fields[0].Action = refluxv1.MergeAction
+
+	opts := kustomize.BuildOptions{Root: "testdata/shop", Kustomization: set.Spec}
+	built, err := kustomize.Build(context.Background(), opts)
+	g.Expect(err).NotTo(HaveOccurred())
+	idx, err := origin.NewIndex(opts, built)
+	g.Expect(err).NotTo(HaveOccurred())
+	set.Render = &desired.Render{Revision: "main@sha1:" + head, Built: built, Index: idx}
+
+	builds := 0
+	w := newWriter(t)
+	w.Render = func(ctx context.Context, o kustomize.BuildOptions) (*kustomize.Result, error) {
+		builds++
+		return kustomize.Build(ctx, o)
+	}
+	results, err := w.Write(context.Background(), set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(results).To(HaveLen(1))
+	g.Expect(results[0].Outcome).To(Equal(refluxv1.BranchPushedReason), results[0].Reason)
+	g.Expect(builds).To(Equal(1), "the applied render is the state before; one build verifies both edits")
+	dir := clone(t, srv, results[0].Branch)
+	g.Expect(strings.Fields(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).
+		To(ConsistOf("base/kustomization.yaml", "overlays/prod/kustomization.yaml"))
+
+	// A render of another commit is not this tree: it is rendered first.
+	builds = 0
+	set2 := shopSet(url)
+	set2.Policy.Spec.Git.AlertBranches = "None"
+	set2.Records[0].Spec.Fields[0].LiveValue = `"later"`
+	set2.Render = &desired.Render{Revision: "main@sha1:0000000000000000000000000000000000000000", Built: built, Index: idx}
+	_, err = w.Write(context.Background(), set2)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(builds).To(Equal(2), "before and after")
 }

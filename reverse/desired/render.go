@@ -53,6 +53,10 @@ type Render struct {
 	// Encrypted are SOPS-encrypted objects Flux decrypts with its own keys;
 	// reflux cannot know their applied values, so it does not watch them.
 	Encrypted []ObjectKey
+	// Built is the build as kustomize produced it, before Flux's stamping:
+	// write-back verifies its edits against it instead of building the
+	// same tree again (one build per revision).
+	Built *kustomize.Result
 }
 
 // Object returns the desired object with the given key.
@@ -99,7 +103,7 @@ func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, rev
 	owner.SetOwnerLabels(objects, ks.Name, ks.Namespace)
 
 	out := &Render{Revision: revision, Generation: ks.Generation, Objects: make(map[ObjectKey]*unstructured.Unstructured, len(objects)),
-		Index: index, IndexErr: indexErr, Encrypted: encrypted}
+		Index: index, IndexErr: indexErr, Encrypted: encrypted, Built: res}
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, o := range objects {
 		out.Objects[KeyOf(o)] = o

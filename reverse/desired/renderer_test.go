@@ -194,10 +194,12 @@ func TestRendererNewerRevisionCancelsOlder(t *testing.T) {
 	d := newDone()
 	renderer := NewRenderer(nil, RendererOptions{Done: d.fn})
 	release := make(chan struct{})
+	started := make(chan string, 2)
 	var mu sync.Mutex
 	cancelled := map[string]bool{}
 	renderer.render = func(ctx context.Context, req Request) (*Render, error) {
 		rev := req.Kustomization.Status.LastAppliedRevision
+		started <- rev
 		select {
 		case <-ctx.Done():
 			mu.Lock()
@@ -211,6 +213,7 @@ func TestRendererNewerRevisionCancelsOlder(t *testing.T) {
 	ks := shopKustomization()
 	old := Request{Kustomization: ks.DeepCopy(), Artifact: &meta.Artifact{Revision: "main@sha1:abc"}}
 	g.Expect(renderer.Want(old).Building).To(BeTrue())
+	g.Eventually(started).Should(Receive(Equal("main@sha1:abc")), "the older build is under way")
 
 	ks.Status.LastAppliedRevision = "main@sha1:def"
 	newer := Request{Kustomization: ks, Artifact: &meta.Artifact{Revision: "main@sha1:def"}}

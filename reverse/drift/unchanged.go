@@ -1,5 +1,7 @@
 package drift
 
+import "github.com/reflux-dev/reflux/internal/jsonptr"
+
 // Unchanged reports, without asking the apiserver, that in.Live cannot
 // drift from in.Desired: only allowed managers (Flux, the control plane,
 // reflux and the configured allow-list) own any of its fields, and every
@@ -91,6 +93,6 @@ func contained(live, want any) bool {
 		}
 		return true
 	default:
-		return equal(live, want)
+		return jsonptr.Equal(live, want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/classify"
 )
 
@@ -35,6 +36,8 @@ type Governed struct {
 	// RepoURL is the Git repository write-back pushes to; "" when the
 	// source is not a GitRepository.
 	RepoURL string
+	// SubstituteFrom is the resolved postBuild substitution data.
+	SubstituteFrom []kustomize.SubstituteSource
 }
 
 // Key returns the Kustomization's key.

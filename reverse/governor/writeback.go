@@ -251,7 +251,11 @@ func (gv *Governor) writeBack(ctx context.Context, id types.NamespacedName) erro
 		return nil
 	}
 	set := reverse.DriftSet{Kustomization: snap.gov.ref(), Spec: snap.gov.Kustomization, Policy: snap.gov.Policy,
-		Revision: snap.gov.Kustomization.Status.LastAppliedRevision, Records: openOnly(list.Items)}
+		Revision: snap.gov.Kustomization.Status.LastAppliedRevision, Records: openOnly(list.Items),
+		SubstituteFrom: snap.gov.SubstituteFrom}
+	if snap.current {
+		set.Render = snap.render
+	}
 	sort.Slice(set.Records, func(i, j int) bool { return set.Records[i].Name < set.Records[j].Name })
 	if err := gv.opts.Targets.Resolve(ctx, snap.gov, &set); err != nil {
 		return gv.writeBackFailed(id, err)
