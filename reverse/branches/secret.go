@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/edit"
 	"github.com/reflux-dev/reflux/kustomize/origin"
@@ -166,7 +167,7 @@ func withLiveValues(src []byte, fields []fieldRef, live map[string][]byte) (*cor
 func secretKey(ptr string) (string, bool) {
 	for _, prefix := range []string{"/data/", "/stringData/"} {
 		if k, ok := strings.CutPrefix(ptr, prefix); ok && !strings.Contains(k, "/") {
-			return strings.ReplaceAll(strings.ReplaceAll(k, "~1", "/"), "~0", "~"), true
+			return jsonptr.Unescape(k), true
 		}
 	}
 	return "", false
