@@ -62,6 +62,15 @@ testbin: ## Build kube-apiserver, etcd and the real Flux controllers from the Go
 test: testbin vet ## Run unit tests and the real Kubernetes + Flux + git harness tests.
 	go test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
 
+# The race detector needs cgo; these are the packages whose goroutines
+# share state: the reconcilers, the engine and its queues, write-back, and
+# the journeys through them.
+RACE_PACKAGES ?= ./controllers/... ./reverse/... ./e2e/drift/... ./e2e/livepath/...
+
+.PHONY: test-race
+test-race: testbin ## Run the engine's packages and journeys under the race detector.
+	CGO_ENABLED=1 go test -race ./internal/refluxtest/... $(RACE_PACKAGES) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
+
 .PHONY: bench
 bench: testbin ## Run the benchmarks and write bench/results.md.
 	hack/bench.sh $(BENCH_TIME)
