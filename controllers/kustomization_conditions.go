@@ -12,7 +12,6 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/governor"
-	"github.com/reflux-dev/reflux/reverse/record"
 )
 
 // driftedInput is everything the Drifted condition is computed from.
@@ -78,17 +77,6 @@ func (in driftedInput) waiting() string {
 		return "live changes are kept until it is current"
 	}
 	return fmt.Sprintf("%d live change(s) kept until it is current, %d of them held", in.Engine.Parked, in.Engine.Held)
-}
-
-// openRecords keeps the records that still ask for attention.
-func openRecords(all []refluxv1.Drift) []refluxv1.Drift {
-	var open []refluxv1.Drift
-	for _, d := range all {
-		if record.IsOpen(&d) && d.DeletionTimestamp.IsZero() {
-			open = append(open, d)
-		}
-	}
-	return open
 }
 
 // driftMessage summarises open records by severity and action, most

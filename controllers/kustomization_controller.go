@@ -170,7 +170,7 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 		return nil, err
 	}
 	r.Governor.Report(id, all)
-	open := openRecords(all)
+	open := record.Open(all)
 	r.Drift.Report(id, open)
 	if c := driftedCondition(driftedInput{
 		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open,

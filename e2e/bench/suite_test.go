@@ -75,19 +75,11 @@ func run(m *testing.M) int {
 	}
 	if code != 0 {
 		_ = env.DumpLogs(os.Stdout, 256<<10)
-		if raw, err := os.ReadFile(logPath); err == nil {
-			fmt.Printf("===== reflux log (%s) =====\n%s\n", logPath, tail(raw, 256<<10))
-		}
+		_ = testenv.DumpFiles(os.Stdout, 256<<10, logPath)
 	}
 	return code
 }
 
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
-}
 
 // setup pushes the fleet, lets Flux apply it, starts reflux and the
 // benchmark's own watches, and waits until reflux reports every

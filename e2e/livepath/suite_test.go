@@ -64,21 +64,11 @@ func run(m *testing.M) int {
 	}
 	if code != 0 {
 		_ = env.DumpLogs(os.Stdout, 256<<10)
-		for _, p := range []string{logPath, shardLog("a"), shardLog("b")} {
-			if raw, err := os.ReadFile(p); err == nil {
-				fmt.Printf("===== %s =====\n%s\n", p, tail(raw, 256<<10))
-			}
-		}
+		_ = testenv.DumpFiles(os.Stdout, 256<<10, logPath, shardLog("a"), shardLog("b"))
 	}
 	return code
 }
 
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
-}
 
 func setup() (func(), error) {
 	user, err := env.AddUser("alice@example.com", "system:masters")

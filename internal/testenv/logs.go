@@ -44,3 +44,17 @@ func dumpLog(w io.Writer, path string, maxBytes int64) error {
 	}
 	return nil
 }
+
+// DumpFiles writes other logs (a reflux run in the test, say) to w as
+// DumpLogs writes the components'. A file that does not exist is skipped.
+func DumpFiles(w io.Writer, maxBytes int64, paths ...string) error {
+	for _, path := range paths {
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			continue
+		}
+		if err := dumpLog(w, path, maxBytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}

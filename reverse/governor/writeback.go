@@ -80,7 +80,7 @@ func dueOf(g *Governed, records []refluxv1.Drift, now time.Time) dueInput {
 		in.Interval = g.Kustomization.Spec.Interval.Duration
 	}
 	var writable []refluxv1.Drift
-	for _, d := range openOnly(records) {
+	for _, d := range record.Open(records) {
 		if d.Status.Branch != "" {
 			in.Branches = true
 		}
@@ -102,17 +102,6 @@ func bound(fields []refluxv1.DriftField) bool {
 		}
 	}
 	return false
-}
-
-// openOnly keeps the records that still ask for attention.
-func openOnly(all []refluxv1.Drift) []refluxv1.Drift {
-	var open []refluxv1.Drift
-	for _, d := range all {
-		if record.IsOpen(&d) && d.DeletionTimestamp.IsZero() {
-			open = append(open, d)
-		}
-	}
-	return open
 }
 
 // Report hands the engine a Kustomization's records, as the reconciler
@@ -251,7 +240,7 @@ func (gv *Governor) writeBack(ctx context.Context, id types.NamespacedName) erro
 		return nil
 	}
 	set := reverse.DriftSet{Kustomization: snap.gov.ref(), Spec: snap.gov.Kustomization, Policy: snap.gov.Policy,
-		Revision: snap.gov.Kustomization.Status.LastAppliedRevision, Records: openOnly(list.Items),
+		Revision: snap.gov.Kustomization.Status.LastAppliedRevision, Records: record.Open(list.Items),
 		SubstituteFrom: snap.gov.SubstituteFrom}
 	if snap.current {
 		set.Render = snap.render

@@ -154,6 +154,18 @@ func IsOpen(d *refluxv1.Drift) bool {
 	return d.Annotations[refluxv1.DismissAnnotation] != "true"
 }
 
+// Open keeps the records that still ask for attention: open, and not
+// being deleted.
+func Open(all []refluxv1.Drift) []refluxv1.Drift {
+	var open []refluxv1.Drift
+	for _, d := range all {
+		if IsOpen(&d) && d.DeletionTimestamp.IsZero() {
+			open = append(open, d)
+		}
+	}
+	return open
+}
+
 // EarliestFirstSeen is the first-seen time of the oldest diverging field.
 func EarliestFirstSeen(d *refluxv1.Drift) time.Time {
 	earliest := d.Spec.FirstSeen.Time
