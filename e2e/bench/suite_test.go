@@ -80,7 +80,6 @@ func run(m *testing.M) int {
 	return code
 }
 
-
 // setup pushes the fleet, lets Flux apply it, starts reflux and the
 // benchmark's own watches, and waits until reflux reports every
 // Kustomization clean. It returns the function that stops reflux and the

@@ -75,7 +75,6 @@ func run(m *testing.M) int {
 	return code
 }
 
-
 // setup serves the audit webhook, pushes the shop, lets Flux apply it,
 // creates the policy and starts reflux.
 func setup(ctx context.Context) error {

@@ -69,7 +69,6 @@ func run(m *testing.M) int {
 	return code
 }
 
-
 func setup() (func(), error) {
 	user, err := env.AddUser("alice@example.com", "system:masters")
 	if err != nil {
