@@ -59,7 +59,7 @@ testbin: ## Build kube-apiserver, etcd and the real Flux controllers from the Go
 ##@ Test
 
 .PHONY: test
-test: testbin vet ## Run unit tests and the real Kubernetes + Flux + git harness tests.
+test: testbin vet build ## Run unit tests and the real Kubernetes + Flux + git harness tests.
 	go test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
 
 # The race detector needs cgo; these are the packages whose goroutines
