@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/controllers"
 )
 
 // observer is the benchmark's own view of the cluster, on an admin
@@ -165,7 +164,7 @@ func applied(ks *kustomizev1.Kustomization, ready *metav1.Condition) bool {
 
 func held(obj client.Object) bool {
 	a := obj.GetAnnotations()
-	return a[controllers.ReconcileAnnotation] == controllers.ReconcileDisabled && a[controllers.HeldByAnnotation] != ""
+	return a[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled && a[refluxv1.HeldByAnnotation] != ""
 }
 
 // recordShows reports whether d is a Held record carrying value live.
