@@ -12,7 +12,6 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
-	"github.com/fluxcd/pkg/runtime/patch"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,8 +28,8 @@ import (
 )
 
 // kustomizationOwnedConditions are the conditions reflux owns on a Flux
-// Kustomization; kustomize-controller owns the rest, and the patch helper
-// never touches them.
+// Kustomization; kustomize-controller owns the rest, and reflux's status
+// patch never touches them.
 var kustomizationOwnedConditions = []string{refluxv1.DriftedCondition, refluxv1.ReverseSyncedCondition}
 
 // KustomizationReconciler governs opted-in Kustomizations: it asks for the
@@ -79,14 +78,10 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	helper, err := patch.NewHelper(obj, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	patcher := newConditionsPatcher(r.Client, obj, kustomizationOwnedConditions...)
 	defer func() {
-		if err := helper.Patch(ctx, obj, patch.WithOwnedConditions{Conditions: kustomizationOwnedConditions},
-			patch.WithFieldOwner(refluxv1.FieldManager)); err != nil && !apierrors.IsNotFound(err) {
-			retErr = kerrors.NewAggregate([]error{retErr, fmt.Errorf("patching Drifted and ReverseSynced: %w", err)})
+		if err := patcher.Patch(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 		r.Metrics.RecordCondition(ctx, obj, refluxv1.DriftedCondition)
 		r.Metrics.RecordDuration(ctx, obj, start)
