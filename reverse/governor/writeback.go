@@ -117,6 +117,19 @@ func (gv *Governor) Report(id types.NamespacedName, records []refluxv1.Drift) {
 		gv.mu.Unlock()
 		return
 	}
+	if e.gov.Policy.Spec.Git.ReportOnly {
+		// Nothing goes to Git: say so once, and never queue a run.
+		first := e.wb.last == nil || len(e.wb.last.Results) != 1 || e.wb.last.Results[0].Outcome != refluxv1.ReportOnlyReason
+		if first {
+			e.wb.last = &WriteBackStatus{At: gv.now(), Results: []reverse.BranchResult{{Outcome: refluxv1.ReportOnlyReason,
+				Reason: "policy is report-only: nothing is written to Git"}}}
+		}
+		gv.mu.Unlock()
+		if first {
+			gv.opts.Notify(id)
+		}
+		return
+	}
 	write, check := due(e.wb, dueOf(e.gov, records, gv.now()))
 	repo := e.gov.RepoURL
 	gv.mu.Unlock()
