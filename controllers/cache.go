@@ -29,9 +29,10 @@ func CacheOptions(namespace string, selector labels.Selector) ctrlcache.Options 
 	return out
 }
 
-// ClientOptions are the manager's client options: like Flux's
-// controllers, read Secrets straight from the apiserver instead of caching
-// every Secret in the cluster.
+// ClientOptions are the manager's client options: like kustomize-controller,
+// read Secrets and ConfigMaps (substituteFrom sources) straight from the
+// apiserver instead of caching every one in the cluster beside the live
+// watches.
 func ClientOptions() ctrlclient.Options {
-	return ctrlclient.Options{Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}}}}
+	return ctrlclient.Options{Cache: &ctrlclient.CacheOptions{DisableFor: []ctrlclient.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}}
 }

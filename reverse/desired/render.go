@@ -35,14 +35,16 @@ func (k ObjectKey) String() string {
 	return k.Kind + "/" + k.Namespace + "/" + k.Name
 }
 
-// Render is the desired state of one Kustomization at one revision.
+// Render is the desired state of one Kustomization at one revision. It is
+// never changed once made, and is shared by every worker.
 type Render struct {
 	// Revision is the source revision rendered.
 	Revision string
 	// Generation is the Kustomization generation whose spec was applied.
 	Generation int64
-	// Objects are the objects as kustomize-controller applies them: built,
-	// normalised, with commonMetadata and Flux's owner labels.
+	// Objects are the built objects by key, SOPS-encrypted ones left out,
+	// as kustomize built them (commonMetadata included). Object returns
+	// one as kustomize-controller applies it.
 	Objects map[ObjectKey]*unstructured.Unstructured
 	// GVKs are the distinct kinds rendered, for the live watches.
 	GVKs []schema.GroupVersionKind
@@ -53,21 +55,43 @@ type Render struct {
 	// Encrypted are SOPS-encrypted objects Flux decrypts with its own keys;
 	// reflux cannot know their applied values, so it does not watch them.
 	Encrypted []ObjectKey
-	// Built is the build as kustomize produced it, before Flux's stamping:
-	// write-back verifies its edits against it instead of building the
-	// same tree again (one build per revision).
+	// Built is the build as kustomize produced it, sharing its objects with
+	// Objects: write-back verifies its edits against it instead of building
+	// the same tree again (one build per revision).
 	Built *kustomize.Result
+
+	// owner stamps Flux's owner labels.
+	owner               *ssa.ResourceManager
+	ksName, ksNamespace string
 }
 
-// Object returns the desired object with the given key.
+// Object returns the desired object with the given key as
+// kustomize-controller applies it: normalised, with Flux's owner labels.
+// It is stamped on each call, on a copy the caller owns: keeping stamped
+// copies of every object beside the build would double the memory a large
+// tree takes, and stamping one object costs microseconds.
 func (r *Render) Object(k ObjectKey) (*unstructured.Unstructured, bool) {
 	o, ok := r.Objects[k]
-	return o, ok
+	if !ok {
+		return nil, false
+	}
+	out := o.DeepCopy()
+	objs := []*unstructured.Unstructured{out}
+	if err := normalize.UnstructuredList(objs); err != nil {
+		// Flux could not normalise it either; the dry run normalises again
+		// and reports why, so the object as built is compared meanwhile.
+		out = o.DeepCopy()
+		objs[0] = out
+	}
+	if r.owner != nil {
+		r.owner.SetOwnerLabels(objs, r.ksName, r.ksNamespace)
+	}
+	return out, true
 }
 
-// render builds root for ks and stamps it the way kustomize-controller
-// does right before server-side apply (normalize, commonMetadata, owner
-// labels), so the drift engine compares like with like.
+// render builds root for ks and indexes it. Stamping as kustomize-controller
+// does right before server-side apply (normalize, owner labels) happens in
+// Object, so the drift engine compares like with like.
 func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, revision string, subst []kustomize.SubstituteSource) (*Render, error) {
 	opts := kustomize.BuildOptions{Root: root, Kustomization: ks, SubstituteFrom: subst}
 	res, err := kustomize.Build(ctx, opts)
@@ -79,33 +103,21 @@ func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, rev
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Index the render as built: the index cross-checks its model against
-	// these objects, before reflux stamps what Flux adds at apply time.
 	index, indexErr := origin.NewIndex(opts, res)
-	objects := make([]*unstructured.Unstructured, 0, len(res.Objects))
-	var encrypted []ObjectKey
+	out := &Render{Revision: revision, Generation: ks.Generation, Objects: make(map[ObjectKey]*unstructured.Unstructured, len(res.Objects)),
+		Index: index, IndexErr: indexErr, Built: res, ksName: ks.Name, ksNamespace: ks.Namespace,
+		// The owner labels are how kustomize-controller (and reflux's live
+		// watches) recognise the objects of a Kustomization.
+		owner: ssa.NewResourceManager(nil, nil, ssa.Owner{Field: "kustomize-controller", Group: kustomizev1.GroupVersion.Group})}
+	seen := map[schema.GroupVersionKind]bool{}
 	for _, o := range res.Objects {
 		// kustomize-controller decrypts SOPS documents with keys reflux
 		// does not hold, so what it applies is unknowable here: comparing
 		// the ciphertext would report every encrypted field as drift.
 		if _, ok := o.Object["sops"]; ok {
-			encrypted = append(encrypted, KeyOf(o))
+			out.Encrypted = append(out.Encrypted, KeyOf(o))
 			continue
 		}
-		objects = append(objects, o.DeepCopy())
-	}
-	if err := normalize.UnstructuredList(objects); err != nil {
-		return nil, fmt.Errorf("normalising build output: %w", err)
-	}
-	// The owner labels are how kustomize-controller (and reflux's live
-	// watches) recognise the objects of a Kustomization.
-	owner := ssa.NewResourceManager(nil, nil, ssa.Owner{Field: "kustomize-controller", Group: kustomizev1.GroupVersion.Group})
-	owner.SetOwnerLabels(objects, ks.Name, ks.Namespace)
-
-	out := &Render{Revision: revision, Generation: ks.Generation, Objects: make(map[ObjectKey]*unstructured.Unstructured, len(objects)),
-		Index: index, IndexErr: indexErr, Encrypted: encrypted, Built: res}
-	seen := map[schema.GroupVersionKind]bool{}
-	for _, o := range objects {
 		out.Objects[KeyOf(o)] = o
 		if gvk := o.GroupVersionKind(); !seen[gvk] {
 			seen[gvk] = true

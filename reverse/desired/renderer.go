@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -182,6 +183,13 @@ func (r *Renderer) build(ctx context.Context, cancel context.CancelFunc, id type
 	start := r.now()
 	render, err := r.render(ctx, req)
 	<-r.slots
+	if len(r.slots) == 0 {
+		// A build allocates many times what the render keeps (krusty's
+		// resource maps, the YAML round trips), and the Go runtime hands
+		// that back to the OS only slowly. Once no build runs, return it
+		// now, so the process's memory is what it holds.
+		debug.FreeOSMemory()
+	}
 	if ctx.Err() != nil {
 		return // replaced or forgotten meanwhile: nobody wants this one
 	}
