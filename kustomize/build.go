@@ -51,6 +51,9 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckAliases(root); err != nil {
+		return nil, err
+	}
 	work, err := os.MkdirTemp("", "reflux-build-")
 	if err != nil {
 		return nil, fmt.Errorf("creating build dir: %w", err)
