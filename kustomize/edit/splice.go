@@ -69,6 +69,16 @@ func scalarSpan(data []byte, off int) (span, byte, error) {
 		return span{}, 0, fmt.Errorf("unterminated single-quoted scalar")
 	case '|', '>':
 		return span{}, 0, fmt.Errorf("%w: block scalar", ErrUnsupported)
+	case '*', '&':
+		// An alias shares its anchor's value, and an anchor is shared by
+		// its aliases: a splice here would either leave an alias without
+		// its anchor or change every field that aliases it.
+		word := strings.Fields(string(data[off:min(len(data), off+256)]))[0]
+		return span{}, 0, fmt.Errorf("%w: the value is a YAML %s (%s) shared with other fields; edit it by hand", ErrUnsupported, map[byte]string{'*': "alias", '&': "anchor"}[q], word)
+	case '!':
+		// A tag decides how the value is read; replacing it with the new
+		// value's own form could change the type Flux applies.
+		return span{}, 0, fmt.Errorf("%w: tagged scalar", ErrUnsupported)
 	}
 	return plainSpan(data, off), 0, nil
 }
