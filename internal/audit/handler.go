@@ -43,8 +43,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		http.Error(w, "body unreadable or too large", http.StatusRequestEntityTooLarge)
+	if err != nil {
+		h.Log.Error(err, "rejecting audit batch: reading the body")
+		http.Error(w, "body unreadable", http.StatusBadRequest)
+		return
+	}
+	if len(body) > maxBody {
+		// The apiserver retries a failed batch; lowering its
+		// --audit-webhook-batch-max-size is the fix, so say so.
+		err := fmt.Errorf("audit batch over %d bytes: lower the apiserver's --audit-webhook-batch-max-size", maxBody)
+		h.Log.Error(err, "rejecting audit batch")
+		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 		return
 	}
 	n, err := h.ingest(body)

@@ -28,6 +28,16 @@ const DefaultTemplate = `reflux: {{if .NeedsDecision}}needs decision: {{end}}wri
 // multi-megabyte commit message.
 const maxValue = 256
 
+// MaxMessage bounds a rendered message. A template is policy input: one
+// that ranges over the fields inside a range over the fields, or pads a
+// value to a gigabyte, must fail with a cause instead of taking reflux's
+// memory. 64 KiB is far more than any reviewer reads.
+const MaxMessage = 64 << 10
+
+// maxWidth bounds a printf width or precision, for the same reason: fmt
+// allocates the padded string before the writer could refuse it.
+const maxWidth = 256
+
 // Template is a parsed commit message template.
 type Template struct {
 	t *template.Template
@@ -40,7 +50,8 @@ func Parse(text string) (*Template, error) {
 		text = DefaultTemplate
 	}
 	t, err := template.New("commit").Option("missingkey=error").Funcs(template.FuncMap{
-		"date": date,
+		"date":   date,
+		"printf": boundedSprintf,
 	}).Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTemplate, err)
@@ -51,11 +62,60 @@ func Parse(text string) (*Template, error) {
 // Render executes the template on a sanitised copy of d. The result never
 // ends with a trailer block of its own; see Compose.
 func (t *Template) Render(d Data) (string, error) {
-	var buf bytes.Buffer
-	if err := t.t.Execute(&buf, sanitizeData(d)); err != nil {
+	buf := &limitedBuffer{max: MaxMessage}
+	if err := t.t.Execute(buf, sanitizeData(d)); err != nil {
 		return "", fmt.Errorf("%w: %w", ErrTemplate, err)
 	}
 	return strings.TrimRight(buf.String(), "\n") + "\n", nil
+}
+
+// errTooLong is what limitedBuffer's writes fail with.
+var errTooLong = fmt.Errorf("message longer than %d bytes", MaxMessage)
+
+// limitedBuffer fails the write that would take it past max, which stops
+// the template's execution there.
+type limitedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		return 0, errTooLong
+	}
+	return b.Buffer.Write(p)
+}
+
+// boundedSprintf is text/template's printf with widths and precisions
+// (literal or '*') bounded by maxWidth.
+func boundedSprintf(format string, args ...interface{}) (string, error) {
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		n := 0
+		for i++; i < len(format); i++ {
+			c := format[i]
+			switch {
+			case c >= '0' && c <= '9':
+				n = min(n*10+int(c-'0'), maxWidth+1)
+			case c == '*':
+				return "", fmt.Errorf("printf %q: '*' widths are not allowed", format)
+			case c == '.':
+				n = 0
+			case strings.IndexByte("+-# []", c) >= 0:
+			default:
+				c = 0
+			}
+			if n > maxWidth {
+				return "", fmt.Errorf("printf %q: width or precision over %d", format, maxWidth)
+			}
+			if c == 0 {
+				break
+			}
+		}
+	}
+	return fmt.Sprintf(format, args...), nil
 }
 
 func date(t time.Time) string {
