@@ -51,3 +51,10 @@ const (
 	// HeldSinceAnnotation is when the hold was applied (RFC 3339).
 	HeldSinceAnnotation = "reflux.dev/held-since"
 )
+
+// SealAnnotation on a Drift record is reflux's HMAC over the record's
+// namespace, name and spec, keyed by the Secret only reflux reads. reflux
+// acts only on records that carry a valid seal: a record written by hand
+// (even where config/admission's policy is not installed) never causes a
+// hold, a release or a write to Git.
+const SealAnnotation = "reflux.dev/seal"
