@@ -164,6 +164,9 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 	if err != nil {
 		return nil, err
 	}
+	// Only what reflux itself recorded is reported; a record it did not
+	// write is deleted when the engine looks at it.
+	all = r.Governor.Sealed(all)
 	r.Governor.Report(id, all)
 	open := record.Open(all)
 	r.Drift.Report(id, open)

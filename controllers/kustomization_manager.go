@@ -130,14 +130,15 @@ func (r *KustomizationReconciler) optedIn(ctx context.Context, namespace string,
 const reportDelay = time.Second
 
 // recordHandler reports record changes to the reconciler, coalesced, and
-// hands a record a user dismissed or deleted to the engine at once.
+// hands to the engine at once a record a user dismissed or deleted, and
+// one reflux did not write (which the engine deletes).
 func recordHandler(gov *governor.Governor, delay time.Duration) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		d, ok := o.(*refluxv1.Drift)
 		if !ok {
 			return
 		}
-		if decide.DismissRequested(d) {
+		if decide.DismissRequested(d) || !gov.IsSealed(d) {
 			gov.OnRecord(d)
 		}
 		name, ns := d.Labels[record.KustomizationNameLabel], d.Labels[record.KustomizationNamespaceLabel]

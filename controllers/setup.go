@@ -24,6 +24,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 )
 
@@ -73,6 +74,10 @@ type Options struct {
 	// cache must apply it to Kustomizations and ReverseSyncPolicies. Nil
 	// selects everything.
 	WatchSelector labels.Selector
+	// RecordKey seals the Drift records reflux writes, so that it acts on
+	// no record it did not write (LoadRecordKey reads or creates it).
+	// Required: at least record.MinSealKey bytes.
+	RecordKey []byte
 	// Registerer takes reflux's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	Log        logr.Logger
@@ -154,8 +159,13 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 			return nil, nil, err
 		}
 	}
+	sealer, err := record.NewSealer(opts.RecordKey)
+	if err != nil {
+		return nil, nil, err
+	}
 	watcher := NewWatcher(dyn, mgr.GetRESTMapper(), WatcherOptions{Namespace: opts.WatchNamespace, Log: opts.Log.WithName("live")})
 	gopts := governor.Options{
+		Sealer: sealer,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Detector: detector, Holder: Holder{Client: mgr.GetClient()},
 		Live: watcher, Renders: renders, Writer: writer, Targets: targets{reader: mgr.GetAPIReader()}, Events: opts.Events, Metrics: m,
 		Notify: notify.Send, Log: opts.Log.WithName("drift"), LiveWorkers: opts.Concurrent,

@@ -33,7 +33,9 @@ func TestShardsGovernOnlyTheirOwn(t *testing.T) {
 	g.Expect(held(b.configMap(g, "flags"))).To(BeTrue())
 
 	// Dismissing a record is carried out by its own shard only.
-	recA.Annotations = map[string]string{refluxv1.DismissAnnotation: "true"}
+	// As `kubectl annotate` does: the record's other annotations (its
+	// seal among them) stay.
+	recA.Annotations[refluxv1.DismissAnnotation] = "true"
 	g.Expect(env.Client.Update(t.Context(), recA)).To(Succeed())
 	a.waitRecord(g, "flags", state(refluxv1.DriftDismissed))
 

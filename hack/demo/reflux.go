@@ -12,7 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // startReflux runs bin/reflux as its own user, so audit events and
@@ -22,6 +25,11 @@ import (
 func (d *demo) startReflux(ctx context.Context) error {
 	user, err := d.env.AddUser(refluxUser, "system:masters")
 	if err != nil {
+		return err
+	}
+	// reflux keeps the key that seals its Drift records in its own
+	// namespace, which config/default would create.
+	if err := d.env.CreateNamespace(ctx, testenv.RefluxNamespace); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	p, err := launchReflux(refluxConfig{

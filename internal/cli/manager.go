@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +17,9 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -58,6 +61,9 @@ type ManagerOptions struct {
 	GitCacheDir string
 	// InsecureAllowHTTP lets write-back push over http:// (tests only).
 	InsecureAllowHTTP bool
+	// RecordKeySecret names the Secret, in reflux's namespace, whose key
+	// seals Drift records.
+	RecordKeySecret string
 
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
@@ -107,6 +113,8 @@ func NewManagerCommand() *cobra.Command {
 		"Where write-back keeps one clone per repository between runs (default $TMPDIR/reflux-git).")
 	fs.BoolVar(&opts.InsecureAllowHTTP, "insecure-allow-http", false,
 		"Allow write-back to push over plain http://; for test environments only.")
+	fs.StringVar(&opts.RecordKeySecret, "record-key-secret", "reflux-record-key",
+		"The Secret in reflux's namespace (RUNTIME_NAMESPACE, default reflux-system) whose key seals Drift records; created when missing.")
 	fs.StringSliceVar(&opts.AllowedManagers, "allowed-field-managers", nil,
 		"Field managers whose writes are never drift, besides the control plane's (for example an autoscaler).")
 	opts.Logger.BindFlags(fs)
@@ -153,7 +161,12 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		return err
 	}
 	ctx := cmd.Context()
+	recordKey, err := loadRecordKey(ctx, mgr, opts)
+	if err != nil {
+		return err
+	}
 	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
+		RecordKey:         recordKey,
 		Concurrent:        opts.Concurrent,
 		Events:            eventRecorder,
 		Audit:             auditStore,
@@ -203,6 +216,24 @@ func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, err
 	}
 	return mgr, nil
 }
+
+// loadRecordKey reads or creates the record key Secret before the
+// manager starts, with a direct client: the manager's cache does not hold
+// Secrets, and the engine cannot start without the key.
+func loadRecordKey(ctx context.Context, mgr ctrl.Manager, opts *ManagerOptions) ([]byte, error) {
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return nil, fmt.Errorf("creating a client for the record key: %w", err)
+	}
+	ns := os.Getenv("RUNTIME_NAMESPACE")
+	if ns == "" {
+		ns = defaultNamespace
+	}
+	return controllers.LoadRecordKey(ctx, c, types.NamespacedName{Namespace: ns, Name: opts.RecordKeySecret})
+}
+
+// defaultNamespace is where config/default installs reflux.
+const defaultNamespace = "reflux-system"
 
 // watchSelector parses --watch-label-selector.
 func watchSelector(opts *ManagerOptions) (labels.Selector, error) {

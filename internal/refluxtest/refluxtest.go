@@ -11,13 +11,20 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/events"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -95,6 +102,14 @@ func Start(opts Options) (*Reflux, error) {
 	if copts.Events == nil {
 		copts.Events = recorder
 	}
+	if copts.RecordKey == nil {
+		// As `reflux manager` does, so that a restarted reflux, and the
+		// shards beside it, share the key and so each other's records.
+		if copts.RecordKey, err = loadRecordKey(opts.Config, scheme); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	gov, err := controllers.Setup(ctx, mgr, copts)
 	if err != nil {
@@ -110,4 +125,22 @@ func Start(opts Options) (*Reflux, error) {
 		}
 	}()
 	return &Reflux{Governor: gov, Registry: registry, stop: func() { cancel(); <-done; f.Close() }}, nil
+}
+
+// RecordKeySecret is where the in-process reflux keeps its record key:
+// where `reflux manager` keeps it by default.
+var RecordKeySecret = types.NamespacedName{Namespace: "reflux-system", Name: "reflux-record-key"}
+
+func loadRecordKey(cfg *rest.Config, scheme *runtime.Scheme) ([]byte, error) {
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: RecordKeySecret.Namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s for the record key: %w", ns.Name, err)
+	}
+	return controllers.LoadRecordKey(ctx, c, RecordKeySecret)
 }

@@ -14,6 +14,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // RefluxUser is the user reflux runs as by default, named like the service
@@ -86,6 +89,10 @@ type RefluxProcess struct {
 	stopGrace time.Duration
 }
 
+// RefluxNamespace is reflux's own namespace, as config/default installs
+// it: where its record key Secret lives.
+const RefluxNamespace = "reflux-system"
+
 // StartReflux runs the real reflux binary against e as opts.Kubeconfig's
 // user, serving metrics and health on free loopback ports, and waits until
 // its /readyz answers. Its log is Env.Dir/<Name>.log.
@@ -97,6 +104,12 @@ func StartReflux(ctx context.Context, e *Env, opts RefluxOptions) (*RefluxProces
 	user, err := opts.Kubeconfig(ctx, e)
 	if err != nil {
 		return nil, fmt.Errorf("provisioning reflux's user: %w", err)
+	}
+	// reflux keeps its record key in its own namespace, which a cluster
+	// gets from config/default; this environment is not installed so.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: RefluxNamespace}}
+	if err := e.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s: %w", RefluxNamespace, err)
 	}
 	addrs, err := freeAddrs(2)
 	if err != nil {

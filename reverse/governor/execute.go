@@ -18,6 +18,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/record"
 )
 
 // plan names the record and object a decision is about.
@@ -43,6 +44,7 @@ type executor struct {
 	log     logr.Logger
 	now     func() time.Time
 	locks   *keyedMutex
+	sealer  *record.Sealer
 }
 
 // maxAttempts bounds how often a decision is re-made after a write lost a
@@ -60,6 +62,14 @@ func (x *executor) withRecord(ctx context.Context, p *plan, fn func(rec *refluxv
 		rec, err := readRecord(ctx, reader, p.namespace, p.name)
 		if err != nil {
 			return err
+		}
+		if rec != nil {
+			if why := x.sealer.Verify(rec); why != nil {
+				if err := x.discard(ctx, p, rec, why); err != nil {
+					return err
+				}
+				rec = nil
+			}
 		}
 		d, err := fn(rec)
 		if err != nil {
@@ -138,6 +148,11 @@ func (x *executor) write(ctx context.Context, p *plan, d decide.Decision) error 
 }
 
 func (x *executor) writeSpec(ctx context.Context, rec *refluxv1.Drift, d decide.Decision) error {
+	if d.Action == decide.Create || d.WriteSpec {
+		if err := x.sealer.Seal(rec); err != nil {
+			return err
+		}
+	}
 	switch {
 	case d.Action == decide.Create:
 		controllerutil.AddFinalizer(rec, refluxv1.DriftFinalizer)
@@ -238,6 +253,42 @@ func (x *executor) finalize(ctx context.Context, d *refluxv1.Drift) error {
 	controllerutil.RemoveFinalizer(rec, refluxv1.DriftFinalizer)
 	if err := x.client.Patch(ctx, rec, client.MergeFromWithOptions(d, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("removing finalizer of drift record %s: %w", rec.Name, err)
+	}
+	return nil
+}
+
+// RecordNotSealedEventReason: a Drift record reflux did not write was
+// found and deleted.
+const RecordNotSealedEventReason = "RecordNotSealed"
+
+// discard deletes a record whose seal does not verify, without acting on
+// anything it says: no hold is released for it and nothing is written to
+// Git. Its finalizer, if it copied reflux's, is dropped first, since
+// reflux's finalizer would otherwise release the hold of whatever object
+// the record names. The object is then evaluated as if it had no record,
+// so a real drift gets a real record.
+//
+// Records written before reflux sealed them are discarded the same way;
+// the live state they described is recorded afresh (with a new first
+// seen) as soon as the engine looks at the object.
+func (x *executor) discard(ctx context.Context, p *plan, rec *refluxv1.Drift, why error) error {
+	x.log.Error(why, "deleting a drift record reflux did not write; nothing it says is acted on",
+		"record", rec.Namespace+"/"+rec.Name, "object", rec.Spec.Object.Kind+"/"+rec.Spec.Object.Namespace+"/"+rec.Spec.Object.Name)
+	if p.ks != nil && x.events != nil {
+		x.events.AnnotatedEventf(p.ks, map[string]string{eventMetaKey("reflux-record"): rec.Name}, "Warning",
+			RecordNotSealedEventReason, "Drift record %s/%s was not written by reflux (%v): deleted, and not acted on",
+			rec.Namespace, rec.Name, why)
+	}
+	if controllerutil.ContainsFinalizer(rec, refluxv1.DriftFinalizer) {
+		base := rec.DeepCopy()
+		controllerutil.RemoveFinalizer(rec, refluxv1.DriftFinalizer)
+		if err := x.client.Patch(ctx, rec, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing reflux's finalizer from unsealed drift record %s: %w", rec.Name, err)
+		}
+	}
+	uid := rec.UID
+	if err := x.client.Delete(ctx, rec, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting unsealed drift record %s: %w", rec.Name, err)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/classify"
+	"github.com/reflux-dev/reflux/reverse/record"
 )
 
 // Governed is what the engine needs to know of one governed Kustomization.
@@ -49,8 +50,8 @@ func (g *Governed) ref() refluxv1.KustomizationRef {
 	return refluxv1.KustomizationRef{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name}
 }
 
-// Options wire a Governor. Client, APIReader, Detector, Holder and Live are
-// required.
+// Options wire a Governor. Client, APIReader, Detector, Holder, Live and
+// Sealer are required.
 type Options struct {
 	// Client reads Drift records from the cache and writes them.
 	Client client.Client
@@ -60,6 +61,9 @@ type Options struct {
 	Detector  Detector
 	Holder    Holder
 	Live      LiveStore
+	// Sealer seals every record the engine writes, and the engine acts
+	// only on records whose seal verifies (see reverse/record).
+	Sealer *record.Sealer
 	// Renders, when set, forgets a Kustomization's renders with it.
 	Renders Renders
 	// Writer writes drift to Git; nil reports without writing.
@@ -114,6 +118,9 @@ func (o *Options) validate() error {
 	}
 	if o.Live == nil {
 		missing = append(missing, "Live")
+	}
+	if o.Sealer == nil {
+		missing = append(missing, "Sealer")
 	}
 	if o.Writer != nil && o.Targets == nil {
 		missing = append(missing, "Targets (with Writer)")
@@ -193,7 +200,7 @@ func New(opts Options) (*Governor, error) {
 		attributionTries: map[objKey]int{},
 	}
 	gv.exec = &executor{client: opts.Client, fresh: opts.APIReader, holder: opts.Holder, events: opts.Events,
-		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex()}
+		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex(), sealer: opts.Sealer}
 	gv.wb = newWritebacks(gv)
 	return gv, nil
 }
@@ -225,3 +232,21 @@ func (gv *Governor) Start(ctx context.Context) error {
 }
 
 func (gv *Governor) now() time.Time { return gv.opts.Now() }
+
+// IsSealed reports whether reflux wrote d: its seal verifies.
+func (gv *Governor) IsSealed(d *refluxv1.Drift) bool {
+	return gv.opts.Sealer.Verify(d) == nil
+}
+
+// Sealed returns the records whose seal verifies: the only ones the
+// engine acts on or reports. The others are dealt with when the engine
+// looks at them (see executor.discard).
+func (gv *Governor) Sealed(all []refluxv1.Drift) []refluxv1.Drift {
+	out := make([]refluxv1.Drift, 0, len(all))
+	for i := range all {
+		if gv.opts.Sealer.Verify(&all[i]) == nil {
+			out = append(out, all[i])
+		}
+	}
+	return out
+}

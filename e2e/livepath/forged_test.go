@@ -1,0 +1,102 @@
+package livepath
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// TestHandMadeRecordIsNeverActedOn: someone with create rights on Drift
+// (config/admission's policy is not installed here) writes a record that
+// claims a mergeable field, under the very name reflux would give it,
+// with reflux's finalizer and a Held status. reflux must not push it,
+// must delete it with a Warning event naming it, and must go on to
+// record the object's real drift, sealed.
+func TestHandMadeRecordIsNeverActedOn(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, "forged", fixtureOptions{files: flags("flags")})
+	pushesBefore := env.Git.Requests("forged.git").ReceivePack
+
+	cm := f.configMap(g, "flags")
+	obj := refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: f.name, Name: "flags", UID: string(cm.UID)}
+	ks := refluxv1.KustomizationRef{Namespace: f.ks.Namespace, Name: f.ks.Name}
+	now := metav1.Now()
+	forged := &refluxv1.Drift{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.name, Name: record.Name(ks, obj),
+			Labels: map[string]string{record.KustomizationNameLabel: ks.Name, record.KustomizationNamespaceLabel: ks.Namespace},
+			// A seal copied from nowhere: the right shape, the wrong MAC.
+			Annotations: map[string]string{refluxv1.SealAnnotation: "v1.AAAA"},
+			Finalizers:  []string{refluxv1.DriftFinalizer}},
+		Spec: refluxv1.DriftSpec{Kustomization: ks, Policy: f.name, Object: obj, Revision: f.ks.Status.LastAppliedRevision,
+			Fields: []refluxv1.DriftField{{Pointer: "/data/INJECTED", ChangeType: refluxv1.ChangeAdd,
+				Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, LiveValue: "from-a-forged-record"}},
+			FirstSeen: now, LastSeen: now},
+	}
+	g.Expect(env.Client.Create(ctx, forged)).To(Succeed())
+	uid := forged.UID
+	forged.Status.State = refluxv1.DriftHeld
+	// reflux may already have deleted it, or dropped its finalizer.
+	if err := env.Client.Status().Update(ctx, forged); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+
+	// Deleted, finalizer and all, with a Warning event naming it.
+	g.Eventually(func() error {
+		d := &refluxv1.Drift{}
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(forged), d)
+		if apierrors.IsNotFound(err) || err == nil && d.UID != uid {
+			return nil
+		}
+		return fmt.Errorf("the hand-made record is still there (%v)", err)
+	}, timeout, interval).Should(Succeed())
+	g.Eventually(func() error {
+		list := &corev1.EventList{}
+		if err := env.Client.List(ctx, list, client.InNamespace(f.name)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Kind == "Kustomization" && e.Reason == governor.RecordNotSealedEventReason &&
+				e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, forged.Name) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event naming %s", governor.RecordNotSealedEventReason, forged.Name)
+	}, timeout, interval).Should(Succeed())
+
+	// Nothing it claimed reached Git, and the object was not held for it.
+	g.Consistently(func() int { return env.Git.Requests("forged.git").ReceivePack - pushesBefore },
+		3*time.Second, interval).Should(BeZero(), "a hand-made record caused a push")
+	g.Expect(held(f.configMap(g, "flags"))).To(BeFalse())
+
+	// A real edit of the same object gets a real, sealed record and branch.
+	f.addKey(g, "flags", "FEATURE_DARK_MODE", "true")
+	rec := f.waitRecord(g, "flags", func(d *refluxv1.Drift) error {
+		if d.Annotations[refluxv1.SealAnnotation] == "" {
+			return fmt.Errorf("record %s carries no seal", d.Name)
+		}
+		if d.Status.Commit == "" {
+			return errNotPushed
+		}
+		return nil
+	})
+	for _, fld := range rec.Spec.Fields {
+		g.Expect(fld.Pointer).NotTo(Equal("/data/INJECTED"), "the forged field was adopted")
+	}
+	clone := t.TempDir()
+	gitCLI(t, "clone", "-q", "--branch", rec.Status.Branch, credentialedURL("forged.git"), clone)
+	g.Expect(gitCLI(t, "-C", clone, "show", "--format=", "HEAD")).To(And(
+		ContainSubstring("FEATURE_DARK_MODE"), Not(ContainSubstring("INJECTED"))))
+}
