@@ -13,14 +13,20 @@ import (
 // names (kubectl-edit, kubectl-scale, ...) and subresources, which Flux
 // treats specially. bin/kubectl is preferred, then the one on PATH.
 func (e *Env) Kubectl(ctx context.Context, args ...string) ([]byte, error) {
+	return e.KubectlAs(ctx, User{Name: "admin", KubeconfigPath: e.KubeconfigPath}, args...)
+}
+
+// KubectlAs runs kubectl as u, such as an on-call engineer whose
+// `kubectl set image` a journey wants attributed to them.
+func (e *Env) KubectlAs(ctx context.Context, u User, args ...string) ([]byte, error) {
 	bin, err := binaryPath(e.opts.BinDir, "kubectl")
 	if err != nil {
 		if bin, err = exec.LookPath("kubectl"); err != nil {
 			return nil, fmt.Errorf("kubectl not in %s nor on PATH: %w", e.opts.BinDir, ErrMissingBinary)
 		}
 	}
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", e.KubeconfigPath}, args...)...)
-	if cmd.Env, err = childEnv(filepath.Join(e.Dir, "kubectl"), e.KubeconfigPath); err != nil {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", u.KubeconfigPath}, args...)...)
+	if cmd.Env, err = childEnv(filepath.Join(e.Dir, "kubectl"), u.KubeconfigPath); err != nil {
 		return nil, err
 	}
 	var stdout, stderr bytes.Buffer
