@@ -28,6 +28,8 @@ type fixture struct {
 	repo string
 	src  *sourcev1.GitRepository
 	ks   map[string]*kustomizev1.Kustomization
+	// head is the commit pushed to main.
+	head string
 	// key signs the policy's commits when the fixture is signed.
 	key testenv.SigningKey
 }
@@ -58,7 +60,8 @@ func newFixture(t *testing.T, name string, o fixtureOptions) *fixture {
 	g := NewWithT(t)
 	ctx := context.Background()
 	f := &fixture{name: name, repo: name + ".git", ks: map[string]*kustomizev1.Kustomization{}}
-	_, err := env.Git.PushDir(ctx, f.repo, tree(t, o))
+	var err error
+	f.head, err = env.Git.PushDir(ctx, f.repo, tree(t, o))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(env.CreateNamespace(ctx, name)).To(Succeed())
 	srcInterval, ksInterval := time.Hour, time.Hour
