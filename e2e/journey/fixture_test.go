@@ -120,7 +120,7 @@ func (f *fixture) policy(g Gomega, labels map[string]string, o fixtureOptions) *
 	p.Spec.Git.ReportOnly = o.reportOnly
 	if o.signed {
 		var err error
-		f.key, err = testenv.NewSigningKey("reflux", "reflux@example.com")
+		f.key, err = testenv.NewSigningKey("reflux", "e2e", "reflux@example.com")
 		g.Expect(err).NotTo(HaveOccurred())
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "reflux-signing-key", Namespace: f.name},
 			Data: map[string][]byte{"git.asc": f.key.Private}}

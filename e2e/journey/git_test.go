@@ -94,7 +94,7 @@ func verifySigned(t *testing.T, dir string, public []byte) {
 	if err != nil {
 		t.Fatalf("go-git verifying %s: %v", head.Hash(), err)
 	}
-	if _, ok := signer.Identities["reflux (testenv) <reflux@example.com>"]; !ok {
+	if _, ok := signer.Identities["reflux (e2e) <reflux@example.com>"]; !ok {
 		t.Fatalf("commit %s signed by %v", head.Hash(), signer.Identities)
 	}
 }

@@ -8,6 +8,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,8 +24,10 @@ import (
 // Git and alerts on the replicas, which no rule covers (a low Alert by
 // reflux's built-in defaults).
 const (
-	oncallUser     = "oncall@example.com"
-	oncallGroup    = "system:masters"
+	oncallUser = "oncall@example.com"
+	// oncallGroup is bound to cluster-admin, as a break-glass role is;
+	// only the demo's own admin client is in system:masters.
+	oncallGroup    = "oncall"
 	hotfixManager  = "kubectl-edit"
 	flagsName      = appName + "-flags"
 	hotfixFlag     = "FEATURE_DARK_MODE"
@@ -74,6 +79,14 @@ type scenarioState struct {
 // with the field manager `kubectl edit` uses, so the apiserver's audit
 // events name a person and managedFields name kubectl.
 func (d *demo) makeHotfix(ctx context.Context) error {
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: oncallGroup + "-break-glass"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: oncallGroup}},
+	}
+	if err := d.env.Client.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("binding group %s to cluster-admin: %w", oncallGroup, err)
+	}
 	user, err := d.env.AddUser(oncallUser, oncallGroup)
 	if err != nil {
 		return err
@@ -129,17 +142,14 @@ func (d *demo) printHotfix() {
 		"(more capacity, now)")
 }
 
-// errRefluxExited stops a wait when reflux is gone: its log says why.
-var errRefluxExited = errors.New("reflux exited")
-
 // waitFor polls check until it returns nil, for at most timeout. check's
 // last error says what was still missing, and becomes the cause of the
 // failure, so the one-line report reads "what: missing thing".
 func (d *demo) waitFor(ctx context.Context, timeout time.Duration, what string, check func(context.Context) error) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, scenarioPoll, timeout, true, func(ctx context.Context) (bool, error) {
-		if d.reflux.exited() {
-			return false, fmt.Errorf("%w: %v", errRefluxExited, d.reflux.waitErr)
+		if err := d.refluxGone(); err != nil {
+			return false, err
 		}
 		err := check(ctx)
 		if ctx.Err() == nil {

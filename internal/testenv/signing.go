@@ -18,11 +18,12 @@ type SigningKey struct {
 	Private, Public []byte
 }
 
-// NewSigningKey generates an unencrypted ed25519 key for name <email>. It
-// lives only as long as the test or demo that made it.
-func NewSigningKey(name, email string) (SigningKey, error) {
+// NewSigningKey generates an unencrypted ed25519 key for the identity
+// "name (comment) <email>". It lives only as long as the test or demo that
+// made it.
+func NewSigningKey(name, comment, email string) (SigningKey, error) {
 	cfg := &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA}
-	e, err := openpgp.NewEntity(name, "testenv", email, cfg)
+	e, err := openpgp.NewEntity(name, comment, email, cfg)
 	if err != nil {
 		return SigningKey{}, fmt.Errorf("generating signing key: %w", err)
 	}
