@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/controllers"
@@ -24,11 +22,9 @@ const (
 	// shardKey labels the fixtures whose reflux a test starts and kills
 	// itself; the suite's reflux governs everything without it.
 	shardKey = "reflux.dev/journey-shard"
-	// aliceName is the on-call engineer; her group is bound to
-	// cluster-admin, as a break-glass role would be. She is not in
-	// system:masters: only the harness's admin client is.
-	aliceName  = "alice@example.com"
-	aliceGroup = "oncall"
+	// aliceName is the on-call engineer, in testenv's break-glass group
+	// rather than system:masters: only the harness's admin client is.
+	aliceName = "alice@example.com"
 )
 
 var (
@@ -88,16 +84,8 @@ func run(m *testing.M) int {
 // config/default first.
 func setup(ctx context.Context) error {
 	var err error
-	if alice, err = env.AddUser(aliceName, aliceGroup); err != nil {
+	if alice, err = env.AddBreakGlassUser(ctx, aliceName); err != nil {
 		return err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "oncall-break-glass"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: aliceGroup}},
-	}
-	if err := env.Client.Create(ctx, binding); err != nil {
-		return fmt.Errorf("binding alice's group: %w", err)
 	}
 	if aliceC, err = ctrlclient.New(alice.Config, ctrlclient.Options{Scheme: env.Scheme}); err != nil {
 		return err

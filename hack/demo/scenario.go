@@ -8,14 +8,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // The hotfix the scenario makes: a person turns on a new feature flag and
@@ -27,7 +25,7 @@ const (
 	oncallUser = "oncall@example.com"
 	// oncallGroup is bound to cluster-admin, as a break-glass role is;
 	// only the demo's own admin client is in system:masters.
-	oncallGroup    = "oncall"
+	oncallGroup    = testenv.BreakGlassGroup
 	hotfixManager  = "kubectl-edit"
 	flagsName      = appName + "-flags"
 	hotfixFlag     = "FEATURE_DARK_MODE"
@@ -79,15 +77,7 @@ type scenarioState struct {
 // with the field manager `kubectl edit` uses, so the apiserver's audit
 // events name a person and managedFields name kubectl.
 func (d *demo) makeHotfix(ctx context.Context) error {
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: oncallGroup + "-break-glass"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: oncallGroup}},
-	}
-	if err := d.env.Client.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("binding group %s to cluster-admin: %w", oncallGroup, err)
-	}
-	user, err := d.env.AddUser(oncallUser, oncallGroup)
+	user, err := d.env.AddBreakGlassUser(ctx, oncallUser)
 	if err != nil {
 		return err
 	}

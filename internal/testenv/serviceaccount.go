@@ -7,6 +7,8 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -87,4 +89,25 @@ func (e *Env) writeTokenKubeconfig(cfg *rest.Config, user string) (string, error
 		return "", fmt.Errorf("writing kubeconfig of %s: %w", user, err)
 	}
 	return path, nil
+}
+
+// BreakGlassGroup is the group AddBreakGlassUser puts people in. It is
+// bound to the apiserver's bootstrap cluster-admin ClusterRole, as an
+// on-call break-glass role is, so tests need no system:masters besides
+// the harness's own admin client.
+const BreakGlassGroup = "oncall"
+
+// AddBreakGlassUser provisions a person in BreakGlassGroup, binding the
+// group to cluster-admin on first use, such as the on-call engineer whose
+// `kubectl edit` a test attributes to them.
+func (e *Env) AddBreakGlassUser(ctx context.Context, name string) (User, error) {
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: BreakGlassGroup + "-break-glass"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: BreakGlassGroup}},
+	}
+	if err := e.Client.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
+		return User{}, fmt.Errorf("binding group %s to cluster-admin: %w", BreakGlassGroup, err)
+	}
+	return e.AddUser(name, BreakGlassGroup)
 }
