@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // flagFiles is a repository of one Kustomization with a feature-flag
@@ -39,9 +40,16 @@ func TestKilledRightAfterTheDriftIsSeen(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
+	stopAtEnd := func(r *testenv.RefluxProcess) {
+		t.Cleanup(func() {
+			if err := r.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
 	r, err := startReflux(ctx, "reflux-restart", shardKey+"=restart")
 	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { g.Expect(r.Stop()).To(Succeed()) })
+	stopAtEnd(r)
 	f := newFixture(t, "restart", fixtureOptions{shard: "restart", files: flagFiles("checkout-flags")})
 
 	f.addKey(g, "checkout-flags", "ONE_CLICK", "true")
@@ -54,14 +62,13 @@ func TestKilledRightAfterTheDriftIsSeen(t *testing.T) {
 		return len(recs)
 	}, timeout, 10*time.Millisecond).Should(Equal(1))
 	g.Expect(r.Kill()).To(Succeed())
-	g.Expect(r.Stop()).To(Succeed())
 	killedAt := time.Now()
 	fl0, err := field(&first, "/data/ONE_CLICK")
 	g.Expect(err).NotTo(HaveOccurred())
 
-	r, err = startReflux(ctx, "reflux-restart-2", shardKey+"=restart")
+	restarted, err := startReflux(ctx, "reflux-restart-2", shardKey+"=restart")
 	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { g.Expect(r.Stop()).To(Succeed()) })
+	stopAtEnd(restarted)
 
 	rec := f.waitRecord(g, "ConfigMap", "checkout-flags", proposed)
 	g.Expect(rec.Name).To(Equal(first.Name), "the same record, not a second one")
