@@ -15,6 +15,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -38,6 +39,8 @@ var (
 	ks      *kustomizev1.Kustomization
 	auditDB *audit.Store
 	logPath string
+	// refluxConfig connects as reflux's installed ServiceAccount.
+	refluxConfig *rest.Config
 )
 
 func TestMain(m *testing.M) {
@@ -82,10 +85,17 @@ func setup(ctx context.Context) error {
 	if err := serveAudit(auditDB); err != nil {
 		return err
 	}
-	user, err := env.AddUser(userName, "system:masters")
+	user, err := env.AddBreakGlassUser(ctx, userName)
 	if err != nil {
 		return err
 	}
+	// reflux runs as config/default installs it, even in-process: a verb
+	// config/rbac lacks fails these journeys too.
+	installed, err := testenv.InstalledUser()(ctx, env)
+	if err != nil {
+		return err
+	}
+	refluxConfig = installed.Config
 	if alice, err = ctrlclient.New(user.Config, ctrlclient.Options{Scheme: env.Scheme}); err != nil {
 		return err
 	}
@@ -153,7 +163,7 @@ var current *reflux
 // startReflux starts reflux in-process with the same wiring as `reflux
 // manager`, logging to logPath.
 func startReflux() (*reflux, error) {
-	r, err := refluxtest.Start(refluxtest.Options{Config: env.Config, LogPath: logPath, Debug: true,
+	r, err := refluxtest.Start(refluxtest.Options{Config: refluxConfig, LogPath: logPath, Debug: true,
 		Controllers: controllers.Options{
 			Concurrent: 2, Audit: auditDB, PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
 			// The test git server speaks plain HTTP on loopback.

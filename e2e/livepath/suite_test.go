@@ -70,10 +70,17 @@ func run(m *testing.M) int {
 }
 
 func setup() (func(), error) {
-	user, err := env.AddUser("alice@example.com", "system:masters")
+	ctx := context.Background()
+	user, err := env.AddBreakGlassUser(ctx, "alice@example.com")
 	if err != nil {
 		return nil, err
 	}
+	// reflux runs as config/default installs it, even in-process.
+	installed, err := testenv.InstalledUser()(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	refluxConfig = installed.Config
 	if alice, err = ctrlclient.New(user.Config, ctrlclient.Options{Scheme: env.Scheme}); err != nil {
 		return nil, err
 	}
@@ -84,6 +91,9 @@ func setup() (func(), error) {
 	}
 	return r.Stop, nil
 }
+
+// refluxConfig connects as reflux's installed ServiceAccount.
+var refluxConfig *rest.Config
 
 // mainWrites are the writes of the suite's own reflux.
 var mainWrites *writeLog
@@ -97,7 +107,7 @@ func startReflux(log, selector string, writes *writeLog) (*refluxtest.Reflux, er
 	if err != nil {
 		return nil, err
 	}
-	cfg := rest.CopyConfig(env.Config)
+	cfg := rest.CopyConfig(refluxConfig)
 	cfg.Wrap(writes.wrap)
 	return refluxtest.Start(refluxtest.Options{Config: cfg, LogPath: log, Debug: true, Selector: sel,
 		Controllers: controllers.Options{

@@ -28,7 +28,11 @@ const (
 	tierLabel     = "reflux.dev/tier"
 	tierValue     = "apps"
 	signingSecret = "reflux-signing-key"
-	refluxUser    = "system:serviceaccount:reflux-system:reflux-controller"
+	refluxUser    = testenv.RefluxUser
+	// The identity reflux commits as; the signing key carries the same one
+	// so `git verify-commit` shows a matching signer.
+	authorName  = "reflux"
+	authorEmail = "reflux@example.com"
 )
 
 // Bounds on waiting. A minute covers a loaded laptop; a healthy setup
@@ -110,7 +114,7 @@ type demo struct {
 	kustomization *kustomizev1.Kustomization
 	keys          clientKeys
 	policy        *refluxv1.ReverseSyncPolicy
-	reflux        *refluxProcess
+	reflux        *testenv.RefluxProcess
 	scenario      scenarioState
 }
 
@@ -151,7 +155,7 @@ func (d *demo) setupSteps() []step {
 func (d *demo) teardown() error {
 	var errs []error
 	if d.reflux != nil {
-		errs = append(errs, d.reflux.stop(refluxStopGrace))
+		errs = append(errs, d.reflux.Stop())
 	}
 	if d.env != nil {
 		errs = append(errs, d.env.Stop())

@@ -16,9 +16,11 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/policy"
@@ -46,6 +48,22 @@ func TestDemo(t *testing.T) {
 		t.FailNow()
 	}
 	t.Run("scenario", func(t *testing.T) { checkScenario(t, d, &out) })
+	t.Run("reflux dies", func(t *testing.T) { checkRefluxDeath(t, d) })
+}
+
+// checkRefluxDeath kills reflux as the OOM killer would and checks the
+// demo, waiting for Ctrl-C, says so at once and shows the log's tail.
+func checkRefluxDeath(t *testing.T, d *demo) {
+	g := NewWithT(t)
+	g.Expect(d.refluxGone()).To(Succeed(), "reflux is alive before the kill")
+	g.Expect(d.reflux.Kill()).To(Succeed())
+	var out bytes.Buffer
+	err := d.watchReflux(context.Background(), &out)
+	g.Expect(err).To(MatchError(errRefluxExited))
+	g.Expect(out.String()).To(And(
+		ContainSubstring("reflux died: reflux exited: signal: killed"),
+		ContainSubstring("--- end of "+d.refluxLogPath()+" ---\n20"), // a log line's timestamp
+	))
 }
 
 // checkSetup runs the setup steps and checks what the summary promises:
@@ -65,14 +83,20 @@ func checkSetup(t *testing.T, d *demo, out *bytes.Buffer) {
 	g.Expect(conditions.IsReady(rsp)).To(BeTrue(), "policy conditions: %v", rsp.Status.Conditions)
 	g.Expect(rsp.Status.Kustomizations).To(BeEquivalentTo(1))
 
-	g.Expect(d.reflux.readyz(ctx)).To(Succeed())
+	g.Expect(readyz(ctx, d.reflux.HealthAddr)).To(Succeed())
+	// reflux runs as config/default installed it, not as an admin.
+	g.Expect(d.reflux.User.Name).To(Equal(testenv.RefluxUser))
+	g.Expect(d.reflux.User.Config.BearerToken).NotTo(BeEmpty(), "a TokenRequest token, not a client certificate")
+	g.Expect(d.reflux.User.Config.CertData).To(BeEmpty())
+	role := &rbacv1.ClusterRole{}
+	g.Expect(d.env.Client.Get(ctx, client.ObjectKey{Name: "reflux-manager"}, role)).To(Succeed())
 
 	var summary bytes.Buffer
 	d.printSummary(&summary)
 	g.Expect(summary.String()).To(And(
 		ContainSubstring("export KUBECONFIG="+d.env.KubeconfigPath),
 		ContainSubstring("git clone http://reflux:"),
-		ContainSubstring(d.reflux.healthAddr),
+		ContainSubstring(d.reflux.HealthAddr),
 		ContainSubstring(d.refluxLogPath()),
 	))
 }
@@ -248,9 +272,9 @@ func TestInterruptedStepIsNotAFailure(t *testing.T) {
 // public key the summary points at verifies the signature.
 func TestSigningKeySigns(t *testing.T) {
 	g := NewWithT(t)
-	key, err := newSigningKey()
+	key, err := testenv.NewSigningKey(authorName, "make demo", authorEmail)
 	g.Expect(err).NotTo(HaveOccurred())
-	data := map[string][]byte{policy.OpenPGPKeyField: key.private}
+	data := map[string][]byte{policy.OpenPGPKeyField: key.Private}
 	g.Expect(policy.CheckSigningKey(refluxv1.OpenPGPSigningKey, data)).To(Succeed())
 
 	signer, err := signing.FromSecret(data)
@@ -259,7 +283,7 @@ func TestSigningKeySigns(t *testing.T) {
 	sig, err := signer.Sign(strings.NewReader(commit))
 	g.Expect(err).NotTo(HaveOccurred())
 
-	ring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(key.public))
+	ring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(key.Public))
 	g.Expect(err).NotTo(HaveOccurred())
 	signerEntity, err := openpgp.CheckArmoredDetachedSignature(ring, strings.NewReader(commit), bytes.NewReader(sig), nil)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -193,7 +193,9 @@ func run(ctx context.Context, opts options) (err error) {
 		return nil
 	}
 	fmt.Fprintln(out, "Press Ctrl-C to stop the demo and remove everything.")
-	<-ctx.Done()
+	if err := d.watchReflux(ctx, out); err != nil {
+		return err
+	}
 	fmt.Fprintln(out)
 	return nil
 }

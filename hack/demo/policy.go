@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/reverse/policy"
 )
 
@@ -24,17 +25,17 @@ import (
 // image-automation-controller expects, and creates the policy that
 // governs the app's Kustomization.
 func (d *demo) createPolicy(ctx context.Context) error {
-	key, err := newSigningKey()
+	key, err := testenv.NewSigningKey(authorName, "make demo", authorEmail)
 	if err != nil {
 		return err
 	}
 	d.keys.signingPub = filepath.Join(d.env.Dir, "signing-key.pub.asc")
-	if err := os.WriteFile(d.keys.signingPub, key.public, 0o600); err != nil {
+	if err := os.WriteFile(d.keys.signingPub, key.Public, 0o600); err != nil {
 		return fmt.Errorf("writing the public signing key: %w", err)
 	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: signingSecret, Namespace: fluxNamespace},
-		Data:       map[string][]byte{policy.OpenPGPKeyField: key.private},
+		Data:       map[string][]byte{policy.OpenPGPKeyField: key.Private},
 	}
 	if err := d.env.Client.Create(ctx, secret); err != nil {
 		return fmt.Errorf("creating Secret %s/%s: %w", secret.Namespace, secret.Name, err)

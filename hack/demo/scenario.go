@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // The hotfix the scenario makes: a person turns on a new feature flag and
@@ -21,8 +22,10 @@ import (
 // Git and alerts on the replicas, which no rule covers (a low Alert by
 // reflux's built-in defaults).
 const (
-	oncallUser     = "oncall@example.com"
-	oncallGroup    = "system:masters"
+	oncallUser = "oncall@example.com"
+	// oncallGroup is bound to cluster-admin, as a break-glass role is;
+	// only the demo's own admin client is in system:masters.
+	oncallGroup    = testenv.BreakGlassGroup
 	hotfixManager  = "kubectl-edit"
 	flagsName      = appName + "-flags"
 	hotfixFlag     = "FEATURE_DARK_MODE"
@@ -74,7 +77,7 @@ type scenarioState struct {
 // with the field manager `kubectl edit` uses, so the apiserver's audit
 // events name a person and managedFields name kubectl.
 func (d *demo) makeHotfix(ctx context.Context) error {
-	user, err := d.env.AddUser(oncallUser, oncallGroup)
+	user, err := d.env.AddBreakGlassUser(ctx, oncallUser)
 	if err != nil {
 		return err
 	}
@@ -129,17 +132,14 @@ func (d *demo) printHotfix() {
 		"(more capacity, now)")
 }
 
-// errRefluxExited stops a wait when reflux is gone: its log says why.
-var errRefluxExited = errors.New("reflux exited")
-
 // waitFor polls check until it returns nil, for at most timeout. check's
 // last error says what was still missing, and becomes the cause of the
 // failure, so the one-line report reads "what: missing thing".
 func (d *demo) waitFor(ctx context.Context, timeout time.Duration, what string, check func(context.Context) error) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, scenarioPoll, timeout, true, func(ctx context.Context) (bool, error) {
-		if d.reflux.exited() {
-			return false, fmt.Errorf("%w: %v", errRefluxExited, d.reflux.waitErr)
+		if err := d.refluxGone(); err != nil {
+			return false, err
 		}
 		err := check(ctx)
 		if ctx.Err() == nil {

@@ -35,8 +35,8 @@ func (d *demo) printSummary(w io.Writer) {
 	p.line("  reflux signs as %s <%s>; to check its commits: gpg --import %s", authorName, authorEmail, d.keys.signingPub)
 	p.section("reflux")
 	p.line("  policy %s/%s: %s", d.policy.Namespace, d.policy.Name, describe(readyCondition(d.policy)))
-	p.line("  health  http://%s/readyz", d.reflux.healthAddr)
-	p.line("  metrics http://%s/metrics", d.reflux.metricsAddr)
+	p.line("  health  http://%s/readyz", d.reflux.HealthAddr)
+	p.line("  metrics http://%s/metrics", d.reflux.MetricsAddr)
 	p.section("Logs")
 	p.line("  reflux: %s", d.refluxLogPath())
 	for _, path := range d.env.LogPaths() {

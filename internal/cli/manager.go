@@ -198,12 +198,16 @@ func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, err
 	if err != nil {
 		return nil, err
 	}
+	// The Deployment sets RUNTIME_NAMESPACE to its own namespace, where
+	// controller-runtime would find the Lease in cluster anyway; out of
+	// cluster (a local run, the e2e journeys) it is the only way to name it.
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.HealthAddr,
 		LeaderElection:                opts.LeaderElection.Enable,
 		LeaderElectionID:              "reflux-leader-election",
+		LeaderElectionNamespace:       os.Getenv("RUNTIME_NAMESPACE"),
 		LeaderElectionReleaseOnCancel: opts.LeaderElection.ReleaseOnCancel,
 		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
 		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,

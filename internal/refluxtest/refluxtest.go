@@ -138,9 +138,15 @@ func loadRecordKey(cfg *rest.Config, scheme *runtime.Scheme) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// config/default creates the namespace; an environment that did not
+	// install it gets it here (reflux itself may not create namespaces).
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: RecordKeySecret.Namespace}}
-	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating namespace %s for the record key: %w", ns.Name, err)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(ns), ns); apierrors.IsNotFound(err) {
+		if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating namespace %s for the record key: %w", ns.Name, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("reading namespace %s for the record key: %w", ns.Name, err)
 	}
 	return controllers.LoadRecordKey(ctx, c, RecordKeySecret)
 }

@@ -5,6 +5,13 @@
 // the sessions each repository sees (GitServer.Requests), and a StallProxy in
 // front of it plays a host that accepts connections and never answers.
 //
+// StartReflux runs the real reflux binary the way a platform team installs
+// it: InstallReflux applies config/default (CRDs, ServiceAccount, roles and
+// bindings), and the process connects with a TokenRequest token of that
+// ServiceAccount (InstalledUser), so config/rbac is what it may do. Only the
+// environment's own admin client (Env.Config) is in system:masters; people
+// in tests are AddBreakGlassUser's cluster-admins.
+//
 // Everything listens on loopback only. The binaries come from the repository's
 // bin/ directory, which `make testbin` fills; nothing is downloaded at test
 // time. Every process writes its log to a file under Env.Dir so a failing test

@@ -125,6 +125,28 @@ func (p *Process) stop(grace time.Duration) error {
 	return p.logFile.Close()
 }
 
+// Kill sends SIGKILL and waits until the process is gone. It leaves the
+// log open for Stop to close, so Stop after Kill is harmless.
+func (p *Process) Kill() error {
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("killing %s: %w", p.Name, err)
+	}
+	<-p.done
+	return nil
+}
+
+// Done is closed when the process has ended, for whatever reason.
+func (p *Process) Done() <-chan struct{} {
+	return p.done
+}
+
+// ExitErr is how the process ended (nil for exit code 0); it is only
+// meaningful once Done is closed.
+func (p *Process) ExitErr() error {
+	<-p.done
+	return p.waitErr
+}
+
 // Log returns everything the process has written so far.
 func (p *Process) Log() ([]byte, error) {
 	b, err := os.ReadFile(p.LogPath)

@@ -28,14 +28,14 @@ const RefluxUser = "system:serviceaccount:reflux-system:reflux-controller"
 // not been built.
 var ErrMissingReflux = errors.New("reflux binary missing: run `make build`")
 
-// KubeconfigSource provides the identity reflux connects as. It is a seam:
-// the default is a client-certificate user in system:masters, and a source
-// that mints a ServiceAccount token bound to config/rbac can replace it
-// without touching StartReflux.
+// KubeconfigSource provides the identity reflux connects as. The default,
+// InstalledUser, is the ServiceAccount config/default installs, bound to
+// config/rbac's roles.
 type KubeconfigSource func(ctx context.Context, e *Env) (User, error)
 
 // MastersUser returns a KubeconfigSource that provisions name as a
-// client-certificate user in system:masters.
+// client-certificate user in system:masters. No journey runs reflux this
+// way (issue 9): it would hide a verb config/rbac forgot.
 func MastersUser(name string) KubeconfigSource {
 	return func(_ context.Context, e *Env) (User, error) {
 		return e.AddUser(name, "system:masters")
@@ -51,8 +51,12 @@ type RefluxOptions struct {
 	// Defaults to "reflux"; give a second reflux in one environment its own.
 	Name string
 	// Kubeconfig provides the identity reflux runs as. Defaults to
-	// MastersUser(RefluxUser).
+	// InstalledUser(), the ServiceAccount of config/default.
 	Kubeconfig KubeconfigSource
+	// Namespace is reflux's RUNTIME_NAMESPACE, where its Deployment would
+	// run: leader election keeps its Lease there. Defaults to
+	// RefluxNamespace.
+	Namespace string
 	// Args are appended to `reflux manager`'s flags; a repeated flag
 	// overrides the default, e.g. "--log-level=debug" or
 	// "--audit-addr=" + env.AuditWebhookAddr.
@@ -71,7 +75,8 @@ func DefaultRefluxOptions(e *Env) RefluxOptions {
 	return RefluxOptions{
 		Binary:       filepath.Join(e.opts.BinDir, "reflux"),
 		Name:         "reflux",
-		Kubeconfig:   MastersUser(RefluxUser),
+		Kubeconfig:   InstalledUser(),
+		Namespace:    RefluxNamespace,
 		StartTimeout: e.opts.StartTimeout,
 		StopGrace:    e.opts.StopGrace,
 	}
@@ -89,10 +94,6 @@ type RefluxProcess struct {
 	stopGrace time.Duration
 }
 
-// RefluxNamespace is reflux's own namespace, as config/default installs
-// it: where its record key Secret lives.
-const RefluxNamespace = "reflux-system"
-
 // StartReflux runs the real reflux binary against e as opts.Kubeconfig's
 // user, serving metrics and health on free loopback ports, and waits until
 // its /readyz answers. Its log is Env.Dir/<Name>.log.
@@ -105,11 +106,12 @@ func StartReflux(ctx context.Context, e *Env, opts RefluxOptions) (*RefluxProces
 	if err != nil {
 		return nil, fmt.Errorf("provisioning reflux's user: %w", err)
 	}
-	// reflux keeps its record key in its own namespace, which a cluster
-	// gets from config/default; this environment is not installed so.
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: RefluxNamespace}}
+	// reflux keeps its record key in its own namespace, which
+	// config/default creates; a user source that does not install it
+	// (MastersUser) still needs the namespace.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.Namespace}}
 	if err := e.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating namespace %s: %w", RefluxNamespace, err)
+		return nil, fmt.Errorf("creating namespace %s: %w", opts.Namespace, err)
 	}
 	addrs, err := freeAddrs(2)
 	if err != nil {
@@ -123,7 +125,7 @@ func StartReflux(ctx context.Context, e *Env, opts RefluxOptions) (*RefluxProces
 	if err != nil {
 		return nil, err
 	}
-	env = append(env, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))
+	env = append(env, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "RUNTIME_NAMESPACE="+opts.Namespace)
 	args := append([]string{
 		"manager",
 		"--metrics-addr=" + addrs[0],
@@ -155,6 +157,9 @@ func (o RefluxOptions) withDefaults(e *Env) RefluxOptions {
 	if o.Kubeconfig == nil {
 		o.Kubeconfig = d.Kubeconfig
 	}
+	if o.Namespace == "" {
+		o.Namespace = d.Namespace
+	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = d.StartTimeout
 	}
@@ -168,6 +173,13 @@ func (o RefluxOptions) withDefaults(e *Env) RefluxOptions {
 // the grace period. Stopping twice returns the first result.
 func (r *RefluxProcess) Stop() error {
 	return r.Process.Stop(r.stopGrace)
+}
+
+// Kill ends reflux with SIGKILL, as the kernel's OOM killer or a lost
+// node would: no deferred work runs, no lease is released. It returns once
+// the process is gone; Stop afterwards only closes the log.
+func (r *RefluxProcess) Kill() error {
+	return r.Process.Kill()
 }
 
 // Pid is reflux's process id.

@@ -6,6 +6,13 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
@@ -26,6 +33,17 @@ func TestStartReflux(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { g.Expect(r.Stop()).To(Succeed()) }()
 	g.Expect(r.User.Name).To(Equal(testenv.RefluxUser))
+	// The identity is the installed ServiceAccount's and nothing more: no
+	// system:masters to hide a verb config/rbac forgot.
+	cs, err := kubernetes.NewForConfig(r.User.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(review.Status.UserInfo.Username).To(Equal(testenv.RefluxUser))
+	g.Expect(review.Status.UserInfo.Groups).To(ContainElement("system:serviceaccounts:" + testenv.RefluxNamespace))
+	g.Expect(review.Status.UserInfo.Groups).NotTo(ContainElement("system:masters"))
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "not-allowed"}}, metav1.CreateOptions{})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "config/rbac grants no namespace creation: %v", err)
 
 	m, err := r.Metrics(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -75,4 +93,21 @@ func TestStartRefluxPassesArgs(t *testing.T) {
 		t.Skipf("%v (make test builds it first)", err)
 	}
 	g.Expect(err).To(MatchError(ContainSubstring("reflux-bad-flag exited")))
+}
+
+// TestInstallRefluxAppliesConfigDefault: the installation is config/default
+// as a user applies it, and applying it again changes nothing.
+func TestInstallRefluxAppliesConfigDefault(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(env.InstallReflux(ctx)).To(Succeed())
+	g.Expect(env.InstallReflux(ctx)).To(Succeed(), "a second install is a no-op")
+	role := &rbacv1.ClusterRole{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "reflux-manager"}, role)).To(Succeed())
+	g.Expect(role.Rules).NotTo(BeEmpty())
+	binding := &rbacv1.RoleBinding{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: testenv.RefluxNamespace, Name: "reflux-leader-election"}, binding)).To(Succeed())
+	g.Expect(binding.Subjects).To(ContainElement(HaveField("Name", testenv.RefluxServiceAccount)))
+	sa := &corev1.ServiceAccount{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: testenv.RefluxNamespace, Name: testenv.RefluxServiceAccount}, sa)).To(Succeed())
 }

@@ -1,4 +1,4 @@
-package main
+package testenv
 
 import (
 	"bytes"
@@ -10,38 +10,34 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 )
 
-// The identity reflux commits as; the signing key carries the same one so
-// `git verify-commit` shows a matching signer.
-const (
-	authorName  = "reflux"
-	authorEmail = "reflux@example.com"
-)
-
-// signingKey is an armored OpenPGP key pair.
-type signingKey struct {
-	private, public []byte
+// SigningKey is an armored OpenPGP key pair: Private in the format a
+// ReverseSyncPolicy's signing Secret holds as `git.asc` (Flux's
+// image-automation-controller's), Public for `gpg --import` and for
+// go-git's commit verification.
+type SigningKey struct {
+	Private, Public []byte
 }
 
-// newSigningKey generates an unencrypted ed25519 key for the demo's
-// author. A real installation brings its own key; this one lives only as
-// long as the demo.
-func newSigningKey() (signingKey, error) {
+// NewSigningKey generates an unencrypted ed25519 key for the identity
+// "name (comment) <email>". It lives only as long as the test or demo that
+// made it.
+func NewSigningKey(name, comment, email string) (SigningKey, error) {
 	cfg := &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA}
-	e, err := openpgp.NewEntity(authorName, "make demo", authorEmail, cfg)
+	e, err := openpgp.NewEntity(name, comment, email, cfg)
 	if err != nil {
-		return signingKey{}, fmt.Errorf("generating signing key: %w", err)
+		return SigningKey{}, fmt.Errorf("generating signing key: %w", err)
 	}
 	public, err := armored(openpgp.PublicKeyType, e.Serialize)
 	if err != nil {
-		return signingKey{}, err
+		return SigningKey{}, err
 	}
 	private, err := armored(openpgp.PrivateKeyType, func(w io.Writer) error {
 		return e.SerializePrivateWithoutSigning(w, cfg)
 	})
 	if err != nil {
-		return signingKey{}, err
+		return SigningKey{}, err
 	}
-	return signingKey{private: private, public: public}, nil
+	return SigningKey{Private: private, Public: public}, nil
 }
 
 // armored runs serialize into an armor block of blockType.

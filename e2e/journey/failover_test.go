@@ -1,0 +1,99 @@
+package journey
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/reflux-dev/reflux/internal/testenv"
+)
+
+// Short leader election timings, through reflux's Flux-style flags, so a
+// failover fits in a test.
+const (
+	leaseDuration = 6 * time.Second
+	renewDeadline = 4 * time.Second
+	retryPeriod   = time.Second
+)
+
+// leader returns the one process whose leader_election_master_status is 1,
+// scraped over HTTP, or an error when none or both claim it.
+func leader(g Gomega, ps ...*testenv.RefluxProcess) (*testenv.RefluxProcess, error) {
+	var leaders []*testenv.RefluxProcess
+	for _, p := range ps {
+		if v, _ := metric(g, p, "leader_election_master_status", map[string]string{"name": "reflux-leader-election"}); v == 1 {
+			leaders = append(leaders, p)
+		}
+	}
+	if len(leaders) != 1 {
+		return nil, fmt.Errorf("%d leaders", len(leaders))
+	}
+	return leaders[0], nil
+}
+
+// TestLeaderFailover (scenario 8): two replicas elect a leader through the
+// Lease config/rbac lets them keep in reflux-system. The leader is killed
+// with SIGKILL; the other takes over within the lease time, and a drift
+// made during the failover is recorded once, on the one branch.
+func TestLeaderFailover(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	var replicas []*testenv.RefluxProcess
+	for _, name := range []string{"reflux-replica-a", "reflux-replica-b"} {
+		r, err := startReflux(ctx, name, shardKey+"=failover", "--enable-leader-election",
+			"--leader-election-lease-duration="+leaseDuration.String(),
+			"--leader-election-renew-deadline="+renewDeadline.String(),
+			"--leader-election-retry-period="+retryPeriod.String())
+		g.Expect(err).NotTo(HaveOccurred())
+		t.Cleanup(func() {
+			if err := r.Stop(); err != nil {
+				t.Error(err)
+			}
+		})
+		replicas = append(replicas, r)
+	}
+	var first *testenv.RefluxProcess
+	g.Eventually(func() (err error) {
+		first, err = leader(g, replicas...)
+		return err
+	}, timeout, interval).Should(Succeed())
+	f := newFixture(t, "failover", fixtureOptions{shard: "failover", files: flagFiles("cart-flags", "search-flags")})
+
+	// Before the failover: a drift the leader proposes on a branch.
+	f.addKey(g, "cart-flags", "SAVE_FOR_LATER", "true")
+	before := f.waitRecord(g, "ConfigMap", "cart-flags", proposed)
+	g.Expect(branches(t, f.repo)).To(ConsistOf(before.Status.Branch))
+
+	g.Expect(first.Kill()).To(Succeed())
+	killed := time.Now()
+	f.addKey(g, "search-flags", "FUZZY", "true") // during the failover
+	other := replicas[0]
+	if other == first {
+		other = replicas[1]
+	}
+	g.Eventually(func() (err error) {
+		p, err := leader(g, other)
+		if err == nil && p != other {
+			err = fmt.Errorf("%s leads", p.Name)
+		}
+		return err
+	}, leaseDuration+2*retryPeriod+2*time.Second, 200*time.Millisecond).Should(Succeed())
+	took := time.Since(killed)
+	t.Logf("%s took over %s after the leader was killed", other.Name, took)
+	g.Expect(took).To(BeNumerically("<=", leaseDuration+2*retryPeriod+2*time.Second), "within the lease time")
+
+	during := f.waitRecord(g, "ConfigMap", "search-flags", proposed)
+	g.Expect(f.records(g, "ConfigMap", "search-flags")).To(HaveLen(1), "recorded once")
+	g.Expect(f.records(g, "ConfigMap", "cart-flags")).To(HaveLen(1))
+	g.Expect(during.Status.Branch).To(Equal(before.Status.Branch), "both Merge fields go on the Kustomization's one branch")
+	g.Eventually(func() []string { return branches(t, f.repo) }, timeout, interval).Should(ConsistOf(before.Status.Branch), "no duplicate branch")
+	g.Expect(isHeld(f.get(g, "search-flags", &corev1.ConfigMap{}))).To(BeTrue())
+	dir := cloneBranch(t, f.repo, during.Status.Branch)
+	_, added, _ := diffLines(gitCLI(t, dir, "diff", "-U0", "origin/main", "HEAD"))
+	g.Expect(added).To(ConsistOf(`  SAVE_FOR_LATER: "true"`, `  FUZZY: "true"`))
+}

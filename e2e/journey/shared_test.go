@@ -1,0 +1,46 @@
+package journey
+
+import (
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// TestSharedBaseWritesToTheDriftedOverlay (scenario 5): a base rendered by
+// two overlays is not edited for the drift of one; the write lands in the
+// drifted overlay only.
+func TestSharedBaseWritesToTheDriftedOverlay(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	overlay := func(prefix string) string {
+		return kustomizationYAML + "  - ../../base\nnamePrefix: " + prefix + "-\n"
+	}
+	f := newFixture(t, "shared", fixtureOptions{
+		files: map[string]string{
+			"base/kustomization.yaml":        kustomizationYAML + "  - settings.yaml\n",
+			"base/settings.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  LOG_LEVEL: info\n",
+			"overlays/eu/kustomization.yaml": overlay("eu"),
+			"overlays/us/kustomization.yaml": overlay("us"),
+		},
+		paths: map[string]string{"shared-eu": "./overlays/eu", "shared-us": "./overlays/us"},
+	})
+	f.addKey(g, "eu-settings", "TRACING", "on")
+
+	rec := f.waitRecord(g, "ConfigMap", "eu-settings", proposed)
+	g.Expect(rec.Spec.Kustomization.Name).To(Equal("shared-eu"))
+	g.Expect(rec.Status.Branch).To(ContainSubstring("shared-eu"))
+	dir := cloneBranch(t, f.repo, rec.Status.Branch)
+	changed := strings.Fields(gitCLI(t, dir, "diff", "--name-only", "origin/main", "HEAD"))
+	g.Expect(changed).NotTo(BeEmpty())
+	for _, p := range changed {
+		g.Expect(p).To(HavePrefix("overlays/eu/"), "the shared base and the other overlay are untouched")
+	}
+	g.Expect(gitCLI(t, dir, "diff", "origin/main", "HEAD")).To(ContainSubstring("TRACING"))
+	g.Expect(f.records(g, "ConfigMap", "us-settings")).To(BeEmpty())
+	g.Expect(f.get(g, "us-settings", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).NotTo(HaveKey("TRACING"))
+	g.Expect(f.condition(g, "shared-us", refluxv1.DriftedCondition)).To(HavePrefix("False/" + refluxv1.NoDriftReason))
+}
