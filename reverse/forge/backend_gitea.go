@@ -66,7 +66,10 @@ func (g *giteaBackend) find(_ context.Context, head string) (*PullRequest, error
 			return nil, withStatus(httpResp(resp), err)
 		}
 		for _, pr := range prs {
-			if pr.Head != nil && pr.Head.Ref == head && (best == nil || pr.Index > best.Index) {
+			// Head.Ref turns into refs/pull/N/head once the branch is
+			// deleted (auto-delete after merge); Head.Name, the "label",
+			// keeps the branch name.
+			if pr.Head != nil && (pr.Head.Name == head || pr.Head.Ref == head) && (best == nil || pr.Index > best.Index) {
 				best = pr
 			}
 		}

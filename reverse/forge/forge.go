@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/fluxcd/go-git-providers/gitprovider"
 	"github.com/google/go-github/v82/github"
@@ -171,11 +172,12 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	if opts.Token == "" {
 		return nil, errors.New("the pull-request token is empty")
 	}
+	last := &atomic.Int32{}
 	copts := []gitprovider.ClientOption{gitprovider.WithPreChainTransportHook(func(rt http.RoundTripper) http.RoundTripper {
 		if opts.Transport != nil {
 			rt = opts.Transport
 		}
-		return ctxTransport{ctx: ctx, next: rt}
+		return ctxTransport{ctx: ctx, next: rt, last: last}
 	})}
 	var b backend
 	switch opts.Provider {
@@ -189,6 +191,11 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("%w: %q", ErrUnsupported, opts.Provider)
 	}
 	if err != nil {
+		if code := int(last.Load()); code >= 400 && StatusCode(err) == 0 {
+			// The Gitea SDK reads the server's version while connecting
+			// and keeps only the message of a refusal.
+			err = &statusError{code: code, err: err}
+		}
 		return nil, &Error{Op: "connecting to " + opts.Provider, Err: err}
 	}
 	return &Client{b: b}, nil
@@ -225,6 +232,8 @@ func ownerRepo(raw string) (owner, repo string, err error) {
 type ctxTransport struct {
 	ctx  context.Context
 	next http.RoundTripper
+	// last is the status of the latest answer.
+	last *atomic.Int32
 }
 
 func (t ctxTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -235,5 +244,9 @@ func (t ctxTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	return next.RoundTrip(req)
+	resp, err := next.RoundTrip(req)
+	if resp != nil {
+		t.last.Store(int32(resp.StatusCode))
+	}
+	return resp, err
 }
