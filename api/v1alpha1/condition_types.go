@@ -81,9 +81,6 @@ const (
 	GitErrorReason = "GitError"
 	// ReportOnlyReason means the policy never writes Git.
 	ReportOnlyReason = "ReportOnly"
-	// PullRequestOpenedReason means the branch was pushed and its pull
-	// request is open.
-	PullRequestOpenedReason = "PullRequestOpened"
 	// PullRequestFailedReason means the branch was pushed but the forge
 	// refused or failed to open or update its pull request; the forge's
 	// answer is in the message.

@@ -132,6 +132,10 @@ const (
 	GiteaProvider Provider = "gitea"
 )
 
+// PullRequestTokenKey is the key of the API token in the pull-request
+// Secret.
+const PullRequestTokenKey = "token"
+
 // PullRequestSpec says where and how reflux opens pull requests.
 // +kubebuilder:validation:XValidation:rule="self.provider != 'gitea' || has(self.apiURL)",message="pullRequest.apiURL is required for provider gitea: Gitea has no public default host"
 type PullRequestSpec struct {
