@@ -142,6 +142,12 @@ func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
 		return p.Status.PendingBranches
 	}, timeout, interval).Should(ContainElement(HaveField("PullRequest", first.URL)))
 
+	ev := branchPushedEvent(g, first.URL)
+	g.Expect(ev.Annotations).To(HaveKeyWithValue("kustomize.toolkit.fluxcd.io/reflux-pull-request", first.URL))
+	g.Eventually(func() float64 {
+		return openPullRequests()
+	}, timeout, interval).Should(BeNumerically(">=", 1), "reflux_pull_requests{state=open}")
+
 	// A second flag on the same Kustomization: the same pull request grows.
 	cm = configMap(g, "payment-flags")
 	cm.Data["SPLIT_PAYMENTS"] = "true"
@@ -197,4 +203,49 @@ func TestClosedPullRequestDismissesAndFluxRestoresGit(t *testing.T) {
 	g.Eventually(func() string {
 		return configMap(g, "search-flags").Data["FUZZY_MATCH"]
 	}, timeout, interval).Should(Equal("false"), "Flux restores Git once the hold is released")
+}
+
+// branchPushedEvent waits for the Kustomization's BranchPushed event that
+// names the pull request.
+func branchPushedEvent(g Gomega, url string) *corev1.Event {
+	var found *corev1.Event
+	g.Eventually(func() error {
+		list := &corev1.EventList{}
+		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range list.Items {
+			e := &list.Items[i]
+			if e.InvolvedObject.Kind == "Kustomization" && e.Reason == refluxv1.BranchPushedReason && strings.Contains(e.Message, url) {
+				found = e
+				return nil
+			}
+		}
+		return fmt.Errorf("no BranchPushed event naming %s", url)
+	}, timeout, interval).Should(Succeed())
+	return found
+}
+
+// openPullRequests reads reflux_pull_requests{state="open"} of the
+// Kustomization from reflux's registry.
+func openPullRequests() float64 {
+	families, err := rfx.Registry.Gather()
+	if err != nil {
+		return -1
+	}
+	for _, mf := range families {
+		if mf.GetName() != "reflux_pull_requests" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] == ns && labels["kustomization"] == "payments" && labels["state"] == "open" {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
 }

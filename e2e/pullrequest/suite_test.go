@@ -31,6 +31,7 @@ var (
 	env     *testenv.Env
 	gt      *testenv.Gitea
 	ks      *kustomizev1.Kustomization
+	rfx     *refluxtest.Reflux
 	logPath string
 )
 
@@ -124,7 +125,7 @@ func setup(ctx context.Context) error {
 	if err := env.Client.Create(ctx, p); err != nil {
 		return err
 	}
-	_, err = refluxtest.Start(refluxtest.Options{Config: env.Config, LogPath: logPath, Debug: true,
+	rfx, err = refluxtest.Start(refluxtest.Options{Config: env.Config, LogPath: logPath, Debug: true,
 		Controllers: controllers.Options{
 			Concurrent: 2, PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
 			// Gitea speaks plain HTTP on loopback.

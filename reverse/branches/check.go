@@ -80,6 +80,13 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			if st.NeedsDecision {
 				action = refluxv1.AlertAction
 			}
+			if pr.URL == "" && prs.forge != nil && prs.refused == nil {
+				// Pushed while the forge refused the token or was down:
+				// open it now, at the check's bounded pace.
+				if pr, err = h.openMissing(ctx, prs.forge, set, st.Name, action); err != nil {
+					return out, err
+				}
+			}
 			out.Pending = append(out.Pending, reverse.BranchResult{Action: action, Branch: st.Name, Commit: st.Commit,
 				Outcome: refluxv1.BranchPushedReason, PullRequest: pr.URL, PullRequestState: string(pr.State)})
 		}

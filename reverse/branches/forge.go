@@ -68,5 +68,34 @@ func (h *Writer) openPullRequest(ctx context.Context, f Forge, set reverse.Drift
 	return fmt.Errorf("%w: %w", errForge, err)
 }
 
+// openMissing opens the pull request of a pushed branch that has none,
+// from the open records that name the branch. A branch no open record
+// names (its drift resolved meanwhile) gets none.
+func (h *Writer) openMissing(ctx context.Context, f Forge, set reverse.DriftSet, name string,
+	action refluxv1.Action) (forge.PullRequest, error) {
+	var recs []refluxv1.Drift
+	for _, r := range set.Records {
+		if r.Status.Branch == name {
+			recs = append(recs, r)
+		}
+	}
+	gitSpec := set.Policy.Spec.Git
+	encrypt := gitSpec.Encryption != nil && len(gitSpec.Encryption.Age)+len(gitSpec.Encryption.PGP) > 0
+	for _, grp := range split(recs, true, encrypt) {
+		if grp.action != action || len(grp.fields) == 0 {
+			continue
+		}
+		res, err := f.Ensure(ctx, pullRequest(set, grp, name))
+		if forge.Unauthorized(err) {
+			return forge.PullRequest{}, nil // write-back reports the refusal
+		}
+		if err != nil {
+			return forge.PullRequest{}, fmt.Errorf("%w: %w", errForge, err)
+		}
+		return res.PullRequest, nil
+	}
+	return forge.PullRequest{}, nil
+}
+
 // errForge marks a forge failure that a retry may cure.
 var errForge = errors.New("pull request")

@@ -156,7 +156,7 @@ func TestWritePullRequestsOnGitea(t *testing.T) {
 // names the forge's answer, and nothing is retried for it.
 func TestWriteWithRefusedToken(t *testing.T) {
 	g := NewWithT(t)
-	_, set := giteaShop(t)
+	gt, set := giteaShop(t)
 	set.ForgeToken = "not-a-token"
 	results, err := newWriter(t).Write(context.Background(), set)
 	g.Expect(err).NotTo(HaveOccurred(), "a refused token is the user's to fix: no retry")
@@ -166,6 +166,26 @@ func TestWriteWithRefusedToken(t *testing.T) {
 		g.Expect(r.Commit).NotTo(BeEmpty(), "the branch is pushed all the same")
 		g.Expect(r.Reason).To(ContainSubstring("invalid username, password or token"))
 	}
+
+	// The token is fixed: the next branch check opens the missing pull
+	// requests from the records that name the branches.
+	for i := range set.Records {
+		r := &set.Records[i]
+		for _, res := range results {
+			if res.Records[0] == r.Name {
+				r.Status.Branch, r.Status.Commit, r.Status.State = res.Branch, res.Commit, refluxv1.DriftProposed
+			}
+		}
+	}
+	set.ForgeToken = gt.Token
+	bc, err := newWriter(t).Check(context.Background(), set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bc.Pending).To(HaveLen(len(results)))
+	for _, p := range bc.Pending {
+		g.Expect(p.PullRequest).To(HavePrefix(gt.URL+"/reflux/shop/pulls/"), "branch %s", p.Branch)
+		g.Expect(p.PullRequestState).To(Equal("open"))
+	}
+	g.Expect(bc.Closed).To(BeEmpty())
 }
 
 // TestWriteWithForgeDown: the branch is pushed and the error is returned,
