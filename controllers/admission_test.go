@@ -138,6 +138,46 @@ func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
 			field: "spec.git.signingKey.type",
 			text:  `Unsupported value: "x509"`,
 		},
+		{
+			name:   "unknown pull-request provider",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.PullRequest = prSpec("bitbucket", "") },
+			field:  "spec.git.pullRequest.provider",
+			text:   `Unsupported value: "bitbucket"`,
+		},
+		{
+			name:   "gitea without an API URL",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.PullRequest = prSpec(refluxv1.GiteaProvider, "") },
+			field:  "spec.git.pullRequest",
+			text:   "pullRequest.apiURL is required for provider gitea",
+		},
+		{
+			name: "API URL that is not http(s)",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {
+				p.Spec.Git.PullRequest = prSpec(refluxv1.GitHubProvider, "ssh://github.example.com")
+			},
+			field: "spec.git.pullRequest.apiURL",
+			text:  "should match",
+		},
+		{
+			name: "pull-request token without a Secret name",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {
+				p.Spec.Git.PullRequest = prSpec(refluxv1.GitHubProvider, "")
+				p.Spec.Git.PullRequest.SecretRef.Name = ""
+			},
+			raw: func(u map[string]interface{}) {
+				_ = unstructured.SetNestedField(u, map[string]interface{}{}, "spec", "git", "pullRequest", "secretRef")
+			},
+			field: "spec.git.pullRequest.secretRef.name",
+			text:  "Required value",
+		},
+		{
+			name: "empty reviewer in a rule's override",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {
+				p.Spec.Rules[0].PullRequest = &refluxv1.PullRequestOverride{Reviewers: []string{""}}
+			},
+			field: "spec.rules[0].pullRequest.reviewers[0]",
+			text:  "at least 1 chars long",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,6 +198,13 @@ func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
 			g.Expect(err.Error()).To(ContainSubstring(tt.text))
 		})
 	}
+}
+
+// prSpec is a pull-request spec with a token Secret.
+func prSpec(provider refluxv1.Provider, apiURL string) *refluxv1.PullRequestSpec {
+	pr := &refluxv1.PullRequestSpec{Provider: provider, APIURL: apiURL}
+	pr.SecretRef.Name = "forge-token"
+	return pr
 }
 
 // TestAdmissionDefaults proves the schema defaults a user relies on.

@@ -105,6 +105,16 @@ func (r *ReverseSyncPolicyReconciler) reconcile(ctx context.Context, obj *reflux
 		conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", err)
 		return ctrl.Result{}, err
 	}
+	if reason, err := r.checkForge(ctx, obj, governed); err != nil {
+		if errors.Is(err, policy.ErrInvalid) {
+			// Fixed by a new token in the Secret, not by a spec change:
+			// stalled, yet checked again later.
+			r.stall(obj, reason, err)
+			return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
+		}
+		conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", err)
+		return ctrl.Result{}, err
+	}
 	obj.Status.Kustomizations = int32(len(governed))
 	if err := r.summarise(ctx, obj); err != nil {
 		conditions.MarkFalse(obj, meta.ReadyCondition, meta.ProgressingWithRetryReason, "%s", err)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
@@ -61,6 +63,18 @@ func (t targets) Resolve(ctx context.Context, g *governor.Governed, set *reverse
 			return err
 		}
 		set.SigningKey = data
+	}
+	if pr := g.Policy.Spec.Git.PullRequest; pr != nil {
+		data, err := t.secretData(ctx, g.Policy.Namespace, pr.SecretRef.Name)
+		if err != nil {
+			return err
+		}
+		token := strings.TrimSpace(string(data[refluxv1.PullRequestTokenKey]))
+		if token == "" {
+			return fmt.Errorf("Secret %s/%s has no %q key for spec.git.pullRequest", g.Policy.Namespace, pr.SecretRef.Name,
+				refluxv1.PullRequestTokenKey)
+		}
+		set.ForgeToken = token
 	}
 	return nil
 }

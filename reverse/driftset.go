@@ -28,6 +28,9 @@ type DriftSet struct {
 	Source *GitSource
 	// SigningKey is the policy's signing Secret data; nil for unsigned.
 	SigningKey map[string][]byte
+	// ForgeToken is the `token` of the policy's pull-request Secret; empty
+	// when the policy opens no pull requests.
+	ForgeToken string
 	// LiveSecrets holds the data of the held live Secrets the records name,
 	// by "namespace/name": records mask Secret values, so the values to
 	// encrypt come from the held object itself.
@@ -74,6 +77,11 @@ type BranchResult struct {
 	Outcome string
 	// Reason explains the outcome.
 	Reason string
+	// PullRequest is the URL of the branch's pull request, when the policy
+	// opens them and the forge answered.
+	PullRequest string
+	// PullRequestState is open, merged or closed, as the forge said.
+	PullRequestState string
 	// Records are the names of the records the branch carries.
 	Records []string
 }
@@ -90,6 +98,9 @@ type BranchCheck struct {
 	Closed []string
 	// Deleted are merged branches reflux deleted.
 	Deleted []string
+	// PullRequests are the branches whose pull request a reviewer merged
+	// or closed, as the forge reported them.
+	PullRequests []BranchResult
 }
 
 // Fingerprint returns a short, stable identifier of what a set of records

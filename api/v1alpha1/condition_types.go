@@ -31,6 +31,15 @@ const (
 
 	// SuspendedReason means the policy is suspended.
 	SuspendedReason = "Suspended"
+
+	// TokenNotFoundReason means the pull-request token Secret is missing
+	// or has no `token` key.
+	TokenNotFoundReason = "TokenNotFound"
+
+	// ForgeUnreachableReason means the forge's API could not be reached,
+	// or refused the token or the repository; the answer is in the
+	// message.
+	ForgeUnreachableReason = "ForgeUnreachable"
 )
 
 // Reasons for the Drifted condition.
@@ -72,4 +81,8 @@ const (
 	GitErrorReason = "GitError"
 	// ReportOnlyReason means the policy never writes Git.
 	ReportOnlyReason = "ReportOnly"
+	// PullRequestFailedReason means the branch was pushed but the forge
+	// refused or failed to open or update its pull request; the forge's
+	// answer is in the message.
+	PullRequestFailedReason = "PullRequestFailed"
 )

@@ -214,6 +214,11 @@ type DriftStatus struct {
 	// +optional
 	Commit string `json:"commit,omitempty"`
 
+	// PullRequest is the URL of the pull request reflux opened for Branch,
+	// when the policy sets spec.git.pullRequest.
+	// +optional
+	PullRequest string `json:"pullRequest,omitempty"`
+
 	// Conditions holds Ready.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`

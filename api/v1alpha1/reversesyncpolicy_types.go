@@ -111,6 +111,89 @@ type GitSpec struct {
 	// reflux rewrites encrypted with the live values.
 	// +optional
 	Encryption *Encryption `json:"encryption,omitempty"`
+
+	// PullRequest opens one pull request per branch reflux pushes, on the
+	// forge that hosts the repository. Without it, branches are pushed and
+	// a reviewer opens the pull request by hand.
+	// +optional
+	PullRequest *PullRequestSpec `json:"pullRequest,omitempty"`
+}
+
+// Provider is a forge whose API reflux opens pull requests on.
+// +kubebuilder:validation:Enum=github;gitlab;gitea
+type Provider string
+
+const (
+	// GitHubProvider is github.com or GitHub Enterprise.
+	GitHubProvider Provider = "github"
+	// GitLabProvider is gitlab.com or a self-managed GitLab.
+	GitLabProvider Provider = "gitlab"
+	// GiteaProvider is a Gitea (or Forgejo) server.
+	GiteaProvider Provider = "gitea"
+)
+
+// PullRequestTokenKey is the key of the API token in the pull-request
+// Secret.
+const PullRequestTokenKey = "token"
+
+// PullRequestSpec says where and how reflux opens pull requests.
+// +kubebuilder:validation:XValidation:rule="self.provider != 'gitea' || has(self.apiURL)",message="pullRequest.apiURL is required for provider gitea: Gitea has no public default host"
+type PullRequestSpec struct {
+	// Provider is the forge: github, gitlab or gitea.
+	// +required
+	Provider Provider `json:"provider"`
+
+	// SecretRef names a Secret in the policy's namespace whose `token` key
+	// holds an API token allowed to open pull requests, label them and
+	// request reviews.
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
+
+	// APIURL is the base URL of a self-hosted forge, such as
+	// `https://gitea.example.com` or `https://github.example.com/api/v3`.
+	// Empty means github.com or gitlab.com.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[^\s/]+(/[^\s]*)?$`
+	// +optional
+	APIURL string `json:"apiURL,omitempty"`
+
+	// Reviewers are requested on every pull request, unless a rule's
+	// override applies.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	Reviewers []string `json:"reviewers,omitempty"`
+
+	// Assignees are assigned every pull request, unless a rule's override
+	// applies.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	Assignees []string `json:"assignees,omitempty"`
+}
+
+// PullRequestOverride replaces the policy's reviewers and assignees for
+// the pull requests that carry a field the rule matched.
+type PullRequestOverride struct {
+	// Reviewers requested instead of the policy's.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	Reviewers []string `json:"reviewers,omitempty"`
+
+	// Assignees assigned instead of the policy's.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	Assignees []string `json:"assignees,omitempty"`
 }
 
 // CommitAuthor is a git identity.
@@ -306,6 +389,12 @@ type Rule struct {
 	// Drift record keeps the evidence.
 	// +optional
 	Hold *bool `json:"hold,omitempty"`
+
+	// PullRequest overrides the policy's reviewers and assignees for pull
+	// requests carrying a field this rule matched: a rule over
+	// `apps/payments/**` can request the payments team.
+	// +optional
+	PullRequest *PullRequestOverride `json:"pullRequest,omitempty"`
 }
 
 // ReverseSyncPolicyStatus is the observed state of a ReverseSyncPolicy.
@@ -388,6 +477,10 @@ type PendingBranch struct {
 	Action Action `json:"action"`
 	// PushedAt is when the branch was last pushed.
 	PushedAt metav1.Time `json:"pushedAt"`
+	// PullRequest is the URL of the branch's pull request, when reflux
+	// opened one.
+	// +optional
+	PullRequest string `json:"pullRequest,omitempty"`
 }
 
 // GetConditions returns the status conditions.

@@ -8,6 +8,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/forge"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 	"github.com/reflux-dev/reflux/reverse/writeback/branch"
 	"github.com/reflux-dev/reflux/reverse/writeback/git"
@@ -43,6 +44,11 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			waiting[r.Status.Branch] = true
 		}
 	}
+	fg, err := h.connect(ctx, set)
+	if err != nil {
+		return out, fmt.Errorf("%w: %w", errForge, err)
+	}
+	prs := &pullRequests{forge: fg, seen: map[string]forge.PullRequest{}}
 	present := map[string]bool{}
 	slug := set.Kustomization.Namespace + "-" + set.Kustomization.Name
 	var errs []error
@@ -52,7 +58,17 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			continue
 		}
 		present[st.Name] = true
+		pr, err := prs.of(ctx, st.Name)
+		if err != nil {
+			return out, err
+		}
 		switch {
+		case pr.State == forge.Merged || pr.State == forge.Closed:
+			// A squash or rebase merge leaves the branch unmerged in Git's
+			// eyes: the forge's answer is the one that counts. Records of a
+			// merged pull request resolve once Flux applies the merge.
+			out.PullRequests = append(out.PullRequests, reverse.BranchResult{Branch: st.Name, Commit: st.Commit,
+				PullRequest: pr.URL, PullRequestState: string(pr.State)})
 		case st.Merged() && !waiting[st.Name]:
 			if err := b.DeleteMerged(ctx, repo, prefix, set.Source.Branch, st.Name); err != nil && !errors.Is(err, writeback.ErrNotMerged) {
 				errs = append(errs, err)
@@ -64,16 +80,66 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			if st.NeedsDecision {
 				action = refluxv1.AlertAction
 			}
+			if pr.URL == "" && prs.forge != nil && prs.refused == nil {
+				// Pushed while the forge refused the token or was down:
+				// open it now, at the check's bounded pace.
+				if pr, err = h.openMissing(ctx, prs.forge, set, st.Name, action); err != nil {
+					return out, err
+				}
+			}
 			out.Pending = append(out.Pending, reverse.BranchResult{Action: action, Branch: st.Name, Commit: st.Commit,
-				Outcome: refluxv1.BranchPushedReason})
+				Outcome: refluxv1.BranchPushedReason, PullRequest: pr.URL, PullRequestState: string(pr.State)})
 		}
 	}
 	// Only a branch reflux pushed can have been closed: one recorded only
-	// as an intent may never have reached the remote.
+	// as an intent may never have reached the remote. A branch the forge
+	// deleted after merging its pull request was merged, not closed.
 	for _, r := range set.Records {
-		if decide.BranchPushed(&r) && !present[r.Status.Branch] {
+		if !decide.BranchPushed(&r) {
+			continue
+		}
+		pr, err := prs.of(ctx, r.Status.Branch)
+		if err != nil {
+			return out, err
+		}
+		switch {
+		case pr.State == forge.Closed:
+			out.Closed = append(out.Closed, r.Name)
+		case !present[r.Status.Branch] && pr.State != forge.Merged && prs.refused == nil:
+			// Without the forge's word (it refused the token) a deleted
+			// branch may be a merged pull request: dismiss nothing.
 			out.Closed = append(out.Closed, r.Name)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// pullRequests asks the forge once per branch and check.
+type pullRequests struct {
+	forge Forge
+	seen  map[string]forge.PullRequest
+	// refused is the forge's refusal of the token: write-back reports it,
+	// and the check goes on with Git's word alone.
+	refused error
+}
+
+// of returns the branch's pull request; the zero value when the policy
+// opens none or the branch has none.
+func (p *pullRequests) of(ctx context.Context, head string) (forge.PullRequest, error) {
+	if p.forge == nil || p.refused != nil {
+		return forge.PullRequest{}, nil
+	}
+	if pr, ok := p.seen[head]; ok {
+		return pr, nil
+	}
+	pr, _, err := p.forge.Find(ctx, head)
+	if forge.Unauthorized(err) {
+		p.refused = err
+		return forge.PullRequest{}, nil
+	}
+	if err != nil {
+		return pr, fmt.Errorf("%w: %w", errForge, err)
+	}
+	p.seen[head] = pr
+	return pr, nil
 }

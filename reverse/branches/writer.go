@@ -11,6 +11,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/forge"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 	"github.com/reflux-dev/reflux/reverse/writeback/git"
 	"github.com/reflux-dev/reflux/reverse/writeback/signing"
@@ -34,6 +35,9 @@ type Writer struct {
 	// A set's applied render stands in for the tree before the edits, so
 	// an attempt builds once, to verify.
 	Render func(context.Context, kustomize.BuildOptions) (*kustomize.Result, error)
+	// Forges connects to the forge of a policy's spec.git.pullRequest;
+	// nil is forge.New.
+	Forges func(context.Context, forge.Options) (Forge, error)
 }
 
 // Write writes the set's Merge fields and Alert fields to their
@@ -68,8 +72,25 @@ func (h *Writer) Write(ctx context.Context, set reverse.DriftSet) ([]reverse.Bra
 	}
 	var proposals []reverse.BranchResult
 	var errs []error
+	var fg Forge
+	var fgErr error
 	for _, grp := range groups {
 		p, err := h.write(ctx, set, grp, auth, signer)
+		if err == nil && p.Branch != "" && (p.Outcome == refluxv1.BranchPushedReason || p.Outcome == refluxv1.UpToDateReason) &&
+			gitSpec.PullRequest != nil {
+			if fg == nil && fgErr == nil {
+				fg, fgErr = h.connect(ctx, set)
+			}
+			switch {
+			case fgErr != nil:
+				p.Outcome, p.Reason = refluxv1.PullRequestFailedReason, joinReasons(p.Reason, fgErr.Error())
+				if !forge.Unauthorized(fgErr) {
+					err = fmt.Errorf("%w: %w", errForge, fgErr)
+				}
+			default:
+				err = h.openPullRequest(ctx, fg, set, grp, &p)
+			}
+		}
 		proposals = append(proposals, p)
 		if err != nil {
 			errs = append(errs, err)

@@ -32,6 +32,9 @@ type Branch struct {
 	Branch      string
 	Commit      string
 	Fingerprint string
+	// PullRequest is the URL of the branch's pull request, when one was
+	// opened.
+	PullRequest string
 }
 
 // OnBranch decides what a write-back transition does to a record. heldByUs
@@ -47,12 +50,15 @@ func OnBranch(rec *refluxv1.Drift, t Branch, heldByUs bool) Decision {
 	switch t.Event {
 	case Intended:
 		if s.Branch != t.Branch {
-			s.Commit = ""
+			s.Commit, s.PullRequest = "", ""
 		}
 		s.Branch, s.BranchFingerprint = t.Branch, t.Fingerprint
 	case Pushed:
 		s.State = refluxv1.DriftProposed
 		s.Branch, s.Commit, s.BranchFingerprint = t.Branch, t.Commit, t.Fingerprint
+		if t.PullRequest != "" {
+			s.PullRequest = t.PullRequest
+		}
 	case Abandoned:
 		if s.Branch != t.Branch || s.Commit != "" {
 			return Decision{Why: "an earlier push of the branch stands"}

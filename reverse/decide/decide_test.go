@@ -217,6 +217,28 @@ func TestOnBranch(t *testing.T) {
 	g.Expect(BranchPushed(intended)).To(BeFalse())
 }
 
+func TestOnBranchPullRequest(t *testing.T) {
+	g := NewWithT(t)
+	base := recorded(t0, true, flag(`"true"`))
+	intended := with(base, func(r *refluxv1.Drift) { r.Status.Branch, r.Status.BranchFingerprint = "reflux/b/fp1", "fp1" })
+	url := "http://forge.example/o/r/pulls/1"
+
+	d := OnBranch(intended, Branch{Event: Pushed, Branch: "reflux/b/fp1", Commit: "c1", Fingerprint: "fp1", PullRequest: url}, true)
+	g.Expect(d.Action).To(Equal(SetStatus))
+	g.Expect(d.Record.Status.PullRequest).To(Equal(url), "the record links its pull request")
+
+	// A later push whose pull request the forge failed to answer keeps
+	// the link it had.
+	withPR := d.Record
+	d = OnBranch(withPR, Branch{Event: Pushed, Branch: "reflux/b/fp1", Commit: "c2", Fingerprint: "fp1"}, true)
+	g.Expect(d.Action).To(Equal(SetStatus))
+	g.Expect(d.Record.Status.PullRequest).To(Equal(url))
+
+	// Moving to another branch forgets the old branch's pull request.
+	d = OnBranch(withPR, Branch{Event: Intended, Branch: "reflux/b/fp2", Fingerprint: "fp2"}, true)
+	g.Expect(d.Record.Status.PullRequest).To(BeEmpty())
+}
+
 func TestDeclares(t *testing.T) {
 	want := &unstructured.Unstructured{Object: map[string]any{
 		"data": map[string]any{"FEATURE_DARK_MODE": "true"}, "spec": map[string]any{"replicas": int64(5)},

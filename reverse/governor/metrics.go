@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
 )
 
 // Metrics are reflux's own metrics, in the style of Flux's gotk_*
@@ -29,6 +30,7 @@ type Metrics struct {
 	WriteBacks        *prometheus.CounterVec
 	WriteBackDuration prometheus.Histogram
 	PendingBranches   *prometheus.GaugeVec
+	PullRequests      *prometheus.GaugeVec
 }
 
 // NewMetrics creates the collectors; register them with Collectors.
@@ -82,13 +84,17 @@ func NewMetrics() *Metrics {
 		PendingBranches: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "reflux_pending_branches", Help: "Branches reflux pushed that await review.",
 		}, ks),
+		PullRequests: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "reflux_pull_requests",
+			Help: "Pull requests of reflux's branches by state (open, merged, closed) as of the Kustomization's last branch check.",
+		}, append(ks, "state")),
 	}
 }
 
 // Collectors returns every collector, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Fields, m.FirstSeen, m.Held, m.Detections, m.Latency, m.Parked, m.DryRuns,
-		m.RenderDuration, m.RenderBuilds, m.BuildsPerRevision, m.WriteBacks, m.WriteBackDuration, m.PendingBranches}
+		m.RenderDuration, m.RenderBuilds, m.BuildsPerRevision, m.WriteBacks, m.WriteBackDuration, m.PendingBranches, m.PullRequests}
 }
 
 // ObserveRender records one build (desired.Observer).
@@ -156,13 +162,31 @@ func (m *Metrics) setPending(ks types.NamespacedName, n int) {
 	}
 }
 
+// setPullRequests counts the pull requests a branch check saw, by state.
+func (m *Metrics) setPullRequests(ks types.NamespacedName, bc reverse.BranchCheck) {
+	if m == nil {
+		return
+	}
+	n := map[string]int{"open": 0, "merged": 0, "closed": 0}
+	for _, list := range [][]reverse.BranchResult{bc.Pending, bc.PullRequests} {
+		for _, b := range list {
+			if b.PullRequestState != "" {
+				n[b.PullRequestState]++
+			}
+		}
+	}
+	for state, c := range n {
+		m.PullRequests.WithLabelValues(ks.Namespace, ks.Name, state).Set(float64(c))
+	}
+}
+
 // forget drops a Kustomization's series.
 func (m *Metrics) forget(ks types.NamespacedName) {
 	if m == nil {
 		return
 	}
 	match := prometheus.Labels{"namespace": ks.Namespace, "kustomization": ks.Name}
-	for _, v := range []*prometheus.GaugeVec{m.Fields, m.FirstSeen, m.Held, m.Parked, m.BuildsPerRevision, m.PendingBranches} {
+	for _, v := range []*prometheus.GaugeVec{m.Fields, m.FirstSeen, m.Held, m.Parked, m.BuildsPerRevision, m.PendingBranches, m.PullRequests} {
 		v.DeletePartialMatch(match)
 	}
 	m.RenderBuilds.DeletePartialMatch(match)

@@ -34,6 +34,9 @@ func ReverseSynced(ws *WriteBackStatus) *metav1.Condition {
 		if p.Commit != "" {
 			part += fmt.Sprintf(" at %s", shortSHA(p.Commit))
 		}
+		if p.PullRequest != "" {
+			part += fmt.Sprintf(", pull request %s", p.PullRequest)
+		}
 		if p.Reason != "" && (p.Branch == "" || (p.Outcome != refluxv1.BranchPushedReason && p.Outcome != refluxv1.UpToDateReason)) {
 			part += ": " + p.Reason
 		}
@@ -58,7 +61,7 @@ func outcomeRank(o string) int {
 		return 2
 	case refluxv1.RefusedReason:
 		return 3
-	case refluxv1.ConflictReason:
+	case refluxv1.ConflictReason, refluxv1.PullRequestFailedReason:
 		return 4
 	default: // GitError and anything unknown
 		return 5
@@ -93,12 +96,18 @@ func (gv *Governor) writeBackEvents(snap snapshot, results []reverse.BranchResul
 		if p.Branch != "" {
 			meta[eventMetaKey("reflux-branch")] = p.Branch
 		}
+		if p.PullRequest != "" {
+			meta[eventMetaKey("reflux-pull-request")] = p.PullRequest
+		}
 		msg := fmt.Sprintf("%s write-back %s", p.Action, p.Outcome)
 		if p.Branch != "" {
 			msg += " on " + p.Branch
 		}
 		if p.Reason != "" {
 			msg += ": " + p.Reason
+		}
+		if p.PullRequest != "" && !strings.Contains(msg, p.PullRequest) {
+			msg += " (pull request " + p.PullRequest + ")"
 		}
 		gv.opts.Events.AnnotatedEventf(snap.gov.Kustomization, meta, eventType, p.Outcome, "%s", msg)
 	}

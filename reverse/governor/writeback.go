@@ -300,6 +300,7 @@ func (gv *Governor) checkBranches(ctx context.Context, snap snapshot, set *rever
 		return 0, fmt.Errorf("checking reflux branches: %w", err)
 	}
 	gv.opts.Metrics.setPending(snap.gov.Key(), len(bc.Pending))
+	gv.opts.Metrics.setPullRequests(snap.gov.Key(), bc)
 	closed := map[string]bool{}
 	for _, name := range bc.Closed {
 		closed[name] = true
@@ -348,9 +349,11 @@ func (gv *Governor) write(ctx context.Context, snap snapshot, set *reverse.Drift
 	}
 	for _, r := range results {
 		gv.opts.Metrics.observeWriteBack(r.Outcome, 0)
-		ev := decide.Branch{Branch: r.Branch, Commit: r.Commit, Fingerprint: r.Fingerprint}
+		ev := decide.Branch{Branch: r.Branch, Commit: r.Commit, Fingerprint: r.Fingerprint, PullRequest: r.PullRequest}
 		switch {
-		case r.Branch != "" && (r.Outcome == refluxv1.BranchPushedReason || r.Outcome == refluxv1.UpToDateReason):
+		// A pull request the forge failed to open leaves the branch pushed.
+		case r.Branch != "" && r.Commit != "" && (r.Outcome == refluxv1.BranchPushedReason || r.Outcome == refluxv1.UpToDateReason ||
+			r.Outcome == refluxv1.PullRequestFailedReason):
 			ev.Event = decide.Pushed
 		case len(intended[r.Branch]) > 0:
 			ev.Event = decide.Abandoned

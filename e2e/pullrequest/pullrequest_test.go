@@ -1,0 +1,253 @@
+package pullrequest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// pr is what Gitea's API says of a pull request.
+type pr struct {
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	State  string `json:"state"`
+	URL    string `json:"html_url"`
+	Labels []struct {
+		Name string `json:"name"`
+	} `json:"labels"`
+	Head struct {
+		Label string `json:"label"`
+	} `json:"head"`
+}
+
+func pullsOf(g Gomega, branch string) []pr {
+	var all, out []pr
+	g.Expect(gt.API(context.Background(), http.MethodGet, "/repos/reflux/"+repo+"/pulls?state=all&limit=50", nil, &all)).To(Succeed())
+	for _, p := range all {
+		if p.Head.Label == branch {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func configMap(g Gomega, name string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm)).To(Succeed())
+	return cm
+}
+
+// edit changes a live object as `kubectl edit` does.
+func edit(g Gomega, cm *corev1.ConfigMap) {
+	g.Expect(env.Client.Update(context.Background(), cm, client.FieldOwner("kubectl-edit"))).To(Succeed())
+}
+
+func record(g Gomega, name string, match func(*refluxv1.Drift) error) *refluxv1.Drift {
+	var found *refluxv1.Drift
+	g.Eventually(func() error {
+		list := &refluxv1.DriftList{}
+		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range list.Items {
+			if list.Items[i].Spec.Object.Name == name {
+				found = &list.Items[i]
+				return match(found)
+			}
+		}
+		return fmt.Errorf("no record for %s", name)
+	}, timeout, interval).Should(Succeed())
+	return found
+}
+
+func withPullRequest(d *refluxv1.Drift) error {
+	if d.Status.State != refluxv1.DriftProposed || d.Status.PullRequest == "" {
+		return fmt.Errorf("state %q pull request %q", d.Status.State, d.Status.PullRequest)
+	}
+	return nil
+}
+
+func TestPolicyChecksTheForge(t *testing.T) {
+	g := NewWithT(t)
+	p := &refluxv1.ReverseSyncPolicy{}
+	g.Eventually(func() bool {
+		_ = env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "payments"}, p)
+		return conditions.IsReady(p)
+	}, timeout, interval).Should(BeTrue(), "the token works and reaches the repository")
+
+	bad := p.DeepCopy()
+	bad.ObjectMeta = p.ObjectMeta
+	bad.Name, bad.ResourceVersion, bad.UID = "bad-token", "", ""
+	bad.Spec.KustomizationSelector.MatchLabels = map[string]string{"reflux.dev/tier": "payments"}
+	bad.Spec.Git.ReportOnly = false
+	bad.Spec.Git.PullRequest.SecretRef.Name = "missing"
+	bad.Status = refluxv1.ReverseSyncPolicyStatus{}
+	g.Expect(env.Client.Create(context.Background(), bad)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), bad) })
+	g.Eventually(func() string {
+		_ = env.Client.Get(context.Background(), client.ObjectKeyFromObject(bad), bad)
+		if c := conditions.Get(bad, meta.StalledCondition); c != nil && c.Status == "True" {
+			return c.Reason + ": " + c.Message
+		}
+		return ""
+	}, timeout, interval).Should(And(HavePrefix(refluxv1.TokenNotFoundReason), ContainSubstring("spec.git.pullRequest.secretRef")))
+}
+
+// TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge follows a live
+// flag to one pull request, a second flag updating that same pull
+// request, a reviewer's squash merge that deletes the branch, and the
+// records resolving once Flux applies it.
+func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
+	g := NewWithT(t)
+	cm := configMap(g, "payment-flags")
+	cm.Data["INSTANT_REFUNDS"] = "true"
+	edit(g, cm)
+
+	rec := record(g, "payment-flags", withPullRequest)
+	branch := rec.Status.Branch
+	prs := pullsOf(g, branch)
+	g.Expect(prs).To(HaveLen(1))
+	first := prs[0]
+	g.Expect(first.URL).To(Equal(rec.Status.PullRequest))
+	g.Expect(first.Body).To(ContainSubstring("`/data/INSTANT_REFUNDS`"))
+	g.Expect(first.Body).To(ContainSubstring("`base/flags.yaml"))
+	var labels []string
+	for _, l := range first.Labels {
+		labels = append(labels, l.Name)
+	}
+	g.Expect(labels).To(ContainElements("reflux", "severity/low"))
+
+	k := ks.DeepCopy()
+	g.Eventually(func() string {
+		_ = env.Client.Get(context.Background(), client.ObjectKeyFromObject(k), k)
+		if c := conditions.Get(k, refluxv1.ReverseSyncedCondition); c != nil {
+			return c.Message
+		}
+		return ""
+	}, timeout, interval).Should(ContainSubstring("pull request " + first.URL))
+	p := &refluxv1.ReverseSyncPolicy{}
+	g.Eventually(func() []refluxv1.PendingBranch {
+		_ = env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "payments"}, p)
+		return p.Status.PendingBranches
+	}, timeout, interval).Should(ContainElement(HaveField("PullRequest", first.URL)))
+
+	ev := branchPushedEvent(g, first.URL)
+	g.Expect(ev.Annotations).To(HaveKeyWithValue("kustomize.toolkit.fluxcd.io/reflux-pull-request", first.URL))
+	g.Eventually(func() float64 {
+		return openPullRequests()
+	}, timeout, interval).Should(BeNumerically(">=", 1), "reflux_pull_requests{state=open}")
+
+	// A second flag on the same Kustomization: the same pull request grows.
+	cm = configMap(g, "payment-flags")
+	cm.Data["SPLIT_PAYMENTS"] = "true"
+	edit(g, cm)
+	g.Eventually(func() string {
+		if prs := pullsOf(g, branch); len(prs) == 1 {
+			return prs[0].Body
+		}
+		return "not exactly one pull request"
+	}, timeout, interval).Should(And(ContainSubstring("/data/SPLIT_PAYMENTS"), ContainSubstring("/data/INSTANT_REFUNDS")))
+
+	// The reviewer squash-merges and Gitea deletes the branch.
+	g.Expect(gt.API(context.Background(), http.MethodPost, fmt.Sprintf("/repos/reflux/%s/pulls/%d/merge", repo, first.Number),
+		map[string]any{"Do": "squash", "delete_branch_after_merge": true}, nil)).To(Succeed())
+	record(g, "payment-flags", func(d *refluxv1.Drift) error {
+		if d.Status.State != refluxv1.DriftResolved {
+			return fmt.Errorf("state %q", d.Status.State)
+		}
+		return nil
+	})
+	g.Expect(configMap(g, "payment-flags").Data).To(And(HaveKeyWithValue("INSTANT_REFUNDS", "true"),
+		HaveKeyWithValue("SPLIT_PAYMENTS", "true")), "Flux applied the merge")
+}
+
+// TestClosedPullRequestDismissesAndFluxRestoresGit: a reviewer closes the
+// pull request unmerged; the records are dismissed, the hold goes and
+// Flux restores Git's value.
+func TestClosedPullRequestDismissesAndFluxRestoresGit(t *testing.T) {
+	g := NewWithT(t)
+	cm := configMap(g, "search-flags")
+	cm.Data["FUZZY_MATCH"] = "true"
+	edit(g, cm)
+	rec := record(g, "search-flags", withPullRequest)
+	prs := pullsOf(g, rec.Status.Branch)
+	g.Expect(prs).To(HaveLen(1))
+	// Changing a value Git declares is an Alert by default: a draft that
+	// needs a decision. The Kustomization's open Alert pull request (the
+	// image rollback's, when that test ran first) carries it too.
+	g.Expect(prs[0].Title).To(HavePrefix("WIP: reflux: payments/payments needs a decision: "))
+	g.Expect(prs[0].Body).To(ContainSubstring("`/data/FUZZY_MATCH`"))
+	var labels []string
+	for _, l := range prs[0].Labels {
+		labels = append(labels, l.Name)
+	}
+	g.Expect(labels).To(ContainElements("reflux", "needs-decision"))
+	g.Expect(strings.Contains(prs[0].Body, "reflux never merges this pull request")).To(BeTrue())
+	g.Expect(gt.API(context.Background(), http.MethodPatch, fmt.Sprintf("/repos/reflux/%s/pulls/%d", repo, prs[0].Number),
+		map[string]any{"state": "closed"}, nil)).To(Succeed())
+	record(g, "search-flags", func(d *refluxv1.Drift) error {
+		if d.Status.State != refluxv1.DriftDismissed {
+			return fmt.Errorf("state %q", d.Status.State)
+		}
+		return nil
+	})
+	g.Eventually(func() string {
+		return configMap(g, "search-flags").Data["FUZZY_MATCH"]
+	}, timeout, interval).Should(Equal("false"), "Flux restores Git once the hold is released")
+}
+
+// branchPushedEvent waits for the Kustomization's BranchPushed event that
+// names the pull request.
+func branchPushedEvent(g Gomega, url string) *corev1.Event {
+	var found *corev1.Event
+	g.Eventually(func() error {
+		list := &corev1.EventList{}
+		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range list.Items {
+			e := &list.Items[i]
+			if e.InvolvedObject.Kind == "Kustomization" && e.Reason == refluxv1.BranchPushedReason && strings.Contains(e.Message, url) {
+				found = e
+				return nil
+			}
+		}
+		return fmt.Errorf("no BranchPushed event naming %s", url)
+	}, timeout, interval).Should(Succeed())
+	return found
+}
+
+// openPullRequests reads reflux_pull_requests{state="open"} of the
+// Kustomization from reflux's registry.
+func openPullRequests() float64 {
+	families, err := rfx.Registry.Gather()
+	if err != nil {
+		return -1
+	}
+	for _, mf := range families {
+		if mf.GetName() != "reflux_pull_requests" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["namespace"] == ns && labels["kustomization"] == "payments" && labels["state"] == "open" {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,191 @@
+package forge
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	sdk "code.gitea.io/sdk/gitea"
+	ggpgitea "github.com/fluxcd/go-git-providers/gitea"
+	"github.com/fluxcd/go-git-providers/gitprovider"
+)
+
+// giteaDraft is the title prefix Gitea reads as a work-in-progress (draft)
+// pull request: Gitea's API has no draft flag.
+const giteaDraft = "WIP: "
+
+// maxPages bounds the walk over a repository's pull requests when a
+// provider cannot filter them by head.
+const maxPages = 20
+
+type giteaBackend struct {
+	ggp         gitprovider.Client
+	raw         *sdk.Client
+	ref         gitprovider.OrgRepositoryRef
+	owner, repo string
+}
+
+func newGitea(opts Options, owner, repo string, copts []gitprovider.ClientOption) (backend, error) {
+	if opts.APIURL == "" {
+		return nil, fmt.Errorf("gitea needs an API URL")
+	}
+	domain := strings.TrimSuffix(opts.APIURL, "/")
+	c, err := ggpgitea.NewClient(opts.Token, append(copts, gitprovider.WithDomain(domain))...)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := c.Raw().(*sdk.Client)
+	if !ok {
+		return nil, fmt.Errorf("go-git-providers' gitea client is a %T", c.Raw())
+	}
+	return &giteaBackend{ggp: c, raw: raw, owner: owner, repo: repo, ref: gitprovider.OrgRepositoryRef{
+		OrganizationRef: gitprovider.OrganizationRef{Domain: domain, Organization: owner}, RepositoryName: repo,
+	}}, nil
+}
+
+func (g *giteaBackend) check(ctx context.Context) error {
+	_, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
+	return err
+}
+
+func (g *giteaBackend) title(req Request) string {
+	if req.Draft {
+		return giteaDraft + req.Title
+	}
+	return req.Title
+}
+
+func (g *giteaBackend) find(_ context.Context, head string) (*PullRequest, error) {
+	var best *sdk.PullRequest
+	for page := 1; page <= maxPages; page++ {
+		prs, resp, err := g.raw.ListRepoPullRequests(g.owner, g.repo, sdk.ListPullRequestsOptions{
+			ListOptions: sdk.ListOptions{Page: page, PageSize: 50}, State: sdk.StateAll,
+		})
+		if err != nil {
+			return nil, withStatus(httpResp(resp), err)
+		}
+		for _, pr := range prs {
+			// Head.Ref turns into refs/pull/N/head once the branch is
+			// deleted (auto-delete after merge); Head.Name, the "label",
+			// keeps the branch name.
+			if pr.Head != nil && (pr.Head.Name == head || pr.Head.Ref == head) && (best == nil || pr.Index > best.Index) {
+				best = pr
+			}
+		}
+		if len(prs) < 50 {
+			break
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	return giteaPR(best), nil
+}
+
+func (g *giteaBackend) create(ctx context.Context, req Request) (*PullRequest, error) {
+	repo, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := repo.PullRequests().Create(ctx, g.title(req), req.Head, req.Base, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	info := pr.Get()
+	return &PullRequest{Number: info.Number, URL: info.WebURL, State: Open, Title: g.title(req), Body: req.Body}, nil
+}
+
+func (g *giteaBackend) update(_ context.Context, number int, title, body string) error {
+	_, resp, err := g.raw.EditPullRequest(g.owner, g.repo, int64(number), sdk.EditPullRequestOption{Title: title, Body: &body})
+	return withStatus(httpResp(resp), err)
+}
+
+func (g *giteaBackend) decorate(_ context.Context, number int, req Request) error {
+	if len(req.Labels) > 0 {
+		ids, err := g.labelIDs(req.Labels)
+		if err != nil {
+			return err
+		}
+		if _, resp, err := g.raw.AddIssueLabels(g.owner, g.repo, int64(number), sdk.IssueLabelsOption{Labels: ids}); err != nil {
+			return withStatus(httpResp(resp), err)
+		}
+	}
+	if len(req.Assignees) > 0 {
+		if _, resp, err := g.raw.EditIssue(g.owner, g.repo, int64(number), sdk.EditIssueOption{Assignees: req.Assignees}); err != nil {
+			return withStatus(httpResp(resp), fmt.Errorf("assigning %v: %w", req.Assignees, err))
+		}
+	}
+	if len(req.Reviewers) > 0 {
+		resp, err := g.raw.CreateReviewRequests(g.owner, g.repo, int64(number), sdk.PullReviewRequestOptions{Reviewers: req.Reviewers})
+		if err != nil {
+			return withStatus(httpResp(resp), fmt.Errorf("requesting reviews of %v: %w", req.Reviewers, err))
+		}
+	}
+	return nil
+}
+
+// labelIDs returns the ids of the named labels, creating the missing
+// ones: Gitea labels pull requests by id only.
+func (g *giteaBackend) labelIDs(names []string) ([]int64, error) {
+	have := map[string]int64{}
+	for page := 1; page <= maxPages; page++ {
+		labels, resp, err := g.raw.ListRepoLabels(g.owner, g.repo, sdk.ListLabelsOptions{ListOptions: sdk.ListOptions{Page: page, PageSize: 50}})
+		if err != nil {
+			return nil, withStatus(httpResp(resp), err)
+		}
+		for _, l := range labels {
+			have[l.Name] = l.ID
+		}
+		if len(labels) < 50 {
+			break
+		}
+	}
+	ids := make([]int64, 0, len(names))
+	for _, n := range names {
+		id, ok := have[n]
+		if !ok {
+			l, resp, err := g.raw.CreateLabel(g.owner, g.repo, sdk.CreateLabelOption{Name: n, Color: labelColor(n)})
+			if err != nil {
+				return nil, withStatus(httpResp(resp), fmt.Errorf("creating label %q: %w", n, err))
+			}
+			id = l.ID
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func giteaPR(pr *sdk.PullRequest) *PullRequest {
+	out := &PullRequest{Number: int(pr.Index), URL: pr.HTMLURL, Title: pr.Title, Body: pr.Body, State: Open}
+	switch {
+	case pr.HasMerged:
+		out.State = Merged
+	case pr.State == sdk.StateClosed:
+		out.State = Closed
+	}
+	for _, l := range pr.Labels {
+		out.Labels = append(out.Labels, l.Name)
+	}
+	return out
+}
+
+// labelColor gives reflux's labels a stable colour: Gitea requires one.
+func labelColor(name string) string {
+	switch {
+	case name == "needs-decision", name == "severity/critical":
+		return "#b60205"
+	case name == "severity/high":
+		return "#d93f0b"
+	case strings.HasPrefix(name, "severity/"):
+		return "#fbca04"
+	}
+	return "#0e8a16"
+}
+
+func httpResp(r *sdk.Response) *http.Response {
+	if r == nil {
+		return nil
+	}
+	return r.Response
+}

@@ -1,0 +1,135 @@
+package forge
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	ggpgithub "github.com/fluxcd/go-git-providers/github"
+	"github.com/fluxcd/go-git-providers/gitprovider"
+	"github.com/google/go-github/v82/github"
+)
+
+type githubBackend struct {
+	ggp         gitprovider.Client
+	raw         *github.Client
+	ref         gitprovider.OrgRepositoryRef
+	owner, repo string
+}
+
+// newGitHub connects to github.com, or to GitHub Enterprise at the host
+// of opts.APIURL (go-git-providers adds /api/v3/).
+func newGitHub(opts Options, owner, repo string, copts []gitprovider.ClientOption) (backend, error) {
+	copts = append(copts, gitprovider.WithOAuth2Token(opts.Token))
+	if opts.APIURL != "" {
+		u, err := url.Parse(opts.APIURL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("API URL %q names no host", opts.APIURL)
+		}
+		copts = append(copts, gitprovider.WithDomain(u.Host))
+	}
+	c, err := ggpgithub.NewClient(copts...)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := c.Raw().(*github.Client)
+	if !ok {
+		return nil, fmt.Errorf("go-git-providers' github client is a %T", c.Raw())
+	}
+	return &githubBackend{ggp: c, raw: raw, owner: owner, repo: repo, ref: gitprovider.OrgRepositoryRef{
+		OrganizationRef: gitprovider.OrganizationRef{Domain: c.SupportedDomain(), Organization: owner}, RepositoryName: repo,
+	}}, nil
+}
+
+func (g *githubBackend) check(ctx context.Context) error {
+	_, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
+	return err
+}
+
+// title: GitHub has a real draft flag, so the title is left alone.
+func (g *githubBackend) title(req Request) string { return req.Title }
+
+func (g *githubBackend) find(ctx context.Context, head string) (*PullRequest, error) {
+	// head=owner:branch filters server-side; reflux pushes to the
+	// repository itself, never to a fork.
+	prs, _, err := g.raw.PullRequests.List(ctx, g.owner, g.repo, &github.PullRequestListOptions{
+		State: "all", Head: g.owner + ":" + head, ListOptions: github.ListOptions{PerPage: 100},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var best *github.PullRequest
+	for _, pr := range prs {
+		if pr.GetHead().GetRef() == head && (best == nil || pr.GetNumber() > best.GetNumber()) {
+			best = pr
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	return githubPR(best), nil
+}
+
+func (g *githubBackend) create(ctx context.Context, req Request) (*PullRequest, error) {
+	if req.Draft {
+		// go-git-providers' Create has no draft flag: open Alert pull
+		// requests as drafts with the GitHub client itself.
+		pr, _, err := g.raw.PullRequests.Create(ctx, g.owner, g.repo, &github.NewPullRequest{
+			Title: &req.Title, Head: &req.Head, Base: &req.Base, Body: &req.Body, Draft: github.Ptr(true),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return githubPR(pr), nil
+	}
+	repo, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := repo.PullRequests().Create(ctx, req.Title, req.Head, req.Base, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	info := pr.Get()
+	return &PullRequest{Number: info.Number, URL: info.WebURL, State: Open, Title: req.Title, Body: req.Body}, nil
+}
+
+func (g *githubBackend) update(ctx context.Context, number int, title, body string) error {
+	_, _, err := g.raw.PullRequests.Edit(ctx, g.owner, g.repo, number, &github.PullRequest{Title: &title, Body: &body})
+	return err
+}
+
+func (g *githubBackend) decorate(ctx context.Context, number int, req Request) error {
+	if len(req.Labels) > 0 {
+		if _, _, err := g.raw.Issues.AddLabelsToIssue(ctx, g.owner, g.repo, number, req.Labels); err != nil {
+			return err
+		}
+	}
+	if len(req.Assignees) > 0 {
+		if _, _, err := g.raw.Issues.AddAssignees(ctx, g.owner, g.repo, number, req.Assignees); err != nil {
+			return fmt.Errorf("assigning %v: %w", req.Assignees, err)
+		}
+	}
+	if len(req.Reviewers) > 0 {
+		if _, _, err := g.raw.PullRequests.RequestReviewers(ctx, g.owner, g.repo, number,
+			github.ReviewersRequest{Reviewers: req.Reviewers}); err != nil {
+			return fmt.Errorf("requesting reviews of %v: %w", req.Reviewers, err)
+		}
+	}
+	return nil
+}
+
+func githubPR(pr *github.PullRequest) *PullRequest {
+	out := &PullRequest{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Body: pr.GetBody(), State: Open}
+	switch {
+	// The list endpoint leaves `merged` out; merged_at is always there.
+	case pr.GetMerged() || pr.MergedAt != nil:
+		out.State = Merged
+	case pr.GetState() == "closed":
+		out.State = Closed
+	}
+	for _, l := range pr.Labels {
+		out.Labels = append(out.Labels, l.GetName())
+	}
+	return out
+}
