@@ -52,8 +52,8 @@ vet: ## Run go vet and check formatting.
 ##@ Test environment
 
 .PHONY: testbin
-testbin: ## Build kube-apiserver, etcd and the real Flux controllers from the Go module proxy (cached).
-	hack/testbin/build.sh etcd kube-apiserver source-controller kustomize-controller
+testbin: ## Build kube-apiserver, etcd, the real Flux controllers and promtool from the Go module proxy (cached).
+	hack/testbin/build.sh etcd kube-apiserver source-controller kustomize-controller promtool
 	@if ! command -v kubectl >/dev/null; then hack/testbin/build.sh kubectl; fi
 
 ##@ Test
