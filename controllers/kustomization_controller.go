@@ -169,7 +169,7 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 	all = r.Governor.Sealed(all)
 	r.Governor.Report(id, all)
 	open := record.Open(all)
-	r.Drift.Report(id, open)
+	r.Drift.Report(obj, open)
 	if c := driftedCondition(driftedInput{
 		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open,
 		Previous: conditions.Get(obj, refluxv1.DriftedCondition), SlowRender: r.slowRender(), Now: time.Now(),

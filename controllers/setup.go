@@ -78,6 +78,9 @@ type Options struct {
 	// no record it did not write (LoadRecordKey reads or creates it).
 	// Required: at least record.MinSealKey bytes.
 	RecordKey []byte
+	// TeamLabel is the Kustomization label whose value is the team label
+	// of the drift metrics (--team-label); empty leaves team empty.
+	TeamLabel string
 	// Registerer takes reflux's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	Log        logr.Logger
@@ -90,7 +93,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 		opts.Concurrent = 1
 	}
 	recorder := metrics.NewRecorder()
-	m := governor.NewMetrics()
+	m, err := governor.NewMetrics(governor.WithTeamLabel(opts.TeamLabel))
+	if err != nil {
+		return nil, fmt.Errorf("creating metrics: %w", err)
+	}
 	if opts.Registerer != nil {
 		for _, c := range append(recorder.Collectors(), m.Collectors()...) {
 			if err := opts.Registerer.Register(c); err != nil {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh builds the real components that the test environment runs:
-# kube-apiserver, etcd, kubectl, source-controller and kustomize-controller.
+# kube-apiserver, etcd, kubectl, source-controller and kustomize-controller,
+# and promtool, which checks the shipped alert rules and dashboard.
 #
 # Download sites for envtest binaries are unreachable here, so every binary is
 # compiled from the Go module proxy through a throwaway wrapper module. Each
@@ -9,7 +10,7 @@
 # a second run takes seconds.
 #
 # Usage: hack/testbin/build.sh [component...]
-#   components: kube-apiserver etcd kubectl source-controller kustomize-controller
+#   components: kube-apiserver etcd kubectl source-controller kustomize-controller promtool
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -139,6 +140,30 @@ build_flux() {
   ln -sfn "${dir}/crd" "${bindir}/${name}-crd"
 }
 
+# build_promtool: build promtool at the Prometheus version whose PromQL parser
+# reflux's own tests use (go.mod), so the rules check and the dashboard check
+# read PromQL the same way. Built rather than taken from Debian (2.42): that
+# package needs root, brings the server with it, and lags the parser by a
+# major version.
+build_promtool() {
+  local dest="${cache}/promtool-${PROMETHEUS_VERSION}/promtool"
+  if [[ -x "${dest}" ]]; then link promtool "${dest}"; return; fi
+  log "building promtool ${PROMETHEUS_VERSION} (about ten minutes cold)"
+  local w="${cache}/.wrap-promtool-${PROMETHEUS_VERSION}"
+  wrapper "${w}"
+  (
+    cd "${w}"
+    # Prometheus' own replace directive, which a wrapper does not inherit.
+    go mod edit -replace=cloud.google.com/go=cloud.google.com/go@v0.123.0
+    go get "github.com/prometheus/prometheus@${PROMETHEUS_VERSION}"
+    mkdir -p "$(dirname "${dest}")"
+    go build -trimpath -ldflags='-s -w' -o "${dest}.tmp" github.com/prometheus/prometheus/cmd/promtool
+    mv "${dest}.tmp" "${dest}"
+  )
+  rm -rf "${w}"
+  link promtool "${dest}"
+}
+
 # Two builds of the same cache (a developer's shell and a test run, or two
 # clones) must not share a wrapper directory: serialise on one lock.
 exec 9>"${cache}/.lock"
@@ -158,6 +183,7 @@ for c in "${components[@]}"; do
     etcd) build_etcd ;;
     source-controller) build_flux source-controller "${SOURCE_CONTROLLER_VERSION}" ;;
     kustomize-controller) build_flux kustomize-controller "${KUSTOMIZE_CONTROLLER_VERSION}" ;;
+    promtool) build_promtool ;;
     *) log "unknown component ${c}"; exit 2 ;;
   esac
 done

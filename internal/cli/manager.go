@@ -64,6 +64,9 @@ type ManagerOptions struct {
 	// RecordKeySecret names the Secret, in reflux's namespace, whose key
 	// seals Drift records.
 	RecordKeySecret string
+	// TeamLabel is the Kustomization label read as the drift metrics'
+	// team label.
+	TeamLabel string
 
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
@@ -117,6 +120,8 @@ func NewManagerCommand() *cobra.Command {
 		"The Secret in reflux's namespace (RUNTIME_NAMESPACE, default reflux-system) whose key seals Drift records; created when missing.")
 	fs.StringSliceVar(&opts.AllowedManagers, "allowed-field-managers", nil,
 		"Field managers whose writes are never drift, besides the control plane's (for example an autoscaler).")
+	fs.StringVar(&opts.TeamLabel, "team-label", "",
+		"A Kustomization label (for example 'team') whose value becomes the team label of the drift metrics; empty leaves team empty.")
 	opts.Logger.BindFlags(fs)
 	opts.LeaderElection.BindFlags(fs)
 	opts.Client.BindFlags(fs)
@@ -178,6 +183,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		WatchSelector:     selector,
 		GitCacheDir:       opts.GitCacheDir,
 		AllowInsecureHTTP: opts.InsecureAllowHTTP,
+		TeamLabel:         opts.TeamLabel,
 		PolicyRetry:       opts.PolicyRetry,
 		ArtifactRetry:     opts.ArtifactRetry,
 		Registerer:        crmetrics.Registry,

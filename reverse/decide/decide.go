@@ -94,6 +94,12 @@ type Decision struct {
 	// Changed is true when the recorded drift is new or changed: worth an
 	// event and a detection.
 	Changed bool
+	// HotfixMarked is true when this decision first marks the object a
+	// manual hotfix: a new or reopened record that carries the annotation,
+	// or an open record that did not. A resync or a restart finds the
+	// record already marked, so each use of the break-glass annotation is
+	// counted once.
+	HotfixMarked bool
 	// RequestReconcile asks Flux to reconcile now, so that a dismissed
 	// drift's Git value comes back without waiting an interval.
 	RequestReconcile bool
@@ -188,6 +194,7 @@ func drifted(in Input, heldByUs, finish bool) Decision {
 		!equality.Semantic.DeepEqual(rec.Spec, next.Spec) || !equality.Semantic.DeepEqual(rec.Labels, next.Labels)
 	d.WriteStatus = rec == nil || action == Reopen || !equality.Semantic.DeepEqual(rec.Status, next.Status)
 	d.Changed = rec == nil || action == Reopen || !sameDrift(rec.Spec.Fields, next.Spec.Fields)
+	d.HotfixMarked = next.Spec.ManualHotfix && (rec == nil || action == Reopen || !rec.Spec.ManualHotfix)
 	switch {
 	case in.WantHold && !in.Live.Held:
 		d.Hold = Hold

@@ -262,3 +262,49 @@ func TestDeclares(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideHotfixMarked counts the break-glass annotation once per use:
+// on the decision that first records the object as a manual hotfix, never
+// on the resyncs and restarts that find it already recorded.
+func TestDecideHotfixMarked(t *testing.T) {
+	hotfix := func(at time.Time, live string) record.Observation {
+		o := observed(at, flag(live))
+		o.ManualHotfix = true
+		return o
+	}
+	plain := recorded(t0, true, flag(`"true"`))
+	marked := Decide(Input{Name: name, Live: unheld, Evaluated: true, Observation: hotfix(t0, `"true"`), WantHold: true, Now: t0}).Record
+	resolved := with(marked, func(d *refluxv1.Drift) { d.Status.State, d.Status.HeldSince = refluxv1.DriftResolved, nil })
+	later := t0.Add(2 * time.Minute)
+	tests := []struct {
+		name   string
+		rec    *refluxv1.Drift
+		obs    record.Observation
+		action Action
+		marked bool
+	}{
+		{"new hotfix: counted", nil, hotfix(t0, `"true"`), Create, true},
+		{"new drift without the annotation: not counted", nil, observed(t0, flag(`"true"`)), Create, false},
+		{"open drift annotated afterwards: counted", plain, hotfix(t0.Add(time.Second), `"true"`), Update, true},
+		{"resync or restart, same hotfix: not counted again", marked, hotfix(t0.Add(30*time.Second), `"true"`), Keep, false},
+		{"same hotfix after a minute (last-seen moves): not counted again", marked, hotfix(later, `"true"`), Update, false},
+		{"hotfix changes its value: still one use", marked, hotfix(t0.Add(time.Second), `"false"`), Update, false},
+		{"annotation removed: not counted", marked, observed(t0.Add(time.Second), flag(`"true"`)), Update, false},
+		{"resolved hotfix, then a new one: counted", resolved, hotfix(t0.Add(time.Hour), `"again"`), Reopen, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			live := held
+			if tt.rec == nil || !record.IsOpen(tt.rec) {
+				live = unheld
+			}
+			d := Decide(Input{Name: name, Record: tt.rec, Live: live, Evaluated: true, Observation: tt.obs, WantHold: true, Now: tt.obs.Now})
+			g.Expect(d.Action).To(Equal(tt.action), d.Why)
+			g.Expect(d.HotfixMarked).To(Equal(tt.marked))
+			if d.Record != nil {
+				g.Expect(d.Record.Spec.ManualHotfix).To(Equal(tt.obs.ManualHotfix))
+			}
+		})
+	}
+}

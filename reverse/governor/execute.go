@@ -128,6 +128,11 @@ func (x *executor) write(ctx context.Context, p *plan, d decide.Decision) error 
 	rec := d.Record.DeepCopy()
 	status := rec.Status
 	specErr := x.writeSpec(ctx, rec, d)
+	if specErr == nil && d.HotfixMarked {
+		// Counted once the record says so: a failed hold or status write
+		// is retried from a record already marked, which never counts.
+		x.metrics.observeHotfix(p)
+	}
 	if err := errors.Join(<-holdDone, specErr); err != nil {
 		return err
 	}

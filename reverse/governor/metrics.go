@@ -1,10 +1,14 @@
 package governor
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
@@ -12,13 +16,16 @@ import (
 
 // Metrics are reflux's own metrics, in the style of Flux's gotk_*
 // metrics: labels name namespaces, Kustomizations, kinds, severities and
-// actions, never individual objects, so cardinality stays bounded. A nil
+// actions, never individual objects, so cardinality stays bounded. The
+// drift metrics also carry a team, read from a Kustomization label (see
+// WithTeamLabel): one value per Kustomization, so it adds no series. A nil
 // *Metrics records nothing.
 type Metrics struct {
 	Fields     *prometheus.GaugeVec
 	FirstSeen  *prometheus.GaugeVec
 	Held       *prometheus.GaugeVec
 	Detections *prometheus.CounterVec
+	Hotfixes   *prometheus.CounterVec
 	Latency    *prometheus.HistogramVec
 	Parked     *prometheus.GaugeVec
 	DryRuns    *prometheus.CounterVec
@@ -31,15 +38,29 @@ type Metrics struct {
 	WriteBackDuration prometheus.Histogram
 	PendingBranches   *prometheus.GaugeVec
 	PullRequests      *prometheus.GaugeVec
+
+	// teamLabel is the Kustomization label whose value is the team label.
+	teamLabel string
 }
 
-// NewMetrics creates the collectors; register them with Collectors.
-func NewMetrics() *Metrics {
-	drift := []string{"namespace", "kustomization", "kind", "severity", "action"}
+// MetricsOption configures NewMetrics.
+type MetricsOption func(*Metrics)
+
+// WithTeamLabel names the Kustomization label (for example "team") whose
+// value becomes the team label of the drift metrics. Without it, or on a
+// Kustomization without that label, team is empty.
+func WithTeamLabel(key string) MetricsOption {
+	return func(m *Metrics) { m.teamLabel = key }
+}
+
+// NewMetrics creates the collectors; register them with Collectors. A team
+// label that is not a valid Kubernetes label key is an error.
+func NewMetrics(opts ...MetricsOption) (*Metrics, error) {
+	drift := []string{"namespace", "kustomization", "team", "kind", "severity", "action"}
 	ks := []string{"namespace", "kustomization"}
-	return &Metrics{
+	m := &Metrics{
 		Fields: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "reflux_drift_fields", Help: "Open drifted fields by Kustomization, kind, severity and action.",
+			Name: "reflux_drift_fields", Help: "Open drifted fields by Kustomization, team, kind, severity and action.",
 		}, drift),
 		FirstSeen: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "reflux_drift_first_seen_timestamp_seconds",
@@ -47,10 +68,14 @@ func NewMetrics() *Metrics {
 		}, drift),
 		Held: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "reflux_held_objects", Help: "Live objects reflux holds against Flux's revert.",
-		}, ks),
+		}, []string{"namespace", "kustomization", "team"}),
 		Detections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "reflux_drift_detections_total", Help: "Live changes recorded as drift.",
-		}, ks),
+		}, []string{"namespace", "kustomization", "team"}),
+		Hotfixes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reflux_manual_hotfixes_total",
+			Help: "Objects newly marked as manual hotfixes (the break-glass annotation), by Kustomization namespace and team.",
+		}, []string{"namespace", "team"}),
 		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "reflux_drift_detection_latency_seconds",
 			Help:    "Time from a live change reaching reflux's watch to its drift record being written.",
@@ -89,12 +114,39 @@ func NewMetrics() *Metrics {
 			Help: "Pull requests of reflux's branches by state (open, merged, closed) as of the Kustomization's last branch check.",
 		}, append(ks, "state")),
 	}
+	for _, o := range opts {
+		o(m)
+	}
+	if m.teamLabel != "" {
+		if errs := validation.IsQualifiedName(m.teamLabel); len(errs) > 0 {
+			return nil, fmt.Errorf("team label %q is not a label key: %s", m.teamLabel, strings.Join(errs, "; "))
+		}
+	}
+	return m, nil
 }
 
 // Collectors returns every collector, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Fields, m.FirstSeen, m.Held, m.Detections, m.Latency, m.Parked, m.DryRuns,
+	return []prometheus.Collector{m.Fields, m.FirstSeen, m.Held, m.Detections, m.Hotfixes, m.Latency, m.Parked, m.DryRuns,
 		m.RenderDuration, m.RenderBuilds, m.BuildsPerRevision, m.WriteBacks, m.WriteBackDuration, m.PendingBranches, m.PullRequests}
+}
+
+// TeamOf is the team of a Kustomization with labels: the value of its
+// label key, or "" when key is unset or the label absent. The value is a
+// Kubernetes label value, so it is short and the apiserver validated it;
+// it names a team, never an object, so cardinality stays bounded.
+func TeamOf(key string, labels map[string]string) string {
+	if key == "" {
+		return ""
+	}
+	return labels[key]
+}
+
+func (m *Metrics) team(ks *kustomizev1.Kustomization) string {
+	if ks == nil {
+		return ""
+	}
+	return TeamOf(m.teamLabel, ks.Labels)
 }
 
 // ObserveRender records one build (desired.Observer).
@@ -121,9 +173,16 @@ func (m *Metrics) observeDetection(p *plan, now time.Time) {
 	if m == nil || p.ks == nil {
 		return
 	}
-	m.Detections.WithLabelValues(p.ks.Namespace, p.ks.Name).Inc()
+	m.Detections.WithLabelValues(p.ks.Namespace, p.ks.Name, m.team(p.ks)).Inc()
 	if !p.seen.IsZero() {
 		m.Latency.WithLabelValues(p.ks.Namespace).Observe(now.Sub(p.seen).Seconds())
+	}
+}
+
+// observeHotfix counts an object newly marked as a manual hotfix.
+func (m *Metrics) observeHotfix(p *plan) {
+	if m != nil {
+		m.Hotfixes.WithLabelValues(p.namespace, m.team(p.ks)).Inc()
 	}
 }
 
@@ -193,11 +252,13 @@ func (m *Metrics) forget(ks types.NamespacedName) {
 }
 
 // Report replaces a Kustomization's drift gauges with its open records'
-// counts.
-func (m *Metrics) Report(ks types.NamespacedName, open []refluxv1.Drift) {
+// counts. The old series go whatever their team, so relabelling a
+// Kustomization's team moves its gauges rather than duplicating them.
+func (m *Metrics) Report(ks *kustomizev1.Kustomization, open []refluxv1.Drift) {
 	if m == nil {
 		return
 	}
+	team := m.team(ks)
 	match := prometheus.Labels{"namespace": ks.Namespace, "kustomization": ks.Name}
 	m.Fields.DeletePartialMatch(match)
 	m.FirstSeen.DeletePartialMatch(match)
@@ -222,8 +283,9 @@ func (m *Metrics) Report(ks types.NamespacedName, open []refluxv1.Drift) {
 		}
 	}
 	for g, n := range counts {
-		m.Fields.WithLabelValues(ks.Namespace, ks.Name, g.kind, g.severity, g.action).Set(float64(n))
-		m.FirstSeen.WithLabelValues(ks.Namespace, ks.Name, g.kind, g.severity, g.action).Set(float64(first[g].Unix()))
+		m.Fields.WithLabelValues(ks.Namespace, ks.Name, team, g.kind, g.severity, g.action).Set(float64(n))
+		m.FirstSeen.WithLabelValues(ks.Namespace, ks.Name, team, g.kind, g.severity, g.action).Set(float64(first[g].Unix()))
 	}
-	m.Held.WithLabelValues(ks.Namespace, ks.Name).Set(float64(held))
+	m.Held.DeletePartialMatch(match)
+	m.Held.WithLabelValues(ks.Namespace, ks.Name, team).Set(float64(held))
 }
