@@ -72,7 +72,11 @@ func burst(ctx context.Context, c client.Client, targets []target, run string) (
 // missing either.
 func burstLive(ctx context.Context, c client.Client, targets []target, run string) ([]string, error) {
 	var missing []string
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, burstTimeout, true, func(ctx context.Context) (bool, error) {
+	// The deadline is checked here rather than given to the poll: a List
+	// cut short by the poll's own deadline fails with the rate limiter's
+	// error instead of reporting what is still missing.
+	deadline := time.Now().Add(burstTimeout)
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
 		var drifts refluxv1.DriftList
 		if err := c.List(ctx, &drifts); err != nil {
 			return false, err
@@ -104,11 +108,8 @@ func burstLive(ctx context.Context, c client.Client, targets []target, run strin
 				missing = append(missing, t.String())
 			}
 		}
-		return len(missing) == 0, nil
+		return len(missing) == 0 || time.Now().After(deadline), nil
 	})
-	if wait.Interrupted(err) && ctx.Err() == nil {
-		return missing, nil
-	}
 	return missing, err
 }
 
@@ -139,14 +140,12 @@ type gitOutcome struct {
 // branch carrying all of its edits, or burstTimeout passes.
 func burstGit(ctx context.Context, repoDir string, c sizeCase, targets []target, run string) (gitOutcome, error) {
 	var out gitOutcome
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, burstTimeout, true, func(context.Context) (bool, error) {
+	deadline := time.Now().Add(burstTimeout)
+	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(context.Context) (bool, error) {
 		var err error
 		out, err = readBranches(repoDir, c, targets, run)
-		return err == nil && len(out.missing) == 0, err
+		return err == nil && (len(out.missing) == 0 || time.Now().After(deadline)), err
 	})
-	if wait.Interrupted(err) && ctx.Err() == nil {
-		return out, nil
-	}
 	return out, err
 }
 

@@ -10,6 +10,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/internal/testenv"
@@ -236,7 +237,15 @@ func (r *caseRun) burst(ctx context.Context) error {
 		return err
 	}
 	pushes0 := r.env.Git.Requests(treeRepo).ReceivePack
-	if r.fig.burstSend, err = burst(ctx, r.env.Client, targets, r.run); err != nil {
+	// The burst's own client must not be what spreads it out: with the
+	// admin client's rate limit, 1,000 edits took 18.7 s in the first run.
+	cfg := rest.CopyConfig(r.env.Config)
+	cfg.QPS, cfg.Burst = burstEdits, burstEdits
+	editor, err := client.New(cfg, client.Options{Scheme: r.env.Scheme})
+	if err != nil {
+		return err
+	}
+	if r.fig.burstSend, err = burst(ctx, editor, targets, r.run); err != nil {
 		return err
 	}
 	sent := time.Now()
