@@ -97,6 +97,9 @@ func runCase(b *testing.B, c sizeCase) {
 		}
 		began := time.Now()
 		if err := s.run(ctx); err != nil {
+			// What was measured before the failure still counts.
+			r.fig.load = loadOrNaN()
+			r.fig.report(b, c)
 			b.Fatalf("%s (after %s): %v\nfigures so far: %s", s.name, time.Since(began).Round(time.Second), err, r.fig)
 		}
 	}
