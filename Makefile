@@ -57,6 +57,10 @@ testbin: ## Build kube-apiserver, etcd, the real Flux controllers, promtool and 
 	hack/testbin/gitea.sh
 	@if ! command -v kubectl >/dev/null; then hack/testbin/build.sh kubectl; fi
 
+.PHONY: testbin-flux-latest
+testbin-flux-latest: testbin ## Build the newest Flux controllers (versions.env FLUX_LATEST_*) into bin/flux-latest/ (cached; Go 1.27 for them only).
+	hack/testbin/build.sh source-controller-latest kustomize-controller-latest
+
 ##@ Test
 
 .PHONY: test
@@ -71,6 +75,16 @@ RACE_PACKAGES ?= ./controllers/... ./reverse/... ./e2e/drift/... ./e2e/livepath/
 .PHONY: test-race
 test-race: testbin ## Run the engine's packages and journeys under the race detector.
 	CGO_ENABLED=1 go test -race ./internal/refluxtest/... $(RACE_PACKAGES) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
+
+# The suites that pin down what reflux expects of Flux: the smoke journey
+# and Flux's own behaviour (e2e), the faithful build (e2e/faithful) and the
+# drift engine (e2e/drift). test-flux-latest runs them against the newest
+# Flux; etcd and kube-apiserver stay the pinned ones.
+FLUX_LATEST_PACKAGES ?= ./e2e ./e2e/faithful ./e2e/drift
+
+.PHONY: test-flux-latest
+test-flux-latest: testbin-flux-latest build ## Run the smoke, faithful and drift suites against the newest Flux.
+	REFLUX_TESTENV_FLUX_DIR=$(CURDIR)/bin/flux-latest go test $(FLUX_LATEST_PACKAGES) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
 
 .PHONY: bench
 bench: testbin ## Run the benchmarks and write bench/results.md.

@@ -15,7 +15,8 @@ raw="$(mktemp)"
 trap 'rm -f "${raw}"' EXIT
 
 # -timeout bounds each package's benchmark binary. e2e/scale's
-# BenchmarkScale takes about 25 minutes on 2 cores (kustomize-controller
+# BenchmarkScale takes about 25 minutes on 2 cores, e2e/sidebyside's
+# BenchmarkSideBySide about 20 (kustomize-controller
 # alone needs minutes for the 10,000-object cases) and gives each of its
 # waits up to 30 minutes, so a stalled case is reported, not killed.
 cmd=(go test -run '^$' -bench . -benchmem -benchtime "${benchtime}" -timeout 180m ./...)
@@ -39,7 +40,7 @@ echo "+ ${cmd[*]}" >&2
   grep -E '^(Benchmark|goos|goarch|pkg|cpu|ok|PASS|FAIL)' "${raw}" || true
   echo '```'
   echo
-  grep -E 'requests per change by kind|hold seen:|scale case' "${raw}" | sed 's/^ */    /' || true
+  grep -E 'requests per change by kind|hold seen:|scale case|side-by-side case' "${raw}" | sed 's/^ */    /' || true
   cat hack/bench-notes.md
 } > "${out}"
 echo "wrote ${out}" >&2

@@ -11,6 +11,8 @@
 #
 # Usage: hack/testbin/build.sh [component...]
 #   components: kube-apiserver etcd kubectl source-controller kustomize-controller promtool
+#               source-controller-latest kustomize-controller-latest (the newest
+#               Flux, into bin/flux-latest/, built with Go 1.27)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -96,21 +98,27 @@ build_etcd() {
   link etcd "${dest}"
 }
 
-# build_flux NAME VERSION: build a Flux controller and keep its CRDs beside it.
+# build_flux NAME VERSION ARTIFACT TOOLCHAIN LINKDIR: build a Flux controller
+# with Go TOOLCHAIN ("local" is the machine's), keep its CRDs beside it, and
+# link both into LINKDIR. ARTIFACT pins github.com/fluxcd/pkg/artifact to a
+# version whose zip the proxy serves.
 build_flux() {
-  local name="$1" version="$2"
+  local name="$1" version="$2" artifact="$3" toolchain="$4" linkdir="$5"
   local dir="${cache}/${name}-${version}"
   local dest="${dir}/${name}"
+  mkdir -p "${linkdir}"
   if [[ -x "${dest}" && -d "${dir}/crd" ]]; then
-    link "${name}" "${dest}"
-    ln -sfn "${dir}/crd" "${bindir}/${name}-crd"
+    link_flux "${linkdir}" "${name}" "${dir}"
     return
   fi
-  log "building ${name} ${version} (a few minutes cold)"
+  log "building ${name} ${version} with Go ${toolchain} (a few minutes cold)"
   local w="${cache}/.wrap-${name}-${version}"
   wrapper "${w}"
   (
     cd "${w}"
+    # Only this subshell may switch toolchains, and only for a controller
+    # that needs a newer Go than the machine's (Flux v1.10+ needs 1.27).
+    export GOTOOLCHAIN="${toolchain}"
     # The controllers' own replace directives, plus the artifact pin the proxy
     # forces on us.
     go mod edit \
@@ -118,14 +126,14 @@ build_flux() {
       -replace=sigs.k8s.io/kustomize/api=sigs.k8s.io/kustomize/api@v0.21.1 \
       -replace=sigs.k8s.io/kustomize/kyaml=sigs.k8s.io/kustomize/kyaml@v0.21.1 \
       -replace=gopkg.in/yaml.v3=gopkg.in/yaml.v3@v3.0.1 \
-      -replace=github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@${FLUX_ARTIFACT_VERSION}
-    go get "github.com/fluxcd/${name}@${version}" "github.com/fluxcd/${name}/api@${version}"
+      -replace=github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@${artifact}
+    fetching "${name}" "${version}" go get "github.com/fluxcd/${name}@${version}" "github.com/fluxcd/${name}/api@${version}"
     printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/fluxcd/%s"\n' "${name}" > tools.go
     # No `go mod tidy`: it walks the controllers' test dependencies, some of
     # which the proxy refuses (helmtestserver). -mod=mod fills go.sum for
     # exactly what the build needs.
     mkdir -p "${dir}"
-    go build -trimpath -ldflags='-s -w' -o "${dest}.tmp" "github.com/fluxcd/${name}"
+    fetching "${name}" "${version}" go build -trimpath -ldflags='-s -w' -o "${dest}.tmp" "github.com/fluxcd/${name}"
     mv "${dest}.tmp" "${dest}"
     # CRDs come from the module itself, never from the network.
     local src
@@ -136,8 +144,45 @@ build_flux() {
     chmod -R u+w "${dir}/crd"
   )
   rm -rf "${w}"
-  link "${name}" "${dest}"
-  ln -sfn "${dir}/crd" "${bindir}/${name}-crd"
+  link_flux "${linkdir}" "${name}" "${dir}"
+}
+
+# fetching NAME VERSION CMD...: run a go command that downloads NAME
+# VERSION's dependencies. When it fails, name the modules the proxy refused,
+# the usual reason a newer Flux does not build here: the proxy serves a
+# module's go.mod but not every zip the build needs.
+fetching() {
+  local name="$1" version="$2" err refused
+  shift 2
+  err="$(mktemp)"
+  if "$@" 2> >(tee "${err}" >&2); then
+    rm -f "${err}"
+    return
+  fi
+  wait # for tee
+  refused="$(grep -oE '[[:alnum:]./_-]+@v[^:[:space:]]+: reading [^[:space:]]+: (403|404|410)' "${err}" |
+    sed 's/: reading.*//' | sort -u | tr '\n' ' ')"
+  rm -f "${err}"
+  if [[ -n "${refused}" ]]; then
+    log "${name} ${version} does not build here: the module proxy refuses ${refused}"
+    log "pin a version whose dependencies it serves in hack/testbin/versions.env"
+  fi
+  return 1
+}
+
+# link_flux LINKDIR NAME DIR: point LINKDIR/NAME and LINKDIR/NAME-crd at a
+# cached controller and its CRDs.
+link_flux() {
+  ln -sfn "$3/$2" "$1/$2"
+  ln -sfn "$3/crd" "$1/$2-crd"
+  log "$1/$2 -> $3/$2"
+}
+
+# build_flux_latest NAME VERSION: build the newest Flux controller into
+# bin/flux-latest/, which `make test-flux-latest` points internal/testenv at
+# (REFLUX_TESTENV_FLUX_DIR). etcd and kube-apiserver stay the pinned ones.
+build_flux_latest() {
+  build_flux "$1" "$2" "${FLUX_LATEST_ARTIFACT_VERSION}" "${FLUX_LATEST_GO_TOOLCHAIN}" "${bindir}/flux-latest"
 }
 
 # build_promtool: build promtool at the Prometheus version whose PromQL parser
@@ -181,8 +226,10 @@ for c in "${components[@]}"; do
     kube-apiserver) build_kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver ;;
     kubectl) build_kube kubectl k8s.io/kubernetes/cmd/kubectl ;;
     etcd) build_etcd ;;
-    source-controller) build_flux source-controller "${SOURCE_CONTROLLER_VERSION}" ;;
-    kustomize-controller) build_flux kustomize-controller "${KUSTOMIZE_CONTROLLER_VERSION}" ;;
+    source-controller) build_flux source-controller "${SOURCE_CONTROLLER_VERSION}" "${FLUX_ARTIFACT_VERSION}" local "${bindir}" ;;
+    kustomize-controller) build_flux kustomize-controller "${KUSTOMIZE_CONTROLLER_VERSION}" "${FLUX_ARTIFACT_VERSION}" local "${bindir}" ;;
+    source-controller-latest) build_flux_latest source-controller "${FLUX_LATEST_SOURCE_CONTROLLER_VERSION}" ;;
+    kustomize-controller-latest) build_flux_latest kustomize-controller "${FLUX_LATEST_KUSTOMIZE_CONTROLLER_VERSION}" ;;
     promtool) build_promtool ;;
     *) log "unknown component ${c}"; exit 2 ;;
   esac

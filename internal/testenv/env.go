@@ -26,6 +26,11 @@ type Options struct {
 	// BinDir holds etcd, kube-apiserver and the Flux controllers with their
 	// CRDs. Defaults to RepoRoot/bin.
 	BinDir string
+	// FluxBinDir holds the Flux controllers and their CRDs when they are
+	// not the ones in BinDir. Defaults to $REFLUX_TESTENV_FLUX_DIR, which
+	// `make test-flux-latest` sets to bin/flux-latest so the same suites
+	// run against the newest Flux, and else to BinDir.
+	FluxBinDir string
 	// CRDDirectories are installed in addition to Flux's CRDs and
 	// RepoRoot/config/crd/bases.
 	CRDDirectories []string
@@ -96,7 +101,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, retErr error) {
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
-	crdDirs, err := crdDirectories(opts.RepoRoot, opts.BinDir, opts.CRDDirectories)
+	crdDirs, err := crdDirectories(opts.RepoRoot, opts.FluxBinDir, opts.CRDDirectories)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +238,7 @@ func (o *Options) complete() error {
 	if o.BinDir == "" {
 		o.BinDir = filepath.Join(o.RepoRoot, "bin")
 	}
+	o.FluxBinDir = fluxBinDir(o.FluxBinDir, os.Getenv(FluxDirEnv), o.RepoRoot, o.BinDir)
 	for _, d := range []*time.Duration{&o.StartTimeout, &o.WaitTimeout} {
 		if *d <= 0 {
 			*d = 60 * time.Second

@@ -47,7 +47,7 @@ type extraArgs func(dir string) ([]string, error)
 // startController starts one Flux controller as user with the flags both
 // controllers share plus extra's.
 func startController(o *Options, cp *controlPlane, dir, name, user string, extra extraArgs) (*Process, error) {
-	bin, err := binaryPath(o.BinDir, name)
+	bin, err := binaryPath(o.FluxBinDir, name)
 	if err != nil {
 		return nil, err
 	}

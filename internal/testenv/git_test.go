@@ -80,3 +80,14 @@ func TestStartReportsMissingBinaries(t *testing.T) {
 	g.Expect(errors.Is(err, testenv.ErrMissingBinary)).To(BeTrue())
 	g.Expect(err.Error()).To(ContainSubstring("make testbin"))
 }
+
+// TestFluxDirEnvSwapsTheControllers checks REFLUX_TESTENV_FLUX_DIR reaches
+// Start: Flux's CRDs and controllers are looked up there, not in bin/.
+func TestFluxDirEnvSwapsTheControllers(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	t.Setenv(testenv.FluxDirEnv, dir)
+	_, err := testenv.Start(context.Background(), testenv.Options{})
+	g.Expect(errors.Is(err, testenv.ErrMissingBinary)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring(filepath.Join(dir, "source-controller-crd")))
+}

@@ -16,6 +16,29 @@ const (
 	binKustomizeController = "kustomize-controller"
 )
 
+// FluxDirEnv names the environment variable that points every environment
+// at another build of the Flux controllers (and their CRDs) than bin/'s,
+// such as bin/flux-latest from `make test-flux-latest`. etcd and
+// kube-apiserver still come from Options.BinDir.
+const FluxDirEnv = "REFLUX_TESTENV_FLUX_DIR"
+
+// fluxBinDir picks the directory of the Flux controllers: the caller's
+// option first, then the environment variable, then the bin directory. A
+// relative variable is resolved against the repository root, because each
+// test package runs in its own directory.
+func fluxBinDir(option, env, root, binDir string) string {
+	switch {
+	case option != "":
+		return option
+	case env == "":
+		return binDir
+	case filepath.IsAbs(env):
+		return env
+	default:
+		return filepath.Join(root, env)
+	}
+}
+
 // ErrMissingBinary is returned when a binary the environment needs is not in
 // the bin directory.
 var ErrMissingBinary = errors.New("test binary missing: run `make testbin`")
@@ -56,10 +79,10 @@ func binaryPath(binDir, name string) (string, error) {
 // required; reflux's own are loaded when generated, and skipped while the
 // directory is absent or empty so the environment is usable before
 // controller-gen has run.
-func crdDirectories(root, binDir string, extra []string) ([]string, error) {
+func crdDirectories(root, fluxDir string, extra []string) ([]string, error) {
 	dirs := []string{
-		filepath.Join(binDir, binSourceController+"-crd"),
-		filepath.Join(binDir, binKustomizeController+"-crd"),
+		filepath.Join(fluxDir, binSourceController+"-crd"),
+		filepath.Join(fluxDir, binKustomizeController+"-crd"),
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil {

@@ -187,11 +187,12 @@ func (r *RefluxProcess) Pid() int {
 	return r.cmd.Process.Pid
 }
 
-// Metrics scrapes reflux's /metrics once.
-func (r *RefluxProcess) Metrics(ctx context.Context) (Metrics, error) {
+// Metrics scrapes the process's /metrics once: reflux's, or a Flux
+// controller's, whose MetricsAddr the environment sets too.
+func (p *Process) Metrics(ctx context.Context) (Metrics, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	url := "http://" + r.MetricsAddr + "/metrics"
+	url := "http://" + p.MetricsAddr + "/metrics"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("building metrics request: %w", err)

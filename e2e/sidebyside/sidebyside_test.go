@@ -1,0 +1,289 @@
+package sidebyside
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reflux-dev/reflux/internal/testenv"
+)
+
+const (
+	// idleWindow is the no-drift measurement window: two of
+	// kustomize-controller's 1m intervals, so each Kustomization
+	// reconciles about twice in it.
+	idleWindow = 2 * time.Minute
+	// refluxReadyTimeout bounds reflux's start until every Kustomization
+	// reports NoDrift.
+	refluxReadyTimeout = 15 * time.Minute
+	// writebacksMetric counts reflux's write-back runs by result.
+	writebacksMetric = "reflux_writeback_total"
+)
+
+// BenchmarkSideBySide runs reflux beside the real kustomize-controller on
+// each case's tree (see the package doc and tree_test.go) and reports:
+//
+//   - flux-revert-s-mean: kustomize-controller's time to revert a live
+//     edit at a 1m interval, from the edit's acknowledgement to a watch
+//     seeing git's value again (1,000-object case, five edits, each in its
+//     own Kustomization);
+//   - reflux-hold-ms-p50, reflux-record-ms-p50 (and -max): reflux's time
+//     from the same acknowledgement to the hold, and to a Held Drift
+//     record with the edited value (twenty edits);
+//   - revert-over-record: how many times longer kustomize-controller takes;
+//   - flux-req-per-min, reflux-req-per-min: each process's own
+//     rest_client_requests_total over a 2-minute window with nothing
+//     drifted and both running;
+//   - reflux-cpu-pct, reflux-rss-mib, reflux-rss-peak-mib: reflux's
+//     processor time over that window, in percent of one core, and its
+//     memory after it;
+//   - burst-*: 1,000 live edits sent 50 at a time across 10
+//     Kustomizations (5,000-object case): how long sending took, the
+//     commits on reflux's branches, write-back runs, and edits lost live
+//     (no hold or no Held record) or in Git (on no branch);
+//   - load-avg: the one-minute load average when the case ends, and
+//     load-avg-window at the window's end.
+//
+// Each case measures once whatever b.N, like e2e/scale's.
+func BenchmarkSideBySide(b *testing.B) {
+	for _, c := range cases {
+		b.Run(c.name(), func(b *testing.B) {
+			if b.N > 1 {
+				b.Logf("b.N=%d: a case measures once per run", b.N)
+			}
+			runCase(b, c)
+		})
+	}
+}
+
+// caseRun is one case in progress.
+type caseRun struct {
+	b      *testing.B
+	c      sizeCase
+	env    *testenv.Env
+	wc     client.WithWatch
+	reflux *testenv.RefluxProcess
+	run    string
+	fig    figures
+}
+
+func runCase(b *testing.B, c sizeCase) {
+	ctx := context.Background()
+	r := &caseRun{b: b, c: c, run: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	r.env = startEnv(b)
+	steps := []struct {
+		name string
+		on   bool
+		run  func(context.Context) error
+	}{
+		{"Flux applying the tree", true, r.applyTree},
+		{"kustomize-controller reverting edits", c.latency, r.fluxLatency},
+		{"reflux starting", true, r.startReflux},
+		{"both idling", true, r.idle},
+		{"reflux noticing edits", c.latency, r.refluxLatency},
+		{"the burst", c.burst, r.burst},
+	}
+	for _, s := range steps {
+		if !s.on {
+			continue
+		}
+		began := time.Now()
+		if err := s.run(ctx); err != nil {
+			// What was measured before the failure still counts.
+			r.fig.load = loadOrNaN()
+			r.fig.report(b, c)
+			b.Fatalf("%s (after %s): %v\nfigures so far: %s", s.name, time.Since(began).Round(time.Second), err, r.fig)
+		}
+	}
+	r.fig.load = loadOrNaN()
+	r.fig.report(b, c)
+}
+
+func (r *caseRun) applyTree(ctx context.Context) error {
+	var err error
+	if r.wc, err = client.NewWithWatch(r.env.Config, client.Options{Scheme: r.env.Scheme}); err != nil {
+		return err
+	}
+	began := time.Now()
+	if err := applyTree(ctx, r.env, r.c); err != nil {
+		return err
+	}
+	r.b.Logf("kustomize-controller applied %d objects in %s", r.c.objects, time.Since(began).Round(time.Millisecond))
+	return r.env.Client.Create(ctx, policy())
+}
+
+func (r *caseRun) fluxLatency(ctx context.Context) error {
+	var err error
+	r.fig.fluxRevert, err = fluxReverts(ctx, r.wc, fluxTargets(r.c), r.run)
+	return err
+}
+
+func (r *caseRun) startReflux(ctx context.Context) error {
+	began := time.Now()
+	p, err := testenv.StartReflux(ctx, r.env, testenv.RefluxOptions{
+		Binary: refluxBin, StartTimeout: 5 * time.Minute,
+		// The test git server speaks plain HTTP on loopback.
+		Args: []string{"--insecure-allow-http"},
+	})
+	if err != nil {
+		return err
+	}
+	r.reflux = p
+	r.b.Cleanup(func() {
+		if err := p.Stop(); err != nil {
+			r.b.Errorf("stopping reflux: %v", err)
+		}
+	})
+	if err := waitNoDrift(ctx, r.env, r.c, refluxReadyTimeout); err != nil {
+		return fmt.Errorf("waiting for NoDrift on every Kustomization: %w", err)
+	}
+	r.b.Logf("reflux reported NoDrift everywhere %s after it started", time.Since(began).Round(time.Millisecond))
+	return nil
+}
+
+// idle lets reflux finish its start, then reads both processes' request
+// counters and reflux's processor time across idleWindow.
+func (r *caseRun) idle(ctx context.Context) error {
+	if quiet, err := waitQuiet(ctx, r.reflux.Process, time.Minute); err != nil {
+		return err
+	} else if !quiet {
+		r.b.Logf("reflux not quiet for %s within a minute of NoDrift; the window opens anyway", quietFor)
+	}
+	before, err := r.sample(ctx)
+	if err != nil {
+		return err
+	}
+	timer := time.NewTimer(idleWindow)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	after, err := r.sample(ctx)
+	if err != nil {
+		return err
+	}
+	minutes := after.at.Sub(before.at).Minutes()
+	r.fig.fluxReqPerMin = (after.flux - before.flux) / minutes
+	r.fig.refluxReqPerMin = (after.reflux - before.reflux) / minutes
+	r.fig.cpuPct = 100 * float64(after.cpu-before.cpu) / float64(after.at.Sub(before.at))
+	if r.fig.rss, err = r.reflux.RSS(); err != nil {
+		return err
+	}
+	if r.fig.peak, err = r.reflux.PeakRSS(); err != nil {
+		return err
+	}
+	r.fig.loadWindow = loadOrNaN()
+	return nil
+}
+
+// usage is one reading of both processes' counters.
+type usage struct {
+	at           time.Time
+	flux, reflux float64
+	cpu          time.Duration
+}
+
+func (r *caseRun) sample(ctx context.Context) (usage, error) {
+	u := usage{at: time.Now()}
+	var err error
+	if u.flux, err = requests(ctx, r.env.KustomizeController); err != nil {
+		return u, err
+	}
+	if u.reflux, err = requests(ctx, r.reflux.Process); err != nil {
+		return u, err
+	}
+	u.cpu, err = r.reflux.CPUTime()
+	return u, err
+}
+
+// writebacks is reflux's write-back runs so far. The counter has no series
+// until the first run, so its absence counts as none.
+func writebacks(ctx context.Context, p *testenv.Process) (float64, error) {
+	m, err := p.Metrics(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := m.Sum(writebacksMetric)
+	return n, nil
+}
+
+func (r *caseRun) refluxLatency(ctx context.Context) error {
+	var err error
+	r.fig.refluxHold, r.fig.refluxRecord, err = refluxNotices(ctx, r.wc, refluxTargets(r.c), r.run)
+	return err
+}
+
+// burstFluxInterval is kustomize-controller's interval during the burst.
+// At 1m it reverts the edits reflux has not held yet: reflux works through
+// 1,000 edits at its client's rate limit (Flux's defaults, 50 QPS and a
+// burst of 300, about four requests an edit), so Flux would be racing it,
+// and what the burst counts is reflux's coalescing, not that race.
+const burstFluxInterval = time.Hour
+
+func (r *caseRun) burst(ctx context.Context) error {
+	targets := burstTargets(r.c)
+	if err := r.slowFlux(ctx, burstFluxInterval); err != nil {
+		return err
+	}
+	wb0, err := writebacks(ctx, r.reflux.Process)
+	if err != nil {
+		return err
+	}
+	pushes0 := r.env.Git.Requests(treeRepo).ReceivePack
+	// The burst's own client must not be what spreads it out: with the
+	// admin client's rate limit, 1,000 edits took 18.7 s in the first run.
+	cfg := rest.CopyConfig(r.env.Config)
+	cfg.QPS, cfg.Burst = burstEdits, burstEdits
+	editor, err := client.New(cfg, client.Options{Scheme: r.env.Scheme})
+	if err != nil {
+		return err
+	}
+	if r.fig.burstSend, err = burst(ctx, editor, targets, r.run); err != nil {
+		return err
+	}
+	sent := time.Now()
+	if r.fig.burstLostLive, err = burstLive(ctx, r.env.Client, targets, r.run); err != nil {
+		return err
+	}
+	r.fig.burstLive = time.Since(sent)
+	r.fig.burstGit, err = burstGit(ctx, filepath.Join(r.env.Git.Root(), treeRepo), r.c, targets, r.run)
+	if err != nil {
+		return err
+	}
+	r.fig.burstInGit = time.Since(sent)
+	r.fig.burstPushes = r.env.Git.Requests(treeRepo).ReceivePack - pushes0
+	wb1, err := writebacks(ctx, r.reflux.Process)
+	r.fig.burstWritebacks = wb1 - wb0
+	r.fig.burstRan = true
+	return err
+}
+
+// slowFlux sets every Kustomization's interval and waits until
+// kustomize-controller has reconciled the new generation.
+func (r *caseRun) slowFlux(ctx context.Context, interval time.Duration) error {
+	for k := range r.c.kustomizations {
+		ks := &kustomizev1.Kustomization{}
+		if err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: ksName(k)}, ks); err != nil {
+			return err
+		}
+		patch := client.MergeFrom(ks.DeepCopy())
+		ks.Spec.Interval = metav1.Duration{Duration: interval}
+		if err := r.env.Client.Patch(ctx, ks, patch); err != nil {
+			return err
+		}
+		if err := r.env.WaitForReady(ctx, ks); err != nil {
+			return err
+		}
+	}
+	return nil
+}

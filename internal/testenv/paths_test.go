@@ -1,0 +1,22 @@
+package testenv
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestFluxBinDir(t *testing.T) {
+	for _, tc := range []struct {
+		name, option, env, want string
+	}{
+		{name: "default is the bin dir", want: "/elsewhere/bin"},
+		{name: "the variable names another build", env: "/cache/flux-latest", want: "/cache/flux-latest"},
+		{name: "a relative variable is the repository's", env: "bin/flux-latest", want: "/repo/bin/flux-latest"},
+		{name: "the option wins over the variable", option: "/opt/flux", env: "bin/flux-latest", want: "/opt/flux"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			NewWithT(t).Expect(fluxBinDir(tc.option, tc.env, "/repo", "/elsewhere/bin")).To(Equal(tc.want))
+		})
+	}
+}
