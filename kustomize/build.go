@@ -66,6 +66,15 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	if _, err := os.Stat(dirPath); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrPathNotFound, rel, err)
 	}
+	found, err := dropUnbuildable(work, opts.SkipUnbuildable)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.SkipUnbuildable && !opts.AllowRemoteBases {
+		if err := refuseRemote(found); err != nil {
+			return nil, err
+		}
+	}
 	u, err := toUnstructured(opts.Kustomization)
 	if err != nil {
 		return nil, err
@@ -76,7 +85,7 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	}
 	m, err := generator.SecureBuild(work, dirPath, opts.AllowRemoteBases)
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build failed: %w", err)
+		return nil, buildError(err, work)
 	}
 	if err := postBuild(ctx, opts, u, m); err != nil {
 		return nil, err

@@ -133,7 +133,9 @@ func parseObjectRef(s string) (origin.ObjectRef, error) {
 // traceBuildOptions roots the build at the git work tree enclosing the
 // built directory (or the current directory) so origins print relative to it.
 func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
-	var build kustomize.BuildOptions
+	// Remote bases, Helm charts and plugins are never fetched or run: the
+	// local part is traced and their objects are refused by name.
+	build := kustomize.BuildOptions{SkipUnbuildable: true}
 	if opts.kustomization != "" {
 		ks, err := kustomize.LoadKustomization(opts.kustomization)
 		if err != nil {
