@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,48 +68,79 @@ func runTrace(cmd *cobra.Command, opts *traceOptions, args []string) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	idx, _, err := origin.Build(ctx, build)
+	var idx *origin.Index
+	err = onceWarnings(cmd.ErrOrStderr(), func() (err error) {
+		idx, _, err = origin.Build(ctx, build)
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	if ref, err = idx.Resolve(ref); err != nil {
 		return err
 	}
-	w := traceWriter{out: cmd.OutOrStdout(), json: opts.output == "json", ref: ref}
-	if len(args) == 2 {
-		return traceOne(w, idx, ref, args[1])
-	}
+	return printTrace(cmd.OutOrStdout(), opts.output == "json", idx, ref, build.Root, args[1:])
+}
+
+// printTrace prints one pointer of ref, or every leaf when none is given.
+func printTrace(out io.Writer, asJSON bool, idx *origin.Index, ref origin.ObjectRef, root string, pointer []string) error {
 	fields, err := idx.Fields(ref)
 	if err != nil {
 		return err
 	}
-	for _, f := range fields {
-		if err := w.field(f, false); err != nil {
+	if len(pointer) == 1 {
+		if fields, err = oneField(idx, ref, fields, pointer[0]); err != nil {
 			return err
 		}
 	}
-	return nil
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	w := &traceWriter{out: out, json: asJSON, ref: ref, paths: newPathStyle(root, cwd, filesOf(fields))}
+	if !asJSON {
+		if _, err := fmt.Fprintln(out, w.paths.header()); err != nil {
+			return err
+		}
+	}
+	for _, f := range fields {
+		if err := w.field(f, len(pointer) == 1); err != nil {
+			return err
+		}
+	}
+	return w.legend()
 }
 
-func traceOne(w traceWriter, idx *origin.Index, ref origin.ObjectRef, pointer string) error {
+// oneField returns the field at pointer, a leading "/" optional.
+func oneField(idx *origin.Index, ref origin.ObjectRef, fields []origin.Field, pointer string) ([]origin.Field, error) {
 	if !strings.HasPrefix(pointer, "/") {
 		pointer = "/" + pointer
 	}
 	_, err := idx.Lookup(ref, pointer)
 	var refused *origin.RefusedError
 	if err != nil && !errors.As(err, &refused) {
-		return err
-	}
-	fields, err := idx.Fields(ref)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, f := range fields {
 		if f.Pointer == pointer {
-			return w.field(f, true)
+			return []origin.Field{f}, nil
 		}
 	}
-	return fmt.Errorf("%w: %s %s", origin.ErrFieldNotFound, ref, pointer)
+	return nil, fmt.Errorf("%w: %s %s", origin.ErrFieldNotFound, ref, pointer)
+}
+
+// filesOf lists every file the fields name, origins, chains and edits.
+func filesOf(fields []origin.Field) []string {
+	var out []string
+	for _, f := range fields {
+		for _, l := range f.Origin.Chain {
+			out = append(out, l.File)
+		}
+		if f.Edit != nil {
+			out = append(out, f.Edit.File)
+		}
+	}
+	return out
 }
 
 // parseObjectRef parses KIND[.GROUP]/[NAMESPACE/]NAME.
