@@ -21,6 +21,8 @@ type traceOptions struct {
 	kustomization string
 	output        string
 	vars          []string
+	kubeconfig    string
+	artifactHost  string
 }
 
 // NewTraceCommand returns `reflux trace`, which prints where each rendered
@@ -33,10 +35,18 @@ func NewTraceCommand() *cobra.Command {
 		Long: `trace renders a directory the way Flux's kustomize-controller does and
 prints the origin of one field (a JSON pointer such as /spec/replicas), or
 of every leaf field of the object. NAME is the rendered name; a generated
-ConfigMap or Secret may be named without its hash suffix. Paths are
-relative to the enclosing git work tree, or the current directory.`,
+ConfigMap or Secret may be named without its hash suffix. Text output
+says whether paths are relative to the current directory or to the
+repository root (the enclosing git work tree). A refused field prints its
+reason, why, and where to edit instead.
+
+With --kustomization NAMESPACE/NAME the Kustomization, its source artifact
+and its substituteFrom data are read from the cluster (--kubeconfig), and
+the live value, the Git value and the open Drift record are printed too.`,
 		Example: `  reflux trace --path overlays/prod Deployment/prod/podinfo /spec/replicas
-  reflux trace --path apps --kustomization clusters/prod/apps.yaml -o json Deployment/apps/web`,
+  reflux trace --path apps --kustomization clusters/prod/apps.yaml -o json Deployment/apps/web
+  reflux trace --kustomization clusters/prod/infrastructure.yaml#infra-configs ConfigMap/cluster-settings
+  reflux trace --kustomization flux-system/apps Deployment/podinfo/podinfo /spec/replicas`,
 		Args:          cobra.RangeArgs(1, 2),
 		SilenceUsage:  true,
 		SilenceErrors: false,
@@ -45,8 +55,12 @@ relative to the enclosing git work tree, or the current directory.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.path, "path", "", "directory to build (overrides the Kustomization's spec.path)")
-	cmd.Flags().StringVar(&opts.kustomization, "kustomization", "", "file holding the Flux Kustomization whose spec applies")
+	cmd.Flags().StringVar(&opts.kustomization, "kustomization", "",
+		"the Flux Kustomization whose spec applies: a FILE (FILE#NAME when it holds several), or NAMESPACE/NAME in the cluster")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig for --kustomization NAMESPACE/NAME (default $KUBECONFIG, then ~/.kube/config)")
+	cmd.Flags().StringVar(&opts.artifactHost, "artifact-host", "",
+		"HOST:PORT to fetch the source artifact from instead of its in-cluster URL, e.g. a port-forward of source-controller")
 	cmd.Flags().StringArrayVar(&opts.vars, "var", nil,
 		"KEY=VALUE for a postBuild.substituteFrom variable the cluster would supply (repeatable)")
 	return cmd
@@ -60,13 +74,16 @@ func runTrace(cmd *cobra.Command, opts *traceOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	build, err := traceBuildOptions(opts)
-	if err != nil {
-		return err
-	}
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if ns, name, ok := liveRef(opts.kustomization); ok && opts.path == "" {
+		return runLiveTrace(ctx, cmd, opts, ns, name, ref, args[1:])
+	}
+	build, err := traceBuildOptions(opts)
+	if err != nil {
+		return err
 	}
 	var idx *origin.Index
 	err = onceWarnings(cmd.ErrOrStderr(), func() (err error) {
@@ -83,6 +100,8 @@ func runTrace(cmd *cobra.Command, opts *traceOptions, args []string) error {
 }
 
 // printTrace prints one pointer of ref, or every leaf when none is given.
+// An empty root is an artifact fetched from the cluster: paths are then
+// relative to the repository root.
 func printTrace(out io.Writer, asJSON bool, idx *origin.Index, ref origin.ObjectRef, root string, pointer []string) error {
 	fields, err := idx.Fields(ref)
 	if err != nil {
@@ -97,7 +116,11 @@ func printTrace(out io.Writer, asJSON bool, idx *origin.Index, ref origin.Object
 	if err != nil {
 		return err
 	}
-	w := &traceWriter{out: out, json: asJSON, ref: ref, paths: newPathStyle(root, cwd, filesOf(fields))}
+	paths := pathStyle{}
+	if root != "" {
+		paths = newPathStyle(root, cwd, filesOf(fields))
+	}
+	w := &traceWriter{out: out, json: asJSON, ref: ref, paths: paths}
 	if !asJSON {
 		if _, err := fmt.Fprintln(out, w.paths.header()); err != nil {
 			return err
@@ -169,11 +192,15 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 	// local part is traced and their objects are refused by name.
 	build := kustomize.BuildOptions{SkipUnbuildable: true}
 	if opts.kustomization != "" {
-		ks, err := kustomize.LoadKustomization(opts.kustomization)
+		file, name, hasName := strings.Cut(opts.kustomization, "#")
+		ks, err := kustomize.LoadKustomization(file)
+		if hasName {
+			ks, err = kustomize.SelectKustomization(file, name)
+		}
 		if err != nil {
 			return build, err
 		}
-		abs, err := filepath.Abs(opts.kustomization)
+		abs, err := filepath.Abs(file)
 		if err != nil {
 			return build, err
 		}

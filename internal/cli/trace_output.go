@@ -61,8 +61,11 @@ func newPathStyle(root, cwd string, files []string) pathStyle {
 }
 
 func (p pathStyle) header() string {
-	if p.underCwd {
+	switch {
+	case p.underCwd:
 		return "# paths relative to the current directory"
+	case p.root == "":
+		return "# paths relative to the repository root"
 	}
 	return "# paths relative to the repository root " + p.root
 }
