@@ -41,7 +41,8 @@ type Result struct {
 // Build renders opts.Path the way kustomize-controller's build step does:
 // generate, SecureBuild, substitute, then commonMetadata (applied by the
 // controller right before server-side apply). It runs on a temporary copy
-// of opts.Root so the caller's files are never written.
+// of opts.Root (hard links, see linkTree) so the caller's files are never
+// written.
 //
 // SOPS decryption (spec.decryption) needs keys from the cluster and is not
 // performed: encrypted resources come back as stored in Git, and the origin
@@ -56,7 +57,7 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 		return nil, fmt.Errorf("creating build dir: %w", err)
 	}
 	defer os.RemoveAll(work)
-	if err := CopyTree(root, work); err != nil {
+	if err := linkTree(root, work); err != nil {
 		return nil, fmt.Errorf("copying source tree: %w", err)
 	}
 	dirPath, err := securejoin.SecureJoin(work, rel)

@@ -148,3 +148,23 @@ func TestBuildUnbuildable(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkTreeCopiesWhatBuildsWrite: kustomization files are copies, so
+// the generator's in-place write never reaches the source; other files
+// are links to it.
+func TestLinkTreeCopiesWhatBuildsWrite(t *testing.T) {
+	g := NewWithT(t)
+	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "work")
+	g.Expect(os.WriteFile(filepath.Join(src, "kustomization.yaml"), []byte("resources: [app.yaml]\n"), 0o644)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(src, "app.yaml"), []byte("kind: ConfigMap\n"), 0o644)).To(Succeed())
+	g.Expect(linkTree(src, dst)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dst, "kustomization.yaml"), []byte("changed\n"), 0o644)).To(Succeed())
+	data, err := os.ReadFile(filepath.Join(src, "kustomization.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(data)).To(Equal("resources: [app.yaml]\n"))
+	a, err := os.Stat(filepath.Join(src, "app.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	b, err := os.Stat(filepath.Join(dst, "app.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.SameFile(a, b)).To(BeTrue())
+}
