@@ -50,6 +50,8 @@ type liveTrace struct {
 	Git  string `json:"gitValue"`
 	// Drift is the open record for the object, nil when there is none.
 	Drift *liveDrift `json:"drift,omitempty"`
+	// compared is set once a pointer's live value and record were read.
+	compared bool
 }
 
 // liveDrift is the part of an open Drift record the on-call reads.
@@ -167,13 +169,16 @@ func renderedObject(res *kustomize.Result, ref origin.ObjectRef) *unstructured.U
 
 // compareLive reads the live object and its open drift record.
 func compareLive(ctx context.Context, c client.Client, ks *kustomizev1.Kustomization, rendered *unstructured.Unstructured, ptr string, lt liveTrace) (liveTrace, error) {
+	if rendered == nil {
+		return lt, fmt.Errorf("%w: %s", origin.ErrObjectNotFound, ptr)
+	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(rendered.GroupVersionKind())
 	key := client.ObjectKey{Namespace: rendered.GetNamespace(), Name: rendered.GetName()}
 	if err := c.Get(ctx, key, live); err != nil {
 		return lt, fmt.Errorf("getting live %s %s: %w", rendered.GetKind(), key, err)
 	}
-	lt.Git, lt.Live = jsonValue(rendered.Object, ptr), jsonValue(live.Object, ptr)
+	lt.Git, lt.Live, lt.compared = jsonValue(rendered.Object, ptr), jsonValue(live.Object, ptr), true
 	d := &refluxv1.Drift{}
 	name := record.Name(refluxv1.KustomizationRef{Name: ks.Name, Namespace: ks.Namespace}, refluxv1.ObjectRef{
 		APIVersion: live.GetAPIVersion(), Kind: live.GetKind(), Namespace: live.GetNamespace(), Name: live.GetName()})
@@ -223,9 +228,10 @@ func printLiveHeader(out io.Writer, asJSON bool, lt liveTrace) error {
 		fmt.Fprintf(out, " (Flux last applied %s)", lt.Applied)
 	}
 	fmt.Fprintln(out)
-	if lt.Live != "" || lt.Git != "" {
-		fmt.Fprintf(out, "live:  %s\ngit:   %s\n", orAbsent(lt.Live), orAbsent(lt.Git))
+	if !lt.compared {
+		return nil // no pointer: the listing follows
 	}
+	fmt.Fprintf(out, "live:  %s\ngit:   %s\n", orAbsent(lt.Live), orAbsent(lt.Git))
 	switch {
 	case lt.Drift == nil:
 		_, err := fmt.Fprintln(out, "drift: none open")

@@ -98,6 +98,16 @@ func TestTraceLive(t *testing.T) {
 		g.Expect(out).To(ContainSubstring(`"file":"ConfigMap/cluster-vars"`))
 		g.Expect(out).To(ContainSubstring(`"variable":"CLUSTER_NAME"`))
 	})
+	t.Run("without a pointer, every field with its origin", func(t *testing.T) {
+		g := NewWithT(t)
+		out, err := runTraceCmd(append(kube, "Deployment/podinfo/podinfo")...)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(strings.Split(strings.TrimSpace(out), "\n")).To(ContainElements(
+			"/spec/replicas  clusters/staging/apps.yaml:35:21  kustomization-spec",
+			"/spec/template/spec/containers/0/image  apps/podinfo/deployment.yaml:17:18  resource",
+		))
+		g.Expect(out).NotTo(ContainSubstring("drift:"))
+	})
 	t.Run("an unknown Kustomization is a clear error", func(t *testing.T) {
 		g := NewWithT(t)
 		_, err := runTraceCmd("--kubeconfig", env.KubeconfigPath, "--kustomization", "flux-system/nope", "Deployment/podinfo/podinfo", "/spec/replicas")
