@@ -41,7 +41,8 @@ type Result struct {
 // Build renders opts.Path the way kustomize-controller's build step does:
 // generate, SecureBuild, substitute, then commonMetadata (applied by the
 // controller right before server-side apply). It runs on a temporary copy
-// of opts.Root so the caller's files are never written.
+// of opts.Root (hard links, see linkTree) so the caller's files are never
+// written.
 //
 // SOPS decryption (spec.decryption) needs keys from the cluster and is not
 // performed: encrypted resources come back as stored in Git, and the origin
@@ -59,7 +60,7 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 		return nil, fmt.Errorf("creating build dir: %w", err)
 	}
 	defer os.RemoveAll(work)
-	if err := CopyTree(root, work); err != nil {
+	if err := linkTree(root, work); err != nil {
 		return nil, fmt.Errorf("copying source tree: %w", err)
 	}
 	dirPath, err := securejoin.SecureJoin(work, rel)
@@ -68,6 +69,15 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	}
 	if _, err := os.Stat(dirPath); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrPathNotFound, rel, err)
+	}
+	found, err := dropUnbuildable(work, opts.SkipUnbuildable)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.SkipUnbuildable && !opts.AllowRemoteBases {
+		if err := refuseRemote(found); err != nil {
+			return nil, err
+		}
 	}
 	u, err := toUnstructured(opts.Kustomization)
 	if err != nil {
@@ -79,7 +89,7 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	}
 	m, err := generator.SecureBuild(work, dirPath, opts.AllowRemoteBases)
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build failed: %w", err)
+		return nil, buildError(err, work)
 	}
 	if err := postBuild(ctx, opts, u, m); err != nil {
 		return nil, err

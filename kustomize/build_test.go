@@ -116,3 +116,55 @@ func TestBuildNormalize(t *testing.T) {
 	proto, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
 	g.Expect(proto[0]).To(HaveKeyWithValue("protocol", "TCP"))
 }
+
+// TestBuildUnbuildable: what kustomize-controller cannot build offline
+// fails a faithful build with a one-line error, and SkipUnbuildable
+// renders the local part without fetching or running anything.
+func TestBuildUnbuildable(t *testing.T) {
+	tests := []struct {
+		tree, errText string
+		local         string
+	}{
+		{"remote-base", "remote base: overlay/kustomization.yaml: resources entry https://github.com/example-org/platform-manifests//redis/base?ref=v1.4.0 is fetched", "redis-exporter"},
+		{"helm-and-plugins", "kustomize build failed: trouble configuring builtin HelmChartInflationGenerator", "public"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tree, func(t *testing.T) {
+			g := NewWithT(t)
+			ks, err := LoadKustomization(filepath.Join("testdata", tt.tree, "flux-kustomization.yaml"))
+			g.Expect(err).NotTo(HaveOccurred())
+			opts := BuildOptions{Root: filepath.Join("testdata", tt.tree), Kustomization: ks}
+			_, err = Build(context.Background(), opts)
+			g.Expect(err).To(MatchError(ContainSubstring(tt.errText)))
+			g.Expect(err.Error()).NotTo(ContainSubstring("\n"))
+			g.Expect(err.Error()).NotTo(ContainSubstring("reflux-build-"))
+			before := treeHash(t, opts.Root)
+			opts.SkipUnbuildable = true
+			res, err := Build(context.Background(), opts)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(res.Objects).To(HaveLen(1))
+			g.Expect(res.Objects[0].GetName()).To(Equal(tt.local))
+			g.Expect(treeHash(t, opts.Root)).To(Equal(before))
+		})
+	}
+}
+
+// TestLinkTreeCopiesWhatBuildsWrite: kustomization files are copies, so
+// the generator's in-place write never reaches the source; other files
+// are links to it.
+func TestLinkTreeCopiesWhatBuildsWrite(t *testing.T) {
+	g := NewWithT(t)
+	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "work")
+	g.Expect(os.WriteFile(filepath.Join(src, "kustomization.yaml"), []byte("resources: [app.yaml]\n"), 0o644)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(src, "app.yaml"), []byte("kind: ConfigMap\n"), 0o644)).To(Succeed())
+	g.Expect(linkTree(src, dst)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dst, "kustomization.yaml"), []byte("changed\n"), 0o644)).To(Succeed())
+	data, err := os.ReadFile(filepath.Join(src, "kustomization.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(data)).To(Equal("resources: [app.yaml]\n"))
+	a, err := os.Stat(filepath.Join(src, "app.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	b, err := os.Stat(filepath.Join(dst, "app.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.SameFile(a, b)).To(BeTrue())
+}

@@ -46,3 +46,43 @@ func copyFile(src, dst string) error {
 	}
 	return os.WriteFile(dst, data, 0o644)
 }
+
+// linkTree lays src out in dst for a build: regular files are hard links
+// (no bytes copied, so a large repository costs a directory walk), except
+// kustomization files, which Flux's generator rewrites in place and are
+// therefore copied. Nothing else in a build writes a file: krusty and the
+// substitution only read, and dropUnbuildable replaces the files it
+// rewrites by rename. Where a link cannot be made (another filesystem) the
+// file is copied.
+func linkTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir() && d.Name() == ".git":
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case d.Type().IsRegular() && !kustomizationFiles[d.Name()]:
+			if os.Link(path, target) == nil {
+				return nil
+			}
+			return copyFile(path, target)
+		case d.Type().IsRegular():
+			return copyFile(path, target)
+		}
+		return nil
+	})
+}

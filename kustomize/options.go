@@ -43,6 +43,15 @@ type BuildOptions struct {
 	// AllowRemoteBases lets krusty fetch remote bases. It is off by default:
 	// a drift tracer must not depend on the network.
 	AllowRemoteBases bool
+
+	// SkipUnbuildable leaves out what reflux never fetches or runs: remote
+	// resources entries, helmCharts, and plugins other than kustomize's
+	// builtins. kustomize-controller cannot build such a tree offline, so
+	// the render is then only its local part: for tracing, where the origin
+	// index maps the local fields and refuses the rest by name
+	// (remote-base, helm-chart, plugin). It is off for renders that must
+	// equal what Flux applies.
+	SkipUnbuildable bool
 }
 
 // SubstituteSource is one resolved entry of spec.postBuild.substituteFrom.

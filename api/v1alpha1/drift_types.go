@@ -153,6 +153,14 @@ type FieldOrigin struct {
 	// Refused names why the field could not be mapped, if it could not.
 	// +optional
 	Refused string `json:"refused,omitempty"`
+	// Why says in one sentence why the field could not be mapped.
+	// +optional
+	Why string `json:"why,omitempty"`
+	// EditAt is FILE:LINE:COL of the declaration a reviewer edits instead
+	// of the refused field, when there is one: a generator's name line for
+	// a hash-suffixed name, the resources entry of a remote base.
+	// +optional
+	EditAt string `json:"editAt,omitempty"`
 }
 
 // Modifier is a writer of a live field.

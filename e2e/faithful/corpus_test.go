@@ -86,30 +86,39 @@ func treeCases(tree string) ([]*fluxCase, error) {
 	}
 	var out []*fluxCase
 	for _, f := range files {
-		c := &fluxCase{Name: tree, Tree: tree, SubstituteFrom: subst}
-		if c.Kustomization, err = loadSpec(f, tree); err != nil {
+		specs, err := loadSpecs(f, tree)
+		if err != nil {
 			return nil, err
 		}
-		if f != "" {
-			c.Name += strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "flux-kustomization"), ".yaml")
+		for _, ks := range specs {
+			c := &fluxCase{Name: tree, Tree: tree, SubstituteFrom: subst, Kustomization: ks}
+			if f != "" {
+				c.Name += strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "flux-kustomization"), ".yaml")
+			}
+			// A file holding several Kustomizations (a cluster
+			// repository's layout) is one case per Kustomization, as in
+			// kustomize/origin's golden tests.
+			if len(specs) > 1 {
+				c.Name += "-" + ks.Name
+			}
+			c.Namespace = "faithful-" + c.Name
+			out = append(out, c)
 		}
-		c.Namespace = "faithful-" + c.Name
-		out = append(out, c)
 	}
 	return out, nil
 }
 
-// loadSpec reads a flux-kustomization file, or makes the empty spec a
-// bare tree is built with.
-func loadSpec(file, tree string) (*kustomizev1.Kustomization, error) {
+// loadSpecs reads the Kustomizations of a flux-kustomization file, or makes
+// the empty spec a bare tree is built with.
+func loadSpecs(file, tree string) ([]*kustomizev1.Kustomization, error) {
 	if file == "" {
 		ks := &kustomizev1.Kustomization{}
 		ks.Name = tree
 		ks.Spec.Path = "./"
 		ks.Spec.Prune = true
-		return ks, nil
+		return []*kustomizev1.Kustomization{ks}, nil
 	}
-	return kustomize.LoadKustomization(file)
+	return kustomize.LoadKustomizations(file)
 }
 
 // loadSubstituteFrom reads the tree's resolved substituteFrom data, if any.

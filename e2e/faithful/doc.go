@@ -36,7 +36,11 @@
 // ServiceMonitor CRD the components tree renders.
 //
 // A tree reflux cannot build is still given to Flux, and then passes only if
-// Flux cannot build it either. The unmodelled tree, whose fields
+// Flux cannot build it either. The remote-base and helm-and-plugins trees are
+// such trees: kustomize.Build refuses a remote base rather than fetch it,
+// kustomize-controller runs with --no-remote-bases here and has no network,
+// and neither runs Helm. Their local parts are mapped by kustomize/origin
+// with kustomize.BuildOptions.SkipUnbuildable, as reflux trace builds them. The unmodelled tree, whose fields
 // kustomize/origin refuses to attribute (replacements, a SOPS-encrypted
 // Secret), is checked like any other: it builds identically. Note that
 // kustomize-controller applies its SOPS-encrypted Secret, ENC[...] values and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,8 @@ type traceOptions struct {
 	kustomization string
 	output        string
 	vars          []string
+	kubeconfig    string
+	artifactHost  string
 }
 
 // NewTraceCommand returns `reflux trace`, which prints where each rendered
@@ -32,10 +35,18 @@ func NewTraceCommand() *cobra.Command {
 		Long: `trace renders a directory the way Flux's kustomize-controller does and
 prints the origin of one field (a JSON pointer such as /spec/replicas), or
 of every leaf field of the object. NAME is the rendered name; a generated
-ConfigMap or Secret may be named without its hash suffix. Paths are
-relative to the enclosing git work tree, or the current directory.`,
+ConfigMap or Secret may be named without its hash suffix. Text output
+says whether paths are relative to the current directory or to the
+repository root (the enclosing git work tree). A refused field prints its
+reason, why, and where to edit instead.
+
+With --kustomization NAMESPACE/NAME the Kustomization, its source artifact
+and its substituteFrom data are read from the cluster (--kubeconfig), and
+the live value, the Git value and the open Drift record are printed too.`,
 		Example: `  reflux trace --path overlays/prod Deployment/prod/podinfo /spec/replicas
-  reflux trace --path apps --kustomization clusters/prod/apps.yaml -o json Deployment/apps/web`,
+  reflux trace --path apps --kustomization clusters/prod/apps.yaml -o json Deployment/apps/web
+  reflux trace --kustomization clusters/prod/infrastructure.yaml#infra-configs ConfigMap/cluster-settings
+  reflux trace --kustomization flux-system/apps Deployment/podinfo/podinfo /spec/replicas`,
 		Args:          cobra.RangeArgs(1, 2),
 		SilenceUsage:  true,
 		SilenceErrors: false,
@@ -44,8 +55,12 @@ relative to the enclosing git work tree, or the current directory.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.path, "path", "", "directory to build (overrides the Kustomization's spec.path)")
-	cmd.Flags().StringVar(&opts.kustomization, "kustomization", "", "file holding the Flux Kustomization whose spec applies")
+	cmd.Flags().StringVar(&opts.kustomization, "kustomization", "",
+		"the Flux Kustomization whose spec applies: a FILE (FILE#NAME when it holds several), or NAMESPACE/NAME in the cluster")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig for --kustomization NAMESPACE/NAME (default $KUBECONFIG, then ~/.kube/config)")
+	cmd.Flags().StringVar(&opts.artifactHost, "artifact-host", "",
+		"HOST:PORT to fetch the source artifact from instead of its in-cluster URL, e.g. a port-forward of source-controller")
 	cmd.Flags().StringArrayVar(&opts.vars, "var", nil,
 		"KEY=VALUE for a postBuild.substituteFrom variable the cluster would supply (repeatable)")
 	return cmd
@@ -59,56 +74,96 @@ func runTrace(cmd *cobra.Command, opts *traceOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	build, err := traceBuildOptions(opts)
-	if err != nil {
-		return err
-	}
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	idx, _, err := origin.Build(ctx, build)
+	if ns, name, ok := liveRef(opts.kustomization); ok && opts.path == "" {
+		return runLiveTrace(ctx, cmd, opts, ns, name, ref, args[1:])
+	}
+	build, err := traceBuildOptions(opts)
+	if err != nil {
+		return err
+	}
+	var idx *origin.Index
+	err = onceWarnings(cmd.ErrOrStderr(), func() (err error) {
+		idx, _, err = origin.Build(ctx, build)
+		return err
+	})
 	if err != nil {
 		return err
 	}
 	if ref, err = idx.Resolve(ref); err != nil {
 		return err
 	}
-	w := traceWriter{out: cmd.OutOrStdout(), json: opts.output == "json", ref: ref}
-	if len(args) == 2 {
-		return traceOne(w, idx, ref, args[1])
-	}
+	return printTrace(cmd.OutOrStdout(), opts.output == "json", idx, ref, build.Root, args[1:])
+}
+
+// printTrace prints one pointer of ref, or every leaf when none is given.
+// An empty root is an artifact fetched from the cluster: paths are then
+// relative to the repository root.
+func printTrace(out io.Writer, asJSON bool, idx *origin.Index, ref origin.ObjectRef, root string, pointer []string) error {
 	fields, err := idx.Fields(ref)
 	if err != nil {
 		return err
 	}
-	for _, f := range fields {
-		if err := w.field(f, false); err != nil {
+	if len(pointer) == 1 {
+		if fields, err = oneField(idx, ref, fields, pointer[0]); err != nil {
 			return err
 		}
 	}
-	return nil
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	paths := pathStyle{}
+	if root != "" {
+		paths = newPathStyle(root, cwd, filesOf(fields))
+	}
+	w := &traceWriter{out: out, json: asJSON, ref: ref, paths: paths}
+	if !asJSON {
+		if _, err := fmt.Fprintln(out, w.paths.header()); err != nil {
+			return err
+		}
+	}
+	for _, f := range fields {
+		if err := w.field(f, len(pointer) == 1); err != nil {
+			return err
+		}
+	}
+	return w.legend()
 }
 
-func traceOne(w traceWriter, idx *origin.Index, ref origin.ObjectRef, pointer string) error {
+// oneField returns the field at pointer, a leading "/" optional.
+func oneField(idx *origin.Index, ref origin.ObjectRef, fields []origin.Field, pointer string) ([]origin.Field, error) {
 	if !strings.HasPrefix(pointer, "/") {
 		pointer = "/" + pointer
 	}
 	_, err := idx.Lookup(ref, pointer)
 	var refused *origin.RefusedError
 	if err != nil && !errors.As(err, &refused) {
-		return err
-	}
-	fields, err := idx.Fields(ref)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, f := range fields {
 		if f.Pointer == pointer {
-			return w.field(f, true)
+			return []origin.Field{f}, nil
 		}
 	}
-	return fmt.Errorf("%w: %s %s", origin.ErrFieldNotFound, ref, pointer)
+	return nil, fmt.Errorf("%w: %s %s", origin.ErrFieldNotFound, ref, pointer)
+}
+
+// filesOf lists every file the fields name, origins, chains and edits.
+func filesOf(fields []origin.Field) []string {
+	var out []string
+	for _, f := range fields {
+		for _, l := range f.Origin.Chain {
+			out = append(out, l.File)
+		}
+		if f.Edit != nil {
+			out = append(out, f.Edit.File)
+		}
+	}
+	return out
 }
 
 // parseObjectRef parses KIND[.GROUP]/[NAMESPACE/]NAME.
@@ -133,13 +188,19 @@ func parseObjectRef(s string) (origin.ObjectRef, error) {
 // traceBuildOptions roots the build at the git work tree enclosing the
 // built directory (or the current directory) so origins print relative to it.
 func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
-	var build kustomize.BuildOptions
+	// Remote bases, Helm charts and plugins are never fetched or run: the
+	// local part is traced and their objects are refused by name.
+	build := kustomize.BuildOptions{SkipUnbuildable: true}
 	if opts.kustomization != "" {
-		ks, err := kustomize.LoadKustomization(opts.kustomization)
+		file, name, hasName := strings.Cut(opts.kustomization, "#")
+		ks, err := kustomize.LoadKustomization(file)
+		if hasName {
+			ks, err = kustomize.SelectKustomization(file, name)
+		}
 		if err != nil {
 			return build, err
 		}
-		abs, err := filepath.Abs(opts.kustomization)
+		abs, err := filepath.Abs(file)
 		if err != nil {
 			return build, err
 		}

@@ -3,22 +3,30 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/reflux-dev/reflux/kustomize/origin"
 )
 
 const corpus = "../../kustomize/testdata/"
 
 func runTraceCmd(args ...string) (string, error) {
+	out, _, err := runTraceCmdErr(args...)
+	return out, err
+}
+
+func runTraceCmdErr(args ...string) (string, string, error) {
 	cmd := NewTraceCommand()
-	var out bytes.Buffer
+	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
-	cmd.SetErr(&bytes.Buffer{})
+	cmd.SetErr(&errOut)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
-	return out.String(), err
+	return out.String(), errOut.String(), err
 }
 
 func TestTrace(t *testing.T) {
@@ -47,7 +55,7 @@ func TestTrace(t *testing.T) {
 			args: []string{"--path", corpus + "configmap-generator/overlay", "ConfigMap/app-settings"},
 			want: []string{
 				"/data/DB_HOST  kustomize/testdata/configmap-generator/overlay/prod.env:1:1  generator-env",
-				"/metadata/name  REFUSED  hash-suffix",
+				"/metadata/name  REFUSED  hash-suffix  edit kustomize/testdata/configmap-generator/base/kustomization.yaml:4:11  (configMapGenerator[0].name)",
 			},
 		},
 		{
@@ -57,9 +65,37 @@ func TestTrace(t *testing.T) {
 			want: []string{"Flag/--var  substitution", "  Flag/--var  substitution  (spec.postBuild.substituteFrom)  ${CLUSTER_NAME}"},
 		},
 		{
+			name: "a refused field prints the reason, why, and where to edit instead",
+			args: []string{"--path", corpus + "env-file-bare-keys", "Deployment/checkout/checkout", "/spec/template/spec/containers/0/envFrom/0/configMapRef/name"},
+			want: []string{
+				"REFUSED  hash-suffix",
+				"  why:  " + origin.ReasonHashSuffix.Why(),
+				"  edit: kustomize/testdata/env-file-bare-keys/kustomization.yaml:7:11  (configMapGenerator[0].name)",
+			},
+		},
+		{
+			name: "a listing names where to edit, and a legend says why",
+			args: []string{"--path", corpus + "env-file-bare-keys", "ConfigMap/checkout/checkout-env"},
+			want: []string{
+				"/metadata/name  REFUSED  hash-suffix  edit kustomize/testdata/env-file-bare-keys/kustomization.yaml:7:11  (configMapGenerator[0].name)",
+				"# hash-suffix: " + origin.ReasonHashSuffix.Why(),
+				"# paths relative to the repository root " + repoRoot(),
+			},
+		},
+		{
 			name:    "unknown object",
 			args:    []string{"--path", corpus + "plain-dir", "Deployment/nope"},
 			wantErr: "object not rendered",
+		},
+		{
+			name:    "an object in another namespace is named",
+			args:    []string{"--path", corpus + "base-overlays/overlays/prod", "Deployment/staging/podinfo"},
+			wantErr: "closest rendered: Deployment.apps/prod/podinfo",
+		},
+		{
+			name:    "an object a remote base would render is refused, naming the resources entry",
+			args:    []string{"--path", corpus + "remote-base/overlay", "StatefulSet/cache/redis"},
+			wantErr: "refused: remote-base: " + origin.ReasonRemoteBase.Why() + " Edit kustomize/testdata/remote-base/overlay/kustomization.yaml:5:5 (resources[0]) instead.",
 		},
 		{
 			name:    "unknown pointer",
@@ -90,6 +126,43 @@ func TestTrace(t *testing.T) {
 	}
 }
 
+// repoRoot is the git work tree the tests run in.
+func repoRoot() string {
+	wd, _ := os.Getwd()
+	return gitRoot(wd)
+}
+
+// TestTraceOutput covers what a user reads: paths relative to where they
+// stand, a one-step chain printed once, each krusty warning once.
+func TestTraceOutput(t *testing.T) {
+	t.Run("paths relative to the current directory when the files are under it", func(t *testing.T) {
+		g := NewWithT(t)
+		t.Chdir(corpus + "base-overlays")
+		out, err := runTraceCmd("--path", "overlays/prod", "Deployment/prod/podinfo", "/spec/replicas")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(strings.Split(strings.TrimSpace(out), "\n")).To(Equal([]string{
+			"# paths relative to the current directory",
+			"overlays/prod/kustomization.yaml:10:12  replicas",
+			"  base/deployment.yaml:6:13  resource",
+			"  overlays/prod/kustomization.yaml:10:12  replicas  (replicas[0].count)",
+		}))
+	})
+	t.Run("a one-step chain is printed once", func(t *testing.T) {
+		g := NewWithT(t)
+		out, err := runTraceCmd("--path", corpus+"base-overlays/overlays/prod", "Deployment/prod/podinfo", "/spec/template/spec/containers/0/name")
+		g.Expect(err).NotTo(HaveOccurred())
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		g.Expect(lines).To(HaveLen(2))
+		g.Expect(lines[1]).To(Equal("kustomize/testdata/base-overlays/base/deployment.yaml:16:17  resource"))
+	})
+	t.Run("a deprecation warning is printed once per run", func(t *testing.T) {
+		g := NewWithT(t)
+		_, stderr, err := runTraceCmdErr("--path", corpus+"base-overlays/overlays/prod", "Deployment/prod/podinfo")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(strings.Count(stderr, "'commonLabels' is deprecated")).To(Equal(1), stderr)
+	})
+}
+
 func TestTraceJSON(t *testing.T) {
 	g := NewWithT(t)
 	out, err := runTraceCmd("--path", corpus+"unmodelled", "-o", "json", "Deployment/app")
@@ -109,4 +182,8 @@ func TestTraceJSON(t *testing.T) {
 	g.Expect(seen["/metadata/name"]["line"]).To(BeEquivalentTo(11))
 	g.Expect(seen["/metadata/name"]["column"]).To(BeEquivalentTo(9))
 	g.Expect(seen["/metadata/name"]["refused"]).To(Equal(""))
+	g.Expect(seen["/metadata/name"]).NotTo(HaveKey("why"))
+	g.Expect(seen["/spec/template/spec/containers/0/image"]["why"]).To(Equal(origin.ReasonReplacements.Why()))
+	g.Expect(seen["/spec/template/spec/containers/0/image"]["edit"]).To(HaveKeyWithValue("file", "kustomize/testdata/unmodelled/kustomization.yaml"))
+	g.Expect(seen["/spec/template/spec/containers/0/image"]["edit"]).To(HaveKeyWithValue("via", "replacements"))
 }

@@ -117,13 +117,16 @@ func (p *planner) spliceEnv(o origin.Origin, v interface{}) error {
 		end = len(data)
 	}
 	line := strings.TrimSuffix(string(data[start:end]), "\r")
-	i := strings.IndexByte(line, '=')
-	if i < 0 {
-		return fmt.Errorf("%w: %s:%d has no KEY=VALUE", ErrUnsupported, o.File, o.Line)
-	}
 	s := fmt.Sprint(v)
 	if strings.Contains(s, "\n") {
 		return fmt.Errorf("%w: multi-line value in an env file", ErrUnsupported)
+	}
+	i := strings.IndexByte(line, '=')
+	if i < 0 {
+		// A bare KEY line is the key with the empty value (kustomize's
+		// kv loader): the value goes after a new "=".
+		p.write(o.File, data, span{start + len(line), start + len(line)}, "="+s)
+		return nil
 	}
 	p.write(o.File, data, span{start + i + 1, start + len(line)}, s)
 	return nil

@@ -186,7 +186,12 @@ func reloadKustomization(opts *kustomize.BuildOptions, work string, files map[st
 	if _, changed := files[filepath.ToSlash(rel)]; !changed {
 		return nil
 	}
-	ks, err := kustomize.LoadKustomization(filepath.Join(work, rel))
+	// The file may hold several Kustomizations: re-read the one in use.
+	file := filepath.Join(work, rel)
+	ks, err := kustomize.LoadKustomization(file)
+	if old := opts.Kustomization; old != nil && old.Name != "" {
+		ks, err = kustomize.SelectKustomization(file, old.Namespace+"/"+old.Name)
+	}
 	if err != nil {
 		return fmt.Errorf("edit breaks the Flux Kustomization: %w", err)
 	}

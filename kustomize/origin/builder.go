@@ -17,6 +17,25 @@ type builder struct {
 	res      *kustomize.Result
 	features map[Reason]bool
 	flux     *fluxSpec
+	// sites are where each unmodelled feature is declared, in build order:
+	// what a refusal for that reason tells the user to edit instead.
+	sites []site
+	// originAnnotations is set when Flux's generator adds
+	// buildMetadata: [originAnnotations] to a kustomization without
+	// resources, so krusty annotates every object with its origin.
+	originAnnotations bool
+}
+
+// site is the first place a feature that changes fields for reason is
+// declared, or nil.
+func (b *builder) site(r Reason) *Layer {
+	for _, s := range b.sites {
+		if s.reason == r && !s.adds {
+			l := s.at
+			return &l
+		}
+	}
+	return nil
 }
 
 func (b *builder) abs(rel string) string { return filepath.Join(b.root, filepath.FromSlash(rel)) }
@@ -47,7 +66,12 @@ func (b *builder) model() ([]*object, error) {
 func (b *builder) topKustomization() (*kfile, error) {
 	dir := b.res.Path
 	if !b.res.Generated {
-		return b.loadKustomization(dir)
+		k, err := b.loadKustomization(dir)
+		// fluxcd/pkg/kustomize's generator sets buildMetadata to
+		// originAnnotations on a kustomization with no resources, to
+		// avoid krusty's "kustomization.yaml is empty" error.
+		b.originAnnotations = err == nil && !k.hasResources
+		return k, err
 	}
 	return &kfile{dir: dir, kind: "Kustomization", resources: b.res.GeneratedResources}, nil
 }
@@ -58,6 +82,10 @@ func (b *builder) accumulate(k *kfile, objs []*object) ([]*object, error) {
 	for _, f := range k.features {
 		b.features[f] = true
 	}
+	for _, s := range k.sites {
+		b.features[s.reason] = true
+	}
+	b.sites = append(b.sites, k.sites...)
 	objs, err := b.accumulateResources(k, objs)
 	if err != nil {
 		return nil, err
@@ -80,8 +108,7 @@ func (b *builder) accumulate(k *kfile, objs []*object) ([]*object, error) {
 func (b *builder) accumulateResources(k *kfile, objs []*object) ([]*object, error) {
 	for _, r := range k.resources {
 		if isRemote(r) {
-			b.features[ReasonRemoteBase] = true
-			continue
+			continue // recorded as a site by parse
 		}
 		p := path.Join(k.dir, r)
 		st, err := os.Stat(b.abs(p))

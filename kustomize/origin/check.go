@@ -68,13 +68,25 @@ func (c *checker) check(u *unstructured.Unstructured) *objectIndex {
 	return oi
 }
 
+// fallbackObject is the reason for the fields of an object the model
+// lacks: remote bases and Helm charts add whole objects.
+func (c *checker) fallbackObject() Reason {
+	for _, f := range []Reason{ReasonRemoteBase, ReasonHelmChart} {
+		if !c.failed && c.b.features[f] {
+			return f
+		}
+	}
+	return c.fallback(ReasonNotInModel)
+}
+
 // fallback is the reason for a field the model lacks or gets wrong: the
-// first unmodelled feature in the build, else the given reason.
+// first unmodelled feature in the build that can change a field of an
+// object, else the given reason.
 func (c *checker) fallback(r Reason) Reason {
 	if c.failed {
 		return ReasonModelFailed
 	}
-	for _, f := range []Reason{ReasonRemoteBase, ReasonHelmChart, ReasonPlugin, ReasonTransformerConfig, ReasonReplacements, ReasonBuildMetadata} {
+	for _, f := range []Reason{ReasonPlugin, ReasonTransformerConfig, ReasonReplacements, ReasonBuildMetadata} {
 		if c.b.features[f] {
 			return f
 		}
@@ -134,7 +146,7 @@ func (w *walker) leaf(ptr string, v interface{}, mn *node) {
 	f := Field{Pointer: ptr, Value: v}
 	switch {
 	case w.o == nil:
-		f.Refused = w.c.fallback(ReasonNotInModel)
+		f.Refused = w.c.fallbackObject()
 	case w.o.refused != "":
 		f.Refused = w.o.refused
 	case mn == nil && strings.HasPrefix(ptr, "/subjects/") && strings.HasSuffix(ptr, "/namespace"):
@@ -144,7 +156,13 @@ func (w *walker) leaf(ptr string, v interface{}, mn *node) {
 	case sameValue(mn, v):
 		f.Origin, f.Refused = originOf(mn.chain)
 	default:
-		f.Origin, f.Refused = w.renamedRef(mn, v)
+		f.Origin, f.Refused, f.Edit = w.renamedRef(mn, v)
+	}
+	if f.Refused == ReasonNotInModel && w.c.b.originAnnotations && ptr == originAnnotationPtr {
+		f.Refused = ReasonBuildMetadata
+	}
+	if f.Refused != "" && f.Edit == nil {
+		f.Edit = w.c.b.site(f.Refused)
 	}
 	w.oi.byPtr[ptr] = len(w.oi.fields)
 	w.oi.fields = append(w.oi.fields, f)
@@ -152,7 +170,7 @@ func (w *walker) leaf(ptr string, v interface{}, mn *node) {
 
 // renamedRef explains a string krusty rewrote as a name reference to an
 // object renamed by namePrefix/nameSuffix (mapped) or a hash (refused).
-func (w *walker) renamedRef(mn *node, v interface{}) (Origin, Reason) {
+func (w *walker) renamedRef(mn *node, v interface{}) (Origin, Reason, *Layer) {
 	s, ok1 := v.(string)
 	old, ok2 := mn.value.(string)
 	if ok1 && ok2 {
@@ -161,7 +179,7 @@ func (w *walker) renamedRef(mn *node, v interface{}) (Origin, Reason) {
 				continue
 			}
 			if target.hashed {
-				return Origin{}, ReasonHashSuffix
+				return Origin{}, ReasonHashSuffix, generatorName(target)
 			}
 			chain := append([]Layer(nil), mn.chain...)
 			for _, a := range target.affixes {
@@ -169,10 +187,27 @@ func (w *walker) renamedRef(mn *node, v interface{}) (Origin, Reason) {
 					chain = append(chain, a)
 				}
 			}
-			return originOf(chain)
+			o, r := originOf(chain)
+			return o, r, nil
 		}
 	}
-	return Origin{}, w.c.fallback(ReasonModelDisagrees)
+	return Origin{}, w.c.fallback(ReasonModelDisagrees), nil
+}
+
+// originAnnotationPtr is the annotation buildMetadata: [originAnnotations]
+// makes krusty add.
+const originAnnotationPtr = "/metadata/annotations/config.kubernetes.io~1origin"
+
+// generatorName is the name: line of the generator that made a hashed
+// object: the kustomize declaration behind its rendered name.
+func generatorName(o *object) *Layer {
+	n := o.root.get("metadata").get("name")
+	if n == nil || n.kind != scalarNode || len(n.chain) == 0 || n.chain[0].File == "" {
+		return nil
+	}
+	l := n.chain[0]
+	l.refused = ""
+	return &l
 }
 
 func containsLayer(chain []Layer, l Layer) bool {

@@ -46,7 +46,11 @@ func loadFluxSpec(b *builder) (*fluxSpec, error) {
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("parsing Flux Kustomization %s: empty", file)
 	}
-	fs := &fluxSpec{k: &kfile{path: file, data: data}, spec: mapValue(docs[0], "spec")}
+	doc := fluxDoc(docs, ks.Namespace, ks.Name)
+	if doc == nil {
+		return nil, fmt.Errorf("parsing Flux Kustomization %s: no Kustomization %s/%s in it", file, ks.Namespace, ks.Name)
+	}
+	fs := &fluxSpec{k: &kfile{path: file, data: data}, spec: mapValue(doc, "spec")}
 	if b.opts.KustomizationFile == "" {
 		fs.k.path = ""
 	}
@@ -153,4 +157,30 @@ func (f *fluxSpec) commonMetadata(objs []*object) {
 		}
 		setPairs(objs, pairs, []fieldSpec{{path: "metadata/" + field, create: true}})
 	}
+}
+
+// fluxDoc finds the document of the Flux Kustomization namespace/name in a
+// file that may declare several (a cluster repository's layout), so a later
+// one's spec.patches map to their own lines, not the first one's.
+func fluxDoc(docs []*yaml.Node, namespace, name string) *yaml.Node {
+	if len(docs) == 1 {
+		return docs[0]
+	}
+	for _, d := range docs {
+		md := mapValue(d, "metadata")
+		if scalar(mapValue(d, "kind")) != "Kustomization" || scalar(mapValue(md, "name")) != name {
+			continue
+		}
+		if ns := scalar(mapValue(md, "namespace")); ns == namespace || namespace == "" {
+			return d
+		}
+	}
+	return nil
+}
+
+func scalar(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.Value
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -22,6 +24,9 @@ type genSpec struct {
 	files     []*yaml.Node
 	noHash    *bool
 	meta      genMeta
+	// nameAt and namespaceAt are the generator's name: and namespace:
+	// lines, which declare the generated object's identity.
+	nameAt, namespaceAt Layer
 }
 
 // genMeta are the labels and annotations a generator puts on its object.
@@ -61,6 +66,11 @@ func (k *kfile) parseGenerators(v *yaml.Node, via string) ([]genSpec, error) {
 			return ""
 		}
 		g.name, g.namespace, g.behavior, g.typ = str("name"), str("namespace"), str("behavior"), str("type")
+		for key, at := range map[string]*Layer{"name": &g.nameAt, "namespace": &g.namespaceAt} {
+			if n := mapValue(it, key); n != nil {
+				*at = Layer{File: k.path, Line: n.Line, Column: n.Column, Kind: KindGeneratorName, Via: g.via + "." + key}
+			}
+		}
 		if n := mapValue(it, "literals"); n != nil {
 			g.literals = n.Content
 		}
@@ -92,10 +102,19 @@ func (b *builder) generate(k *kfile, g genSpec, kind string) (*object, error) {
 	gen := Layer{Kind: KindGeneratorLiteral, refused: ReasonGenerated}
 	root.set("apiVersion", newScalar("v1", gen))
 	root.set("kind", newScalar(kind, gen))
+	// kustomize's MergeGlobalOptionsIntoLocal: a global
+	// disableNameSuffixHash: true wins over a generator's false.
+	hashed := !k.genOptions.noHash && (g.noHash == nil || !*g.noHash)
 	md := root.ensureMap("metadata")
-	md.set("name", newScalar(g.name, gen))
+	// The name line declares the name verbatim unless a hash is appended;
+	// then it is still the place a user edits, so the layer keeps it.
+	name := g.nameAt
+	if hashed {
+		name.refused = ReasonHashSuffix
+	}
+	md.set("name", newScalar(g.name, name))
 	if g.namespace != "" {
-		md.set("namespace", newScalar(g.namespace, gen))
+		md.set("namespace", newScalar(g.namespace, g.namespaceAt))
 	}
 	for _, m := range []genMeta{k.genOptions.meta, g.meta} {
 		for _, p := range m.labels {
@@ -121,10 +140,7 @@ func (b *builder) generate(k *kfile, g genSpec, kind string) (*object, error) {
 	}
 	o := newObject(root)
 	o.generated = true
-	o.hashed = !k.genOptions.noHash
-	if g.noHash != nil {
-		o.hashed = !*g.noHash
-	}
+	o.hashed = hashed
 	return o, nil
 }
 
@@ -162,8 +178,10 @@ func (b *builder) genData(k *kfile, g genSpec, data *node, secret bool) error {
 	return nil
 }
 
-// genEnv reads an env file like kustomize's KV loader: blank lines and
-// comments are skipped, a line without "=" reads the process environment.
+// genEnv reads an env file like kustomize's KV loader (api v0.21.1,
+// kv.keyValuesFromLine): blank lines and comments are skipped, and a line
+// without "=" is a key with the empty value; the process environment is
+// never read.
 func (b *builder) genEnv(k *kfile, g genSpec, env string, put func(string, string, Layer)) error {
 	p := path.Join(k.dir, env)
 	content, err := os.ReadFile(b.abs(p))
@@ -175,13 +193,11 @@ func (b *builder) genEnv(k *kfile, g genSpec, env string, put func(string, strin
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
 			continue
 		}
-		l := Layer{File: p, Line: i + 1, Column: 1, Kind: KindGeneratorEnv, Via: g.via + ".envs"}
-		key, val, ok := strings.Cut(line, "=")
-		if !ok {
-			l.refused = ReasonEnvFromProcess
-			val = os.Getenv(strings.TrimSpace(line))
-		}
-		put(strings.TrimLeft(key, " \t"), val, l)
+		trimmed := strings.TrimLeftFunc(line, unicode.IsSpace)
+		col := 1 + utf8.RuneCountInString(line[:len(line)-len(trimmed)])
+		l := Layer{File: p, Line: i + 1, Column: col, Kind: KindGeneratorEnv, Via: g.via + ".envs"}
+		key, val, _ := strings.Cut(trimmed, "=")
+		put(key, val, l)
 	}
 	return nil
 }

@@ -39,32 +39,48 @@ func corpus(t *testing.T) []testCase {
 			fluxFiles = append([]string{""}, fluxFiles...)
 		}
 		for _, ff := range fluxFiles {
-			out = append(out, loadCase(t, tree, ff))
+			out = append(out, loadCases(t, tree, ff)...)
 		}
 	}
 	return out
 }
 
-func loadCase(t *testing.T, tree, fluxFile string) testCase {
+// loadCases returns the cases of one flux-kustomization file: one, or one
+// per Kustomization when the file holds several (suffixed -NAME).
+func loadCases(t *testing.T, tree, fluxFile string) []testCase {
 	t.Helper()
-	tc := testCase{name: filepath.Base(tree), golden: filepath.Join(tree, "golden.txt"), opts: kustomize.BuildOptions{Root: tree}}
-	if fluxFile != "" {
-		ks, err := kustomize.LoadKustomization(fluxFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		suffix := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(fluxFile), "flux-kustomization"), ".yaml")
-		tc.name += suffix
-		tc.golden = filepath.Join(tree, "golden"+suffix+".txt")
-		tc.opts.Kustomization = ks
-		tc.opts.KustomizationFile = filepath.Base(fluxFile)
-	}
+	// Remote bases, Helm charts and plugins are left out, as trace does:
+	// the golden files show how the local part maps.
+	tc := testCase{name: filepath.Base(tree), golden: filepath.Join(tree, "golden.txt"), opts: kustomize.BuildOptions{Root: tree, SkipUnbuildable: true}}
 	if data, err := os.ReadFile(filepath.Join(tree, "substitute-from.yaml")); err == nil {
 		if err := yaml.Unmarshal(data, &tc.opts.SubstituteFrom); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return tc
+	if fluxFile == "" {
+		return []testCase{tc}
+	}
+	all, err := kustomize.LoadKustomizations(fluxFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suffix := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(fluxFile), "flux-kustomization"), ".yaml")
+	var out []testCase
+	for _, ks := range all {
+		c := tc
+		if len(all) > 1 {
+			suffix := suffix + "-" + ks.Name
+			c.name += suffix
+			c.golden = filepath.Join(tree, "golden"+suffix+".txt")
+		} else {
+			c.name += suffix
+			c.golden = filepath.Join(tree, "golden"+suffix+".txt")
+		}
+		c.opts.Kustomization = ks
+		c.opts.KustomizationFile = filepath.Base(fluxFile)
+		out = append(out, c)
+	}
+	return out
 }
 
 // render prints one line per leaf: OBJECT POINTER FILE:LINE:COL KIND, the
@@ -76,7 +92,11 @@ func render(idx *Index) string {
 		for _, f := range fields {
 			obj := ref.Kind + "/" + ref.Namespace + "/" + ref.Name
 			if f.Refused != "" {
-				fmt.Fprintf(&sb, "%s %s REFUSED %s\n", obj, f.Pointer, f.Refused)
+				fmt.Fprintf(&sb, "%s %s REFUSED %s", obj, f.Pointer, f.Refused)
+				if f.Edit != nil {
+					fmt.Fprintf(&sb, " edit %s (%s)", f.Edit.Position(), f.Edit.Via)
+				}
+				sb.WriteString("\n")
 				continue
 			}
 			fmt.Fprintf(&sb, "%s %s %s:%d:%d %s", obj, f.Pointer, f.Origin.File, f.Origin.Line, f.Origin.Column, f.Origin.Kind)

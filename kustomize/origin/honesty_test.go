@@ -62,7 +62,8 @@ func checkToken(root string, ref ObjectRef, f Field) string {
 		return ""
 	case KindGeneratorEnv:
 		key := f.Pointer[strings.LastIndex(f.Pointer, "/")+1:]
-		if o.Column != 1 || text != key+"="+rendered {
+		// A bare KEY line is the key with the empty value.
+		if text != key+"="+rendered && (rendered != "" || text != key) {
 			return fmt.Sprintf("env line %q is not %s=%s", text, key, rendered)
 		}
 		return ""

@@ -19,6 +19,15 @@ type Index struct {
 	// ModelErr is set when the model could not be built; every field is
 	// then refused with ReasonModelFailed.
 	ModelErr error
+	// unrendered are the declarations whose objects are absent from the
+	// render: remote bases (never fetched), Helm charts and generator
+	// plugins (never run).
+	unrendered []unrendered
+}
+
+type unrendered struct {
+	reason Reason
+	at     Layer
 }
 
 type objectIndex struct {
@@ -54,6 +63,11 @@ func NewIndex(opts kustomize.BuildOptions, res *kustomize.Result) (*Index, error
 	if err != nil {
 		idx.ModelErr = fmt.Errorf("modelling %s: %w", res.Path, err)
 		objs = nil
+	}
+	for _, s := range b.sites {
+		if s.adds {
+			idx.unrendered = append(idx.unrendered, unrendered{reason: s.reason, at: s.at})
+		}
 	}
 	c := newChecker(b, objs, idx.ModelErr != nil)
 	// Learn every object's rendered name first: name references may point
@@ -103,7 +117,7 @@ func (x *Index) Lookup(ref ObjectRef, pointer string) (Origin, error) {
 	}
 	f := o.fields[i]
 	if f.Refused != "" {
-		return Origin{}, &RefusedError{Object: o.ref, Pointer: pointer, Reason: f.Refused}
+		return Origin{}, &RefusedError{Object: o.ref, Pointer: pointer, Reason: f.Refused, Edit: f.Edit}
 	}
 	return f.Origin, nil
 }
@@ -135,7 +149,7 @@ func (x *Index) find(ref ObjectRef) (*objectIndex, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("%w: %s", ErrObjectNotFound, ref)
+		return nil, x.notRendered(ref)
 	case 1:
 		return found[0], nil
 	}

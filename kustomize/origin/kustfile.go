@@ -82,7 +82,24 @@ type kfile struct {
 	secretGenerators      []genSpec
 	genOptions            genOptions
 	features              []Reason
+	// sites are the unmodelled fields, where a user edits what they make.
+	sites []site
+	// hasResources is set when the resources field (not bases) lists
+	// anything: Flux's generator adds buildMetadata otherwise.
+	hasResources bool
 }
+
+// site is where an unmodelled feature is declared.
+type site struct {
+	reason Reason
+	at     Layer
+	// adds is set for a feature that only adds objects (a remote base, a
+	// Helm chart, a generator plugin): it cannot explain a changed field.
+	adds bool
+}
+
+// addsObjects are the unmodelled fields that only add objects.
+var addsObjects = map[string]bool{"helmCharts": true, "helmChartInflationGenerator": true, "generators": true}
 
 // kustomizationFileNames are the names krusty recognises, in its order.
 var kustomizationFileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
@@ -137,9 +154,17 @@ func (k *kfile) parse(b *builder, m *yaml.Node) error {
 		return fmt.Errorf("not a mapping")
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		key, v := m.Content[i].Value, m.Content[i+1]
+		key, v := canonicalKey(m.Content[i].Value), m.Content[i+1]
+		if key == "resources" || key == "bases" {
+			k.remoteEntries(v, key)
+		}
+		if key == "resources" && len(v.Content) > 0 {
+			k.hasResources = true
+		}
 		if r, ok := unmodelled[key]; ok {
 			k.features = append(k.features, r)
+			kn := m.Content[i]
+			k.sites = append(k.sites, site{reason: r, adds: addsObjects[key], at: Layer{File: k.path, Line: kn.Line, Column: kn.Column, Kind: KindResource, Via: key}})
 			continue
 		}
 		if err := k.parseField(b, key, v); err != nil {
@@ -147,6 +172,40 @@ func (k *kfile) parse(b *builder, m *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// kustomizationKeys are the kustomization.yaml fields the model reads or
+// names as unmodelled, in krusty's spelling.
+var kustomizationKeys = []string{
+	"kind", "resources", "bases", "components", "namespace", "namePrefix", "nameSuffix",
+	"commonLabels", "commonAnnotations", "labels", "images", "replicas", "patches",
+	"patchesJson6902", "patchesStrategicMerge", "configMapGenerator", "secretGenerator",
+	"generatorOptions", "helmCharts", "helmChartInflationGenerator", "generators",
+	"transformers", "validators", "configurations", "crds", "openapi", "replacements",
+	"vars", "buildMetadata",
+}
+
+// canonicalKey spells a kustomization key as krusty's Go struct does.
+// krusty decodes the file with encoding/json, which matches field names
+// case-insensitively, so every spelling krusty accepts is accepted here.
+func canonicalKey(key string) string {
+	for _, c := range kustomizationKeys {
+		if strings.EqualFold(c, key) {
+			return c
+		}
+	}
+	return key
+}
+
+// remoteEntries records where each remote entry of resources (or bases) is
+// declared: the place a user edits to change what a remote base renders.
+func (k *kfile) remoteEntries(v *yaml.Node, key string) {
+	for i, it := range v.Content {
+		if isRemote(it.Value) {
+			k.sites = append(k.sites, site{reason: ReasonRemoteBase, adds: true, at: Layer{File: k.path, Line: it.Line, Column: it.Column, Kind: KindResource,
+				Via: fmt.Sprintf("%s[%d]", key, i)}})
+		}
+	}
 }
 
 func (k *kfile) parseField(b *builder, key string, v *yaml.Node) error {

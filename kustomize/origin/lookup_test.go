@@ -10,10 +10,12 @@ import (
 	"github.com/reflux-dev/reflux/kustomize"
 )
 
-func buildCase(t *testing.T, tree, flux string) *Index {
+func buildCase(t *testing.T, tree, flux string, cases ...testCase) *Index {
 	t.Helper()
-	tc := loadCase(t, "../testdata/"+tree, flux)
-	idx, _, err := Build(context.Background(), tc.opts)
+	if len(cases) == 0 {
+		cases = loadCases(t, "../testdata/"+tree, flux)
+	}
+	idx, _, err := Build(context.Background(), cases[0].opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,10 @@ const (
 	KindAnnotations       Kind = "annotations"
 	KindKustomizationSpec Kind = "kustomization-spec"
 	KindSubstitution      Kind = "substitution"
+	// KindGeneratorName is a generator's name: (or namespace:) line, which
+	// declares the generated object's metadata verbatim when no hash
+	// suffix is added (generatorOptions.disableNameSuffixHash).
+	KindGeneratorName Kind = "generator-name"
 )
 
 // Reason names why a field's origin is refused.
@@ -52,9 +56,6 @@ const (
 	// ReasonInlinePatchStyle: an inline patch is not a literal block scalar,
 	// so positions inside it cannot be mapped to the file.
 	ReasonInlinePatchStyle Reason = "inline-patch-not-literal-block"
-	// ReasonEnvFromProcess: an env-file line names a variable read from the
-	// process environment at build time.
-	ReasonEnvFromProcess Reason = "env-from-process"
 	// ReasonMultipleVariables: the value combines several substitutions.
 	ReasonMultipleVariables Reason = "multiple-variables"
 	// ReasonNoKustomizationFile: the value was set by the Flux Kustomization
@@ -67,6 +68,33 @@ const (
 	// ReasonModelDisagrees: the model's value differs from krusty's.
 	ReasonModelDisagrees Reason = "model-disagrees"
 )
+
+// reasonWhy holds the one sentence a user reads for each reason.
+var reasonWhy = map[Reason]string{
+	ReasonRemoteBase:          "The object comes from a remote base, which reflux never fetches; change it where the base is maintained, or pin another ref in the resources entry.",
+	ReasonHelmChart:           "The object is inflated from a Helm chart, which kustomize-controller does not run; change the chart's values instead.",
+	ReasonPlugin:              "A generator, transformer or validator plugin produces or rewrites the value, and plugins are not modelled.",
+	ReasonTransformerConfig:   "configurations, crds or openapi change which fields kustomize's transformers touch, and that is not modelled.",
+	ReasonReplacements:        "replacements or vars copy the value from another field, and that is not modelled.",
+	ReasonHashSuffix:          "kustomize appends a hash of the generated data to the name, so no file holds the rendered name; the generator's name line declares the rest.",
+	ReasonSOPS:                "The object is SOPS-encrypted in Git, so its fields can only be edited encrypted.",
+	ReasonGenerated:           "kustomize synthesises the value and no file declares it.",
+	ReasonBuildMetadata:       "kustomize adds the value as build metadata; no file declares it.",
+	ReasonInlinePatchStyle:    "The inline patch is not a literal block scalar (|), so positions inside it cannot be mapped to the file.",
+	ReasonMultipleVariables:   "The value combines several post-build variables, so no single declaration holds it.",
+	ReasonNoKustomizationFile: "The Flux Kustomization's spec sets the value, but no file declaring that Kustomization was given.",
+	ReasonModelFailed:         "reflux could not model this tree, so no field is attributed rather than guessed.",
+	ReasonNotInModel:          "krusty rendered a field reflux's model does not produce, so it is not attributed rather than guessed.",
+	ReasonModelDisagrees:      "reflux's model computes another value than krusty renders, so the field is not attributed rather than guessed.",
+}
+
+// Why says in one sentence why fields are refused for the reason.
+func (r Reason) Why() string {
+	if w, ok := reasonWhy[r]; ok {
+		return w
+	}
+	return "The origin is not attributed rather than guessed."
+}
 
 // Sentinel errors callers branch on.
 var (
@@ -145,16 +173,40 @@ type Field struct {
 	Origin Origin
 	// Refused names why no origin is given.
 	Refused Reason
+	// Edit is, for a refused field, the declaration a user edits instead
+	// when there is one: a generator's name line for a hash-suffixed name,
+	// the resources entry that pulls in a remote base.
+	Edit *Layer
 }
 
 // RefusedError is returned by Lookup for a field whose origin is refused.
+// Pointer is empty when the whole object is refused (it was not rendered
+// because it comes from a remote base or a Helm chart).
 type RefusedError struct {
 	Object  ObjectRef
 	Pointer string
 	Reason  Reason
+	// Edit is where the user edits instead, nil when no place is known.
+	Edit *Layer
 }
 
-// Error names the field and the reason.
+// Error names the field, the reason, why, and the place to edit.
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("origin of %s %s refused: %s", e.Object, e.Pointer, e.Reason)
+	what := e.Object.String()
+	if e.Pointer != "" {
+		what += " " + e.Pointer
+	}
+	msg := fmt.Sprintf("origin of %s refused: %s: %s", what, e.Reason, e.Reason.Why())
+	if e.Edit != nil {
+		msg += fmt.Sprintf(" Edit %s (%s) instead.", e.Edit.Position(), e.Edit.Via)
+	}
+	return msg
+}
+
+// Unwrap makes a refused object match ErrObjectNotFound.
+func (e *RefusedError) Unwrap() error {
+	if e.Pointer == "" {
+		return ErrObjectNotFound
+	}
+	return nil
 }

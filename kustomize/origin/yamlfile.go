@@ -30,7 +30,9 @@ func parseDocs(data []byte) ([]*yaml.Node, error) {
 	}
 }
 
-// mapValue returns the value node of key in a mapping node, or nil.
+// mapValue returns the value node of key in a mapping node, or nil. It is
+// only used on kustomization files and Flux Kustomization specs, which are
+// both decoded case-insensitively.
 func mapValue(m *yaml.Node, key string) *yaml.Node {
 	if m == nil {
 		return nil
@@ -41,12 +43,16 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 	if m.Kind != yaml.MappingNode {
 		return nil
 	}
+	// krusty decodes kustomization files through encoding/json, which
+	// matches keys without regard to case (patchesJson6902 and
+	// patchesJSON6902 both work) and lets a later duplicate win.
+	var found *yaml.Node
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
+		if strings.EqualFold(m.Content[i].Value, key) {
+			found = m.Content[i+1]
 		}
 	}
-	return nil
+	return found
 }
 
 // inlineMapper returns how positions inside the text of an inline scalar

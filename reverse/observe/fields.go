@@ -28,7 +28,11 @@ func Origin(idx *origin.Index, ref origin.ObjectRef, ptr string) *refluxv1.Field
 	}
 	var refused *origin.RefusedError
 	if errors.As(err, &refused) {
-		return &refluxv1.FieldOrigin{Refused: string(refused.Reason)}
+		fo := &refluxv1.FieldOrigin{Refused: string(refused.Reason), Why: refused.Reason.Why()}
+		if refused.Edit != nil {
+			fo.EditAt = refused.Edit.Position()
+		}
+		return fo
 	}
 	fields, ferr := idx.Fields(ref)
 	if ferr != nil {

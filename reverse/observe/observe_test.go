@@ -45,6 +45,10 @@ func classifier(t *testing.T, rules ...refluxv1.Rule) *classify.Classifier {
 func TestOrigin(t *testing.T) {
 	idx, objs := podinfo(t)
 	deploy, flags := origin.RefOf(objs["Deployment"]), origin.RefOf(objs["ConfigMap"])
+	hashed, _, err := origin.Build(context.Background(), refluxkustomize.BuildOptions{Root: "../../kustomize/testdata/env-file-bare-keys"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		idx  *origin.Index
@@ -61,6 +65,10 @@ func TestOrigin(t *testing.T) {
 		{"a namespace the overlay sets", idx, flags, "/metadata/namespace",
 			&refluxv1.FieldOrigin{File: "overlays/prod/kustomization.yaml", Line: 3, Column: 12, Kind: "namespace"}},
 		{"no index", nil, flags, "/data/FEATURE_SEARCH", nil},
+		{"a refused field carries why and where to edit instead", hashed,
+			origin.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "checkout", Name: "checkout"},
+			"/spec/template/spec/containers/0/envFrom/0/configMapRef/name",
+			&refluxv1.FieldOrigin{Refused: "hash-suffix", Why: origin.ReasonHashSuffix.Why(), EditAt: "kustomization.yaml:7:11"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
