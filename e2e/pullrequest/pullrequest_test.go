@@ -160,8 +160,7 @@ func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
 	}, timeout, interval).Should(And(ContainSubstring("/data/SPLIT_PAYMENTS"), ContainSubstring("/data/INSTANT_REFUNDS")))
 
 	// The reviewer squash-merges and Gitea deletes the branch.
-	g.Expect(gt.API(context.Background(), http.MethodPost, fmt.Sprintf("/repos/reflux/%s/pulls/%d/merge", repo, first.Number),
-		map[string]any{"Do": "squash", "delete_branch_after_merge": true}, nil)).To(Succeed())
+	g.Expect(gt.Merge(context.Background(), "reflux", repo, int(first.Number), "squash", true)).To(Succeed())
 	record(g, "payment-flags", func(d *refluxv1.Drift) error {
 		if d.Status.State != refluxv1.DriftResolved {
 			return fmt.Errorf("state %q", d.Status.State)

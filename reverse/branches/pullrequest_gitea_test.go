@@ -136,8 +136,7 @@ func TestWritePullRequestsOnGitea(t *testing.T) {
 	}
 	// A reviewer squash-merges the Merge pull request, deleting its branch,
 	// and closes the Alert one unmerged.
-	g.Expect(gt.API(ctx, http.MethodPost, fmt.Sprintf("/repos/reflux/shop/pulls/%d/merge", m.Number),
-		map[string]any{"Do": "squash", "delete_branch_after_merge": true}, nil)).To(Succeed())
+	g.Expect(gt.Merge(ctx, "reflux", "shop", int(m.Number), "squash", true)).To(Succeed())
 	g.Expect(gt.API(ctx, http.MethodPatch, fmt.Sprintf("/repos/reflux/shop/pulls/%d", a.Number),
 		map[string]any{"state": "closed"}, nil)).To(Succeed())
 	g.Eventually(func() error {

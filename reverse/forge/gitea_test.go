@@ -148,8 +148,7 @@ func TestGiteaPullRequests(t *testing.T) {
 		To(MatchError(ContainSubstring("Work in progress PRs cannot be merged")))
 	g.Expect(gt.API(ctx, http.MethodPatch, fmt.Sprintf("/repos/reflux/fleet/pulls/%d", res.Number),
 		map[string]any{"title": req.Title}, nil)).To(Succeed())
-	g.Expect(gt.API(ctx, http.MethodPost, fmt.Sprintf("/repos/reflux/fleet/pulls/%d/merge", res.Number),
-		map[string]any{"Do": "squash", "delete_branch_after_merge": true}, nil)).To(Succeed())
+	g.Expect(gt.Merge(ctx, "reflux", "fleet", int(res.Number), "squash", true)).To(Succeed())
 	g.Eventually(func() error {
 		return gt.API(ctx, http.MethodGet, "/repos/reflux/fleet/branches/"+head, nil, nil)
 	}, 30*time.Second, 200*time.Millisecond).Should(MatchError(ContainSubstring("404")), "the head branch is deleted")
