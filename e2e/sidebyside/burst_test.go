@@ -67,8 +67,8 @@ func burst(ctx context.Context, c client.Client, targets []target, run string) (
 	return took, nil
 }
 
-// burstLive polls until every edit is held and its Held record carries the
-// edited value, or burstTimeout passes, and returns the edits still
+// burstLive polls until every edit is held and its open record (Held, or
+// Proposed once its branch is pushed) carries the edited value, or burstTimeout passes, and returns the edits still
 // missing either.
 func burstLive(ctx context.Context, c client.Client, targets []target, run string) ([]string, error) {
 	var missing []string
@@ -85,7 +85,9 @@ func burstLive(ctx context.Context, c client.Client, targets []target, run strin
 		for i := range drifts.Items {
 			d := &drifts.Items[i]
 			for _, f := range d.Spec.Fields {
-				if d.Status.State == refluxv1.DriftHeld {
+				// Held until write-back pushes its branch, Proposed after:
+				// both are an edit recorded with its hold in place.
+				if d.Status.State == refluxv1.DriftHeld || d.Status.State == refluxv1.DriftProposed {
 					recorded[d.Spec.Object.Namespace+"/"+d.Spec.Object.Name+"="+f.LiveValue] = true
 				}
 			}
