@@ -12,6 +12,12 @@ import (
 // build runs on a copy and the caller's tree is never mutated. The .git
 // directory is skipped: kustomize-controller works on an artifact that has none.
 func CopyTree(src, dst string) error {
+	return walkTree(src, dst, func(path, target string, _ fs.DirEntry) error { return copyFile(path, target) })
+}
+
+// walkTree recreates src's directories and symlinks in dst, skipping .git,
+// and hands each regular file to place.
+func walkTree(src, dst string, place func(path, target string, d fs.DirEntry) error) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -33,7 +39,7 @@ func CopyTree(src, dst string) error {
 			}
 			return os.Symlink(link, target)
 		case d.Type().IsRegular():
-			return copyFile(path, target)
+			return place(path, target, d)
 		}
 		return nil
 	})
@@ -55,34 +61,10 @@ func copyFile(src, dst string) error {
 // rewrites by rename. Where a link cannot be made (another filesystem) the
 // file is copied.
 func linkTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	return walkTree(src, dst, func(path, target string, d fs.DirEntry) error {
+		if !kustomizationFiles[d.Name()] && os.Link(path, target) == nil {
+			return nil
 		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir() && d.Name() == ".git":
-			return filepath.SkipDir
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case d.Type().IsRegular() && !kustomizationFiles[d.Name()]:
-			if os.Link(path, target) == nil {
-				return nil
-			}
-			return copyFile(path, target)
-		case d.Type().IsRegular():
-			return copyFile(path, target)
-		}
-		return nil
+		return copyFile(path, target)
 	})
 }
