@@ -6,13 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/controllers"
@@ -101,7 +98,7 @@ func setup(ctx context.Context) error {
 
 // serviceAccountClient creates the ServiceAccount, binds it to
 // cluster-admin (RBAC is not what these tests are about: admission is),
-// and connects with a token minted by TokenRequest.
+// and connects with a token minted by TokenRequest (testenv.ServiceAccountUser).
 func serviceAccountClient(ctx context.Context, ns, name string) (ctrlclient.Client, error) {
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -114,16 +111,11 @@ func serviceAccountClient(ctx context.Context, ns, name string) (ctrlclient.Clie
 	if _, err := env.Kubectl(ctx, "create", "clusterrolebinding", ns+"-"+name, "--clusterrole=cluster-admin", "--serviceaccount="+ns+":"+name); err != nil {
 		return nil, fmt.Errorf("binding %s/%s: %w", ns, name, err)
 	}
-	expiry := int64(time.Hour / time.Second)
-	tok, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry},
-	}, metav1.CreateOptions{})
+	user, err := testenv.ServiceAccountUser(ns, name)(ctx, env)
 	if err != nil {
 		return nil, fmt.Errorf("minting a token for %s/%s: %w", ns, name, err)
 	}
-	cfg := rest.AnonymousClientConfig(env.Config)
-	cfg.BearerToken = tok.Status.Token
-	return ctrlclient.New(cfg, ctrlclient.Options{Scheme: env.Scheme})
+	return ctrlclient.New(user.Config, ctrlclient.Options{Scheme: env.Scheme})
 }
 
 func repoRoot() (string, error) {
