@@ -32,8 +32,10 @@ func TestDetectScaleSubresource(t *testing.T) {
 
 			live := get(t, git)
 			g.Expect(live.Object["spec"].(map[string]any)["replicas"]).To(BeEquivalentTo(4))
-			res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: live})
+			in := Input{Desired: git, Live: live}
+			res, err := newDetector(t).Detect(context.Background(), in)
 			g.Expect(err).NotTo(HaveOccurred())
+			expectInProcessAgrees(g, t, in, res)
 			g.Expect(res.Fields).To(BeEmpty())
 		})
 	}
@@ -47,8 +49,10 @@ func TestDetectPendingRevision(t *testing.T) {
 	fluxApply(t, applied)
 	next := applied.DeepCopy()
 	g.Expect(unstructured.SetNestedField(next.Object, int64(4), "spec", "replicas")).To(Succeed())
-	res, err := newDetector(t).Detect(context.Background(), Input{Desired: next, Live: get(t, applied)})
+	in := Input{Desired: next, Live: get(t, applied)}
+	res, err := newDetector(t).Detect(context.Background(), in)
 	g.Expect(err).NotTo(HaveOccurred())
+	expectInProcessAgrees(g, t, in, res)
 	g.Expect(res.Fields).To(BeEmpty())
 }
 
@@ -81,8 +85,10 @@ func TestDetectWithoutOwnerLabels(t *testing.T) {
 	fluxApply(t, git)
 	rendered := git.DeepCopy()
 	rendered.SetLabels(nil)
-	res, err := newDetector(t).Detect(context.Background(), Input{Desired: rendered, Live: get(t, git)})
+	in := Input{Desired: rendered, Live: get(t, git)}
+	res, err := newDetector(t).Detect(context.Background(), in)
 	g.Expect(err).NotTo(HaveOccurred())
+	expectInProcessAgrees(g, t, in, res)
 	g.Expect(res.Fields).To(BeEmpty())
 }
 

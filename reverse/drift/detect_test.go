@@ -221,6 +221,7 @@ func TestDetect(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(res.Skipped).To(BeEmpty())
 			g.Expect(got(g, res.Fields)).To(Equal(tt.want))
+			expectInProcessAgrees(g, t, in, res)
 			// The resync's prefilter may only skip what really is clean.
 			if len(tt.want) > 0 {
 				g.Expect(d.Unchanged(in)).To(BeFalse())

@@ -143,6 +143,10 @@ func (r Result) LastModifier() *refluxv1.Modifier {
 // API request: a server-side dry-run apply of in.Desired as Flux's field
 // owner with forced ownership, conditioned on in.Live's resourceVersion.
 // It returns ErrStale when the live object has changed since.
+//
+// With WithInProcessComparison it makes no request at all beyond reading
+// the OpenAPI schema once per group-version: the same merge is computed
+// in-process, so it never returns ErrStale and never sets Immutable.
 func (d *Detector) Detect(ctx context.Context, in Input) (Result, error) {
 	if err := in.validate(); err != nil {
 		return Result{}, err
@@ -155,7 +159,12 @@ func (d *Detector) Detect(ctx context.Context, in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	dry, err := d.dryRun(ctx, in, sent)
+	var dry *unstructured.Unstructured
+	if d.opts.inProcess {
+		dry, err = d.mergeInProcess(in, sent)
+	} else {
+		dry, err = d.dryRun(ctx, in, sent)
+	}
 	if errors.Is(err, errImmutable) {
 		res.Immutable = true
 		res.Recreate = forced(in.Force, in.Desired, in.Live)

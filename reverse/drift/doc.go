@@ -32,6 +32,38 @@
 // them, and Secret values are masked the way Flux's jsondiff masks them, so
 // they never reach a drift record.
 //
+// # In-process comparison
+//
+// The dry run needs the `patch` verb on every object it asks about, which a
+// read-only identity does not have. WithInProcessComparison (reflux's
+// --comparison=in-process) computes the dry run's answer without asking:
+// the apiserver's own field manager (k8s.io/apimachinery's managedfields,
+// the code every server-side apply runs) merges the same prepared object
+// into the live one as Flux's field owner with forced ownership, typed by
+// the cluster's OpenAPI v3 schema (OpenAPITypes, one document per
+// group-version, readable by every authenticated user). Everything after
+// the merge (normalisation, comparison, ownership) is the dry-run path's.
+//
+// The apiserver does more than merge, and what it does besides is not seen:
+//
+//   - Defaulting (k8s.io/kubernetes defaulters, CRD schema defaults) only
+//     fills fields the merge creates; live already carries defaults for
+//     what it has. A field Git declares inside an element live lacks is
+//     compared without its server defaults.
+//   - Mutating admission (webhooks, MutatingAdmissionPolicies) and its
+//     defaulting webhooks never run: a field one of them would rewrite on
+//     Flux's apply reads as Flux's value.
+//   - Validation never runs, so an immutable-field change is never
+//     refused: Immutable and Recreate stay false and the fields are
+//     reported as Flux would revert them (TestDetectImmutable is the case
+//     skipped by name for this).
+//   - There is no resourceVersion precondition: the merge is over exactly
+//     the live object given, so ErrStale is never returned.
+//
+// Every detection test (TestDetect, TestFluxRevertsWhatDetectPredicts and
+// the annotation, ignore, writer and pointer tests) checks that the
+// in-process result equals the dry run's, field for field.
+//
 // TestFluxRevertsWhatDetectPredicts holds FluxReverts to Flux's own apply
 // code (fluxcd/pkg/ssa configured as kustomize-controller configures it).
 package drift

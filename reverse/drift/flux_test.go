@@ -58,8 +58,10 @@ func TestDetectFluxAnnotations(t *testing.T) {
 				reflux(t, git, tt.live)
 			}
 
-			res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: get(t, git)})
+			in := Input{Desired: git, Live: get(t, git)}
+			res, err := newDetector(t).Detect(context.Background(), in)
 			g.Expect(err).NotTo(HaveOccurred())
+			expectInProcessAgrees(g, t, in, res)
 			g.Expect(res.Skipped).To(Equal(tt.skipped))
 			g.Expect(res.LiveExcluded).To(Equal(tt.excluded))
 			if !tt.wantReplica {
@@ -105,8 +107,10 @@ func TestDetectMergeKeepsAdditions(t *testing.T) {
 			}
 			edit(t, git, "kubectl-edit", func(u map[string]any) { set(t, u, "3", "data", "c") })
 
-			res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: get(t, git)})
+			in := Input{Desired: git, Live: get(t, git)}
+			res, err := newDetector(t).Detect(context.Background(), in)
 			g.Expect(err).NotTo(HaveOccurred())
+			expectInProcessAgrees(g, t, in, res)
 			g.Expect(got(g, res.Fields)).To(Equal([]want{{Pointer: "/data/c", ChangeType: "Add", LiveValue: `"3"`,
 				FluxReverts: false, Manager: "kubectl-edit", Operation: "Update"}}))
 		})
@@ -136,8 +140,10 @@ func TestDetectIgnorePaths(t *testing.T) {
 				set(t, u, int64(5), "spec", "replicas")
 				set(t, containers(u)[0].(map[string]any), "ghcr.io/example/web:1.0.1", "image")
 			})
-			res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: get(t, git), IgnorePaths: tt.paths})
+			in := Input{Desired: git, Live: get(t, git), IgnorePaths: tt.paths}
+			res, err := newDetector(t).Detect(context.Background(), in)
 			g.Expect(err).NotTo(HaveOccurred())
+			expectInProcessAgrees(g, t, in, res)
 			g.Expect(res.Skipped).To(Equal(tt.skipped))
 			g.Expect(got(g, res.Fields)).To(Equal(tt.want))
 		})

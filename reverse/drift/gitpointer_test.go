@@ -64,8 +64,10 @@ func TestDetectGitPointer(t *testing.T) {
 			git := object(t, newNamespace(t), deploymentYAML)
 			fluxApply(t, git)
 			edit(t, git, "kubectl-edit", func(u map[string]any) { tt.mutate(t, u) })
-			res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: get(t, git)})
+			in := Input{Desired: git, Live: get(t, git)}
+			res, err := newDetector(t).Detect(context.Background(), in)
 			g.Expect(err).NotTo(HaveOccurred())
+			expectInProcessAgrees(g, t, in, res)
 			out := []placed{}
 			for _, f := range res.Fields {
 				out = append(out, placed{f.Pointer, f.GitPointer, string(f.ChangeType)})

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -128,4 +129,39 @@ func newDetector(t testing.TB, opts ...Option) *Detector {
 		t.Fatalf("New: %v", err)
 	}
 	return d
+}
+
+// inProcessCannot names the tests whose cases the in-process comparison
+// cannot reproduce, with the reason.
+var inProcessCannot = map[string]string{
+	"TestDetectImmutable": "immutability is the apiserver's validation (k8s.io/kubernetes), which the in-process merge does not run; " +
+		"it reports the merge's fields and never sets Immutable or Recreate",
+}
+
+// inProcessDetector returns a Detector using the in-process comparison,
+// typed by the test apiserver's OpenAPI v3 documents.
+func inProcessDetector(t testing.TB, opts ...Option) *Detector {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatalf("discovery client: %v", err)
+	}
+	return newDetector(t, append(opts, WithInProcessComparison(NewOpenAPITypes(dc.OpenAPIV3())))...)
+}
+
+// expectInProcessAgrees checks that the in-process comparison gives
+// exactly the dry run's result, modifiers and their times included.
+// Tests named in inProcessCannot are the cases it cannot agree on, by
+// design (see the package doc); they log why instead.
+func expectInProcessAgrees(g Gomega, t testing.TB, in Input, dry Result) {
+	t.Helper()
+	for name, why := range inProcessCannot {
+		if strings.HasPrefix(t.Name(), name+"/") {
+			t.Logf("in-process comparison not checked: %s", why)
+			return
+		}
+	}
+	res, err := inProcessDetector(t).Detect(context.Background(), in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res).To(Equal(dry), "in-process comparison differs from the dry run")
 }

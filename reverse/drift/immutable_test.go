@@ -37,8 +37,10 @@ func TestDetectImmutable(t *testing.T) {
 				set(t, u, "web2", "spec", "template", "metadata", "labels", "app")
 			})
 
-			res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: get(t, git), Force: tt.force})
+			in := Input{Desired: git, Live: get(t, git), Force: tt.force}
+			res, err := newDetector(t).Detect(context.Background(), in)
 			g.Expect(err).NotTo(HaveOccurred())
+			expectInProcessAgrees(g, t, in, res)
 			g.Expect(res.Immutable).To(BeTrue())
 			g.Expect(res.Recreate).To(Equal(tt.recreate))
 			g.Expect(got(g, res.Fields)).To(Equal([]want{

@@ -78,8 +78,10 @@ func TestDetectKubectlWriters(t *testing.T) {
 			git.SetLabels(labels)
 			fluxApply(t, git)
 			tt.change(t, git)
-			res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: get(t, git)})
+			in := Input{Desired: git, Live: get(t, git)}
+			res, err := newDetector(t).Detect(context.Background(), in)
 			g.Expect(err).NotTo(HaveOccurred())
+			expectInProcessAgrees(g, t, in, res)
 			g.Expect(got(g, res.Fields)).To(Equal(tt.want))
 		})
 	}
@@ -117,8 +119,10 @@ data:
 		last, _ := json.Marshal(u["data"])
 		set(t, u, string(last), "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration")
 	})
-	res, err := newDetector(t).Detect(context.Background(), Input{Desired: git, Live: get(t, git)})
+	in := Input{Desired: git, Live: get(t, git)}
+	res, err := newDetector(t).Detect(context.Background(), in)
 	g.Expect(err).NotTo(HaveOccurred())
+	expectInProcessAgrees(g, t, in, res)
 	g.Expect(res.Fields).To(HaveLen(3))
 	out, err := json.Marshal(res)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -70,8 +70,11 @@ type Option func(*options)
 
 type options struct {
 	fieldOwner string
-	allowed    map[string]bool
-	strip      []ManagerRule
+	// types, when set, selects the in-process comparison.
+	types     TypeResolver
+	allowed   map[string]bool
+	strip     []ManagerRule
+	inProcess bool
 	// disallowed mirrors kustomize-controller's --override-manager flag.
 	disallowed []string
 }
@@ -80,6 +83,41 @@ type options struct {
 // kustomize-controller started with a non-default --controller-name.
 func WithFieldOwner(name string) Option {
 	return func(o *options) { o.fieldOwner = name }
+}
+
+// Comparison is how a Detector learns what Flux's apply would make of the
+// live object.
+type Comparison string
+
+const (
+	// ComparisonDryRun asks the apiserver: a server-side dry-run apply,
+	// which needs the `patch` verb on the object. The default.
+	ComparisonDryRun Comparison = "dry-run"
+	// ComparisonInProcess merges in-process with the apiserver's field
+	// manager code and the cluster's OpenAPI schema, so get, list and watch
+	// are enough; see the package doc for what it cannot see.
+	ComparisonInProcess Comparison = "in-process"
+)
+
+// ParseComparison reads a --comparison flag value.
+func ParseComparison(s string) (Comparison, error) {
+	switch c := Comparison(s); c {
+	case ComparisonDryRun, ComparisonInProcess:
+		return c, nil
+	case "":
+		return ComparisonDryRun, nil
+	default:
+		return "", fmt.Errorf("unknown comparison %q: want %q or %q", s, ComparisonDryRun, ComparisonInProcess)
+	}
+}
+
+// WithInProcessComparison selects ComparisonInProcess, typing objects with
+// types (NewOpenAPITypes over the cluster's discovery client).
+func WithInProcessComparison(types TypeResolver) Option {
+	return func(o *options) {
+		o.types = types
+		o.inProcess = true
+	}
 }
 
 // WithAllowedManagers replaces the allow-list: managers whose writes are
@@ -114,6 +152,9 @@ func newOptions(opts []Option) (*options, error) {
 	}
 	if o.fieldOwner == "" {
 		return nil, errors.New("field owner must not be empty")
+	}
+	if o.inProcess && o.types == nil {
+		return nil, errors.New("in-process comparison needs a type resolver")
 	}
 	if o.strip == nil {
 		o.strip = StripRules(o.fieldOwner)

@@ -135,8 +135,10 @@ func TestFluxRevertsWhatDetectPredicts(t *testing.T) {
 			tt.change(t, git)
 			d := newDetector(t)
 
-			before, err := d.Detect(context.Background(), Input{Desired: git, Live: get(t, git)})
+			in := Input{Desired: git, Live: get(t, git)}
+			before, err := d.Detect(context.Background(), in)
 			g.Expect(err).NotTo(HaveOccurred())
+			expectInProcessAgrees(g, t, in, before)
 			g.Expect(before.Fields).NotTo(BeEmpty())
 			survivors := []Field{}
 			for _, f := range before.Fields {
@@ -146,8 +148,10 @@ func TestFluxRevertsWhatDetectPredicts(t *testing.T) {
 			}
 
 			fluxReconcile(t, git)
-			after, err := d.Detect(context.Background(), Input{Desired: git, Live: get(t, git)})
+			in = Input{Desired: git, Live: get(t, git)}
+			after, err := d.Detect(context.Background(), in)
 			g.Expect(err).NotTo(HaveOccurred())
+			expectInProcessAgrees(g, t, in, after)
 			g.Expect(identities(after.Fields)).To(Equal(identities(survivors)))
 		})
 	}
