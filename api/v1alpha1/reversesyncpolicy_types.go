@@ -52,7 +52,27 @@ type ReverseSyncPolicySpec struct {
 	// governs. Existing holds stay until released.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// Hold says whether reflux may hold objects at all. `Rules` (the
+	// default) holds as each rule's hold says. `Never` never writes a live
+	// object: drift is recorded and Flux reverts it as usual, and holds
+	// reflux placed earlier are released. With git.reportOnly it is the
+	// read-only profile, which needs no write access to workloads.
+	// +kubebuilder:validation:Enum=Rules;Never
+	// +kubebuilder:default=Rules
+	// +optional
+	Hold HoldMode `json:"hold,omitempty"`
 }
+
+// HoldMode says whether a policy may hold objects.
+type HoldMode string
+
+const (
+	// HoldRules holds as each rule's hold says.
+	HoldRules HoldMode = "Rules"
+	// HoldNever never holds: reflux never writes a live object.
+	HoldNever HoldMode = "Never"
+)
 
 // GitSpec configures the branches reflux pushes.
 type GitSpec struct {
