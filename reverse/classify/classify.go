@@ -39,6 +39,8 @@ type Classifier struct {
 	rules    []rule
 	defaults refluxv1.Defaults
 	hotfix   refluxv1.ManualHotfix
+	// neverHold is spec.hold: Never, which overrides every rule.
+	neverHold bool
 }
 
 type rule struct {
@@ -54,7 +56,7 @@ type rule struct {
 
 // New compiles a policy spec into a Classifier.
 func New(spec *refluxv1.ReverseSyncPolicySpec) (*Classifier, error) {
-	c := &Classifier{defaults: spec.Defaults, hotfix: spec.ManualHotfix}
+	c := &Classifier{defaults: spec.Defaults, hotfix: spec.ManualHotfix, neverHold: spec.Hold == refluxv1.HoldNever}
 	if c.defaults.ResourceFactor == 0 {
 		c.defaults.ResourceFactor = 4
 	}
@@ -113,9 +115,19 @@ func (c *Classifier) IsManualHotfix(annotations map[string]string) bool {
 	return ok && v == c.hotfix.Value
 }
 
+// MayHold reports whether the policy lets anything be held: false for
+// spec.hold: Never, which no rule and no manual hotfix overrides.
+func (c *Classifier) MayHold() bool { return !c.neverHold }
+
 // Classify returns the decision for one field: the first matching rule, or
-// else the built-in defaults.
+// else the built-in defaults. Hold is never set under spec.hold: Never.
 func (c *Classifier) Classify(f Field) Decision {
+	d := c.classify(f)
+	d.Hold = d.Hold && c.MayHold()
+	return d
+}
+
+func (c *Classifier) classify(f Field) Decision {
 	for _, r := range c.rules {
 		if r.matches(f) {
 			return Decision{Action: r.action, Severity: r.severity, Rule: r.name, Hold: r.hold}

@@ -136,6 +136,42 @@ func TestDisabledDefaults(t *testing.T) {
 	g.Expect(d.Rule).To(Equal("default:unmatched"))
 }
 
+// TestHoldMode checks that spec.hold: Never clears every hold, from a rule,
+// the built-in defaults or the disabled defaults, and changes nothing else.
+func TestHoldMode(t *testing.T) {
+	rules := []refluxv1.Rule{{Name: "flags", Kinds: []string{"ConfigMap"}, Fields: []string{"/data/*"}, Action: refluxv1.MergeAction}}
+	fields := []Field{
+		{Kind: "ConfigMap", Pointer: "/data/NEW", ChangeType: refluxv1.ChangeAdd},
+		{Kind: "Deployment", Pointer: "/spec/template/spec/containers/0/image", ChangeType: refluxv1.ChangeUpdate},
+	}
+	tests := []struct {
+		name     string
+		spec     refluxv1.ReverseSyncPolicySpec
+		wantHold bool
+	}{
+		{"unset holds as the rules say", refluxv1.ReverseSyncPolicySpec{Rules: rules}, true},
+		{"Rules holds as the rules say", refluxv1.ReverseSyncPolicySpec{Rules: rules, Hold: refluxv1.HoldRules}, true},
+		{"Never overrides rules and defaults", refluxv1.ReverseSyncPolicySpec{Rules: rules, Hold: refluxv1.HoldNever}, false},
+		{"Never overrides disabled defaults", refluxv1.ReverseSyncPolicySpec{Hold: refluxv1.HoldNever, Defaults: refluxv1.Defaults{Disabled: true}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, err := New(&tt.spec)
+			g.Expect(err).ToNot(HaveOccurred())
+			g.Expect(c.MayHold()).To(Equal(tt.wantHold))
+			rulesOnly, err := New(&refluxv1.ReverseSyncPolicySpec{Rules: tt.spec.Rules, Defaults: tt.spec.Defaults})
+			g.Expect(err).ToNot(HaveOccurred())
+			for _, f := range fields {
+				d, base := c.Classify(f), rulesOnly.Classify(f)
+				g.Expect(d.Hold).To(Equal(tt.wantHold), "hold of %s", f.Pointer)
+				base.Hold = d.Hold
+				g.Expect(d).To(Equal(base), "only the hold differs for %s", f.Pointer)
+			}
+		})
+	}
+}
+
 func TestManualHotfix(t *testing.T) {
 	g := NewWithT(t)
 	c, err := New(&refluxv1.ReverseSyncPolicySpec{})

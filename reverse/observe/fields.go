@@ -75,9 +75,10 @@ func Classify(c *classify.Classifier, kind string, fields []refluxv1.DriftField,
 		})
 		f.Action, f.Severity, f.Rule = d.Action, d.Severity, d.Rule
 		if hotfix {
-			// A declared manual hotfix is logged and held, never written.
+			// A declared manual hotfix is logged and held (unless the
+			// policy never holds), never written.
 			f.Action, f.Rule = refluxv1.IgnoreAction, "manual-hotfix"
-			d.Hold = true
+			d.Hold = c.MayHold()
 		}
 		// Holding only matters where Flux would undo the change.
 		if d.Hold && f.FluxReverts {

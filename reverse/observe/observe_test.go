@@ -123,6 +123,27 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestClassifyHoldNever: under spec.hold: Never nothing asks for a hold,
+// not even a declared manual hotfix, which stays unwritten.
+func TestClassifyHoldNever(t *testing.T) {
+	c, err := classify.New(&refluxv1.ReverseSyncPolicySpec{Hold: refluxv1.HoldNever,
+		Rules: []refluxv1.Rule{{Name: "flags", Kinds: []string{"ConfigMap"}, Fields: []string{"/data/*"}, Action: refluxv1.MergeAction}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hotfix := range []bool{false, true} {
+		g := NewWithT(t)
+		fields := []refluxv1.DriftField{{Pointer: "/data/NEW", ChangeType: refluxv1.ChangeAdd, LiveValue: `"x"`, FluxReverts: true}}
+		g.Expect(Classify(c, "ConfigMap", fields, hotfix)).To(BeFalse(), "hotfix %v", hotfix)
+		if hotfix {
+			g.Expect(fields[0].Action).To(Equal(refluxv1.IgnoreAction))
+			g.Expect(fields[0].Rule).To(Equal("manual-hotfix"))
+		} else {
+			g.Expect(fields[0].Action).To(Equal(refluxv1.MergeAction))
+		}
+	}
+}
+
 func TestObserve(t *testing.T) {
 	g := NewWithT(t)
 	idx, objs := podinfo(t)
