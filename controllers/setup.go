@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,6 +58,8 @@ type Options struct {
 	// names: Flux reverts everything they write, so reflux holds their
 	// changes as it holds kubectl's.
 	OverrideManagers []string
+	// Comparison is how drift is computed; empty is drift.ComparisonDryRun.
+	Comparison drift.Comparison
 	// Fetcher downloads source artifacts; Flux's archive fetcher if nil.
 	Fetcher desired.Fetcher
 	// RenderWorkers bounds the renders that run at once; default 2.
@@ -150,8 +153,15 @@ func (r runnable) Start(ctx context.Context) error { return r(ctx) }
 
 func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *notifier, renders governor.Renders) (*governor.Governor, *Watcher, error) {
 	allowed := append(drift.DefaultAllowedManagers(), opts.AllowedManagers...)
-	detector, err := drift.New(mgr.GetClient(), drift.WithAllowedManagers(allowed...),
-		drift.WithOverrideManagers(opts.OverrideManagers...))
+	dopts := []drift.Option{drift.WithAllowedManagers(allowed...), drift.WithOverrideManagers(opts.OverrideManagers...)}
+	if opts.Comparison == drift.ComparisonInProcess {
+		dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+		if err != nil {
+			return nil, nil, fmt.Errorf("creating discovery client: %w", err)
+		}
+		dopts = append(dopts, drift.WithInProcessComparison(drift.NewOpenAPITypes(dc.OpenAPIV3())))
+	}
+	detector, err := drift.New(mgr.GetClient(), dopts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating drift detector: %w", err)
 	}

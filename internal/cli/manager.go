@@ -25,6 +25,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/reverse/drift"
 )
 
 // controllerName is the reporting controller in events, as Flux's
@@ -46,6 +47,9 @@ type ManagerOptions struct {
 	// OverrideManagers mirror kustomize-controller's --override-manager:
 	// Flux reverts everything they write, so their changes are held.
 	OverrideManagers []string
+	// Comparison is --comparison: dry-run (needs patch) or in-process
+	// (get, list and watch suffice).
+	Comparison string
 	// SlowRender is how long a render may take before Drifted says so.
 	SlowRender time.Duration
 	// WriteBackTimeout bounds one write-back run.
@@ -100,6 +104,8 @@ func NewManagerCommand() *cobra.Command {
 		"Govern only Kustomizations and ReverseSyncPolicies with matching labels, e.g. 'sharding.fluxcd.io/key=shard1'.")
 	fs.StringSliceVar(&opts.OverrideManagers, "override-manager", nil,
 		"Field managers kustomize-controller runs with --override-manager: Flux reverts all they write, so reflux holds their changes at once.")
+	fs.StringVar(&opts.Comparison, "comparison", string(drift.ComparisonDryRun),
+		"How drift is computed: 'dry-run' (a server-side dry-run apply, needs patch on every governed object) or 'in-process' (the apiserver's merge code and OpenAPI schema, for read-only identities).")
 	fs.DurationVar(&opts.SlowRender, "slow-render-threshold", 10*time.Second,
 		"How long rendering an applied revision may take before the Drifted condition reports it as Progressing.")
 	fs.DurationVar(&opts.WriteBackTimeout, "write-back-timeout", 2*time.Minute,
@@ -134,6 +140,10 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	ctrl.SetLogger(log)
 	if opts.Concurrent < 1 {
 		return errors.New("--concurrent must be at least 1")
+	}
+	comparison, err := drift.ParseComparison(opts.Comparison)
+	if err != nil {
+		return fmt.Errorf("--comparison: %w", err)
 	}
 	scheme, err := controllers.NewScheme()
 	if err != nil {
@@ -177,6 +187,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		Audit:             auditStore,
 		AllowedManagers:   opts.AllowedManagers,
 		OverrideManagers:  opts.OverrideManagers,
+		Comparison:        comparison,
 		SlowRender:        opts.SlowRender,
 		WriteBackTimeout:  opts.WriteBackTimeout,
 		WatchNamespace:    watchNamespace(opts),
