@@ -54,7 +54,7 @@ func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool)
 			}
 		}
 		if !snap.current {
-			d, current := gv.wait(owner, k, c, live, rec, name)
+			d, current := gv.wait(owner, k, c, live, rec, name, snap.gov.mayHold())
 			if !current {
 				return d, nil
 			}
@@ -68,15 +68,16 @@ func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool)
 }
 
 // wait parks a change until the render is current, and holds the object
-// meanwhile when Flux would revert the change. A dismissal is carried out
-// at once: it needs no render. It reports whether the render became
-// current meanwhile, in which case nothing was parked.
+// meanwhile when Flux would revert the change and the policy lets it
+// (mayHold). A dismissal is carried out at once: it needs no render. It
+// reports whether the render became current meanwhile, in which case
+// nothing was parked.
 func (gv *Governor) wait(owner types.NamespacedName, k objKey, c change, live *unstructured.Unstructured,
-	rec *refluxv1.Drift, name string) (decide.Decision, bool) {
+	rec *refluxv1.Drift, name string, mayHold bool) (decide.Decision, bool) {
 	if rec != nil && decide.DismissRequested(rec) {
 		return decide.Decide(decide.Input{Name: name, Record: rec, Live: liveState(live), Now: gv.now()}), false
 	}
-	hold := c.reverted && !heldAny(live)
+	hold := mayHold && c.reverted && !heldAny(live)
 	c.held = c.held || hold || held(live, name)
 	if gv.park(owner, k, c) {
 		return decide.Decision{}, true

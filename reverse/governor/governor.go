@@ -46,6 +46,12 @@ func (g *Governed) Key() types.NamespacedName {
 	return types.NamespacedName{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name}
 }
 
+// mayHold reports whether the policy lets reflux hold anything (it does
+// not under spec.hold: Never).
+func (g *Governed) mayHold() bool {
+	return g.Classifier == nil || g.Classifier.MayHold()
+}
+
 func (g *Governed) ref() refluxv1.KustomizationRef {
 	return refluxv1.KustomizationRef{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name}
 }
