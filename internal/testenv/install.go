@@ -31,13 +31,21 @@ const installManager = "testenv-install"
 // tests run the binary themselves, as ServiceAccountUser's identity.
 // Applying twice changes nothing, so every caller may install.
 func (e *Env) InstallReflux(ctx context.Context) error {
-	objs, err := renderInstall(ctx, e.opts.RepoRoot)
+	return e.InstallProfile(ctx, "default")
+}
+
+// InstallProfile installs config/<path>, a kustomization such as
+// "profiles/read-only", as InstallReflux installs config/default. The
+// profiles keep config/default's names, so installing one over another
+// replaces its RBAC.
+func (e *Env) InstallProfile(ctx context.Context, path string) error {
+	objs, err := renderInstall(ctx, e.opts.RepoRoot, path)
 	if err != nil {
 		return err
 	}
 	for _, u := range objs {
 		if err := e.Client.Patch(ctx, u, client.Apply, client.FieldOwner(installManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("applying %s %s from config/default: %w", u.GetKind(), u.GetName(), err)
+			return fmt.Errorf("applying %s %s from config/%s: %w", u.GetKind(), u.GetName(), path, err)
 		}
 	}
 	return nil
@@ -46,10 +54,10 @@ func (e *Env) InstallReflux(ctx context.Context) error {
 // renderInstall builds config/default with the same Flux-faithful build
 // reflux uses, ordered so that namespaces and CRDs exist before what
 // lives in them.
-func renderInstall(ctx context.Context, root string) ([]*unstructured.Unstructured, error) {
-	res, err := kustomize.Build(ctx, kustomize.BuildOptions{Root: filepath.Join(root, "config"), Path: "default"})
+func renderInstall(ctx context.Context, root, path string) ([]*unstructured.Unstructured, error) {
+	res, err := kustomize.Build(ctx, kustomize.BuildOptions{Root: filepath.Join(root, "config"), Path: path})
 	if err != nil {
-		return nil, fmt.Errorf("rendering config/default: %w", err)
+		return nil, fmt.Errorf("rendering config/%s: %w", path, err)
 	}
 	objs := res.Objects
 	sort.SliceStable(objs, func(i, j int) bool { return installRank(objs[i]) < installRank(objs[j]) })

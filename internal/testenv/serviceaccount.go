@@ -33,6 +33,17 @@ func InstalledUser() KubeconfigSource {
 	}
 }
 
+// ProfileUser is InstalledUser for a profile: it installs config/<path>
+// (InstallProfile) and connects as its ServiceAccount.
+func ProfileUser(path string) KubeconfigSource {
+	return func(ctx context.Context, e *Env) (User, error) {
+		if err := e.InstallProfile(ctx, path); err != nil {
+			return User{}, err
+		}
+		return ServiceAccountUser(RefluxNamespace, RefluxServiceAccount)(ctx, e)
+	}
+}
+
 // ServiceAccountUser returns a KubeconfigSource that mints a token for the
 // existing ServiceAccount namespace/name with the TokenRequest API, as the
 // kubelet does for a pod's projected token, and writes a kubeconfig

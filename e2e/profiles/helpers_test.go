@@ -1,0 +1,156 @@
+package profiles
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
+)
+
+// app is one namespace with testdata/app pushed to its own repository and
+// applied by a reverse-synced Kustomization, and a policy governing it.
+type app struct {
+	ns, repo string
+	ks       *kustomizev1.Kustomization
+}
+
+// newApp sets up ns and waits for Flux to apply it. policy adjusts the
+// ReverseSyncPolicy before it is created.
+func newApp(t *testing.T, ns string, policy func(*refluxv1.ReverseSyncPolicy)) *app {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	a := &app{ns: ns, repo: ns + ".git"}
+	_, err := env.Git.PushDir(ctx, a.repo, "testdata/app")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.CreateNamespace(ctx, ns)).To(Succeed())
+	src, err := env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "app", Namespace: ns, Repo: a.repo})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.WaitForReady(ctx, src)).To(Succeed())
+	a.ks, err = env.CreateKustomization(ctx, testenv.KustomizationOptions{
+		Name: "app", Namespace: ns, Source: src.Name, Path: "./", TargetNamespace: ns, Prune: true,
+		Customize: func(k *kustomizev1.Kustomization) {
+			k.Labels = map[string]string{"reflux.dev/profile-test": ns}
+			k.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled}
+		},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.WaitForReady(ctx, a.ks)).To(Succeed())
+	p := &refluxv1.ReverseSyncPolicy{}
+	p.Name, p.Namespace = "app", ns
+	p.Spec.KustomizationSelector.MatchLabels = map[string]string{"reflux.dev/profile-test": ns}
+	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
+	if policy != nil {
+		policy(p)
+	}
+	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	return a
+}
+
+// kubectlEdit changes obj's live copy as `kubectl edit` would.
+func kubectlEdit(g Gomega, obj client.Object, mutate func()) {
+	ctx := context.Background()
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	mutate()
+	g.Expect(env.Client.Update(ctx, obj, client.FieldOwner("kubectl-edit"))).To(Succeed())
+}
+
+// waitRecord waits for the Drift record of kind/name in ns to carry
+// pointer, and returns it.
+func waitRecord(g Gomega, ns, kind, name, pointer string) *refluxv1.Drift {
+	var found *refluxv1.Drift
+	g.Eventually(func() error {
+		list := &refluxv1.DriftList{}
+		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range list.Items {
+			d := &list.Items[i]
+			if d.Spec.Object.Kind != kind || d.Spec.Object.Name != name {
+				continue
+			}
+			for _, f := range d.Spec.Fields {
+				if f.Pointer == pointer {
+					found = d
+					return nil
+				}
+			}
+			return fmt.Errorf("record %s has no field %s yet", d.Name, pointer)
+		}
+		return fmt.Errorf("no record for %s %s/%s yet", kind, ns, name)
+	}, timeout, interval).Should(Succeed())
+	return found
+}
+
+// isHeld reports whether reflux's hold is on obj.
+func isHeld(obj client.Object) bool {
+	return obj.GetAnnotations()[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled
+}
+
+// access is one question for SelfSubjectAccessReview.
+type access struct {
+	verb, group, resource, namespace string
+}
+
+func (a access) String() string {
+	return fmt.Sprintf("%s %s.%s in %q", a.verb, a.resource, a.group, a.namespace)
+}
+
+// allowed asks the apiserver, as cfg's identity, whether it may do a.
+func allowed(g Gomega, cfg *rest.Config, a access) bool {
+	cs, err := kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	review, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(),
+		&authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: a.verb, Group: a.group, Resource: a.resource, Namespace: a.namespace},
+		}}, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	return review.Status.Allowed
+}
+
+// startReflux runs the reflux binary as the ServiceAccount of profile
+// (config/<profile>), with args, and registers its log for the dump.
+func startReflux(t *testing.T, name, profile string, args ...string) *testenv.RefluxProcess {
+	t.Helper()
+	logs = append(logs, filepath.Join(env.Dir, name+".log"))
+	r, err := testenv.StartReflux(context.Background(), env, testenv.RefluxOptions{
+		Name: name, Kubeconfig: testenv.ProfileUser(profile),
+		Args: append([]string{"--log-level=debug", "--concurrent=2", "--artifact-retry-interval=2s", "--policy-retry-interval=2s"}, args...),
+	})
+	if err != nil {
+		t.Fatalf("starting reflux under %s: %v", profile, err)
+	}
+	t.Cleanup(func() {
+		if err := r.Stop(); err != nil {
+			t.Errorf("stopping reflux: %v", err)
+		}
+	})
+	return r
+}
+
+// forbidden returns the lines of reflux's log that report a request the
+// apiserver refused.
+func forbidden(g Gomega, name string) []string {
+	b, err := os.ReadFile(filepath.Join(env.Dir, name+".log"))
+	g.Expect(err).NotTo(HaveOccurred())
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "forbidden") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
