@@ -16,9 +16,23 @@ import (
 // objects reflux reconciles, as --watch-label-selector does, so that each
 // shard governs only its own Kustomizations and policies.
 func CacheOptions(namespace string, selector labels.Selector) ctrlcache.Options {
+	return CacheOptionsFor([]string{namespace}, selector)
+}
+
+// CacheOptionsFor is CacheOptions for several namespaces (the namespaced
+// profile's --watch-namespaces): the manager's caches list and watch only
+// in them, so its Roles need grant nothing elsewhere. Empty names are
+// ignored; none at all means the whole cluster.
+func CacheOptionsFor(namespaces []string, selector labels.Selector) ctrlcache.Options {
 	out := ctrlcache.Options{}
-	if namespace != "" {
-		out.DefaultNamespaces = map[string]ctrlcache.Config{namespace: {}}
+	for _, ns := range namespaces {
+		if ns == "" {
+			continue
+		}
+		if out.DefaultNamespaces == nil {
+			out.DefaultNamespaces = map[string]ctrlcache.Config{}
+		}
+		out.DefaultNamespaces[ns] = ctrlcache.Config{}
 	}
 	if selector != nil && !selector.Empty() {
 		out.ByObject = map[ctrlclient.Object]ctrlcache.ByObject{

@@ -35,7 +35,25 @@ type WatcherOptions struct {
 	// --watch-all-namespaces=false restricts Flux's controllers. Objects of
 	// cluster-scoped kinds are then not watched at all.
 	Namespace string
-	Log       logr.Logger
+	// Namespaces, when set, are the namespaces watched (--watch-namespaces,
+	// the namespaced profile), with Namespace if that is set too; as with
+	// Namespace, cluster-scoped kinds are then not watched.
+	Namespaces []string
+	Log        logr.Logger
+}
+
+// namespaces returns the namespaces the watches are restricted to, or nil
+// for the whole cluster.
+func (o WatcherOptions) namespaces() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, ns := range append([]string{o.Namespace}, o.Namespaces...) {
+		if ns != "" && !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+	}
+	return out
 }
 
 // Watcher runs one shared, label-selected informer per GVK in use across
@@ -53,9 +71,38 @@ type Watcher struct {
 	skipped   map[schema.GroupVersionKind]bool
 }
 
+// gvkInformer watches one GVK: one informer for the whole cluster, keyed
+// "", or one per restricted namespace.
 type gvkInformer struct {
-	informer toolscache.SharedIndexInformer
-	stop     chan struct{}
+	byNamespace map[string]toolscache.SharedIndexInformer
+	stop        chan struct{}
+}
+
+func (g *gvkInformer) run() {
+	for _, inf := range g.byNamespace {
+		go inf.Run(g.stop)
+	}
+}
+
+// store returns the store holding objects of namespace.
+func (g *gvkInformer) store(namespace string) (toolscache.Store, bool) {
+	if inf, ok := g.byNamespace[""]; ok {
+		return inf.GetStore(), true
+	}
+	inf, ok := g.byNamespace[namespace]
+	if !ok {
+		return nil, false
+	}
+	return inf.GetStore(), true
+}
+
+func (g *gvkInformer) hasSynced() bool {
+	for _, inf := range g.byNamespace {
+		if !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
 }
 
 var _ governor.LiveStore = &Watcher{}
@@ -111,7 +158,7 @@ func (w *Watcher) Ensure(ks types.NamespacedName, gvks []schema.GroupVersionKind
 			continue
 		}
 		w.informers[gvk] = inf
-		go inf.informer.Run(inf.stop)
+		inf.run()
 	}
 	w.users[ks] = want
 	w.gcLocked()
@@ -141,7 +188,11 @@ func (w *Watcher) Get(gvk schema.GroupVersionKind, namespace, name string) (*uns
 	if namespace != "" {
 		key = namespace + "/" + name
 	}
-	item, exists, err := inf.informer.GetStore().GetByKey(key)
+	store, ok := inf.store(namespace)
+	if !ok {
+		return nil, false
+	}
+	item, exists, err := store.GetByKey(key)
 	if err != nil || !exists {
 		return nil, false
 	}
@@ -155,7 +206,7 @@ func (w *Watcher) Synced(gvk schema.GroupVersionKind) bool {
 	w.mu.Lock()
 	inf, ok := w.informers[gvk]
 	w.mu.Unlock()
-	return !ok || inf.informer.HasSynced()
+	return !ok || inf.hasSynced()
 }
 
 // Watching returns the number of running informers.
@@ -196,16 +247,32 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 	if err != nil {
 		return nil, fmt.Errorf("mapping %s: %w", gvk, err)
 	}
-	var res dynamic.ResourceInterface = w.dyn.Resource(mapping.Resource)
-	if w.opts.Namespace != "" {
+	resources := map[string]dynamic.ResourceInterface{"": w.dyn.Resource(mapping.Resource)}
+	if nss := w.opts.namespaces(); len(nss) > 0 {
 		if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
 			w.skipped[gvk] = true
-			w.opts.Log.Info("not watching a cluster-scoped kind: --watch-all-namespaces=false restricts reflux to its namespace",
-				"kind", gvk.String(), "namespace", w.opts.Namespace)
+			w.opts.Log.Info("not watching a cluster-scoped kind: reflux is restricted to namespaces",
+				"kind", gvk.String(), "namespaces", nss)
 			return nil, nil
 		}
-		res = w.dyn.Resource(mapping.Resource).Namespace(w.opts.Namespace)
+		resources = map[string]dynamic.ResourceInterface{}
+		for _, ns := range nss {
+			resources[ns] = w.dyn.Resource(mapping.Resource).Namespace(ns)
+		}
 	}
+	out := &gvkInformer{byNamespace: map[string]toolscache.SharedIndexInformer{}, stop: make(chan struct{})}
+	for ns, res := range resources {
+		inf, err := w.informerFor(gvk, res)
+		if err != nil {
+			return nil, err
+		}
+		out.byNamespace[ns] = inf
+	}
+	return out, nil
+}
+
+// informerFor builds the informer of one GVK over res.
+func (w *Watcher) informerFor(gvk schema.GroupVersionKind, res dynamic.ResourceInterface) (toolscache.SharedIndexInformer, error) {
 	// Flux labels every object it applies: caching only those keeps the
 	// rest of the cluster out of reflux's memory.
 	selector := governor.FluxNameLabel
@@ -221,7 +288,7 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 	}
 	informer := toolscache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, toolscache.Indexers{})
 	h := w.handler
-	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	_, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj interface{}) {
 			seen := time.Now()
 			u, ok := newObj.(*unstructured.Unstructured)
@@ -243,7 +310,7 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 	if err != nil {
 		return nil, fmt.Errorf("adding handler for %s: %w", gvk, err)
 	}
-	return &gvkInformer{informer: informer, stop: make(chan struct{})}, nil
+	return informer, nil
 }
 
 // holdAnnotations are what reflux itself writes to a live object.

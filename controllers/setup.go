@@ -73,6 +73,9 @@ type Options struct {
 	// WatchNamespace, when set, restricts the live watches to one
 	// namespace (--watch-all-namespaces=false).
 	WatchNamespace string
+	// WatchNamespaces, when set, restrict the live watches to these
+	// namespaces (with WatchNamespace, if set).
+	WatchNamespaces []string
 	// WatchSelector is the shard's --watch-label-selector; the manager's
 	// cache must apply it to Kustomizations and ReverseSyncPolicies. Nil
 	// selects everything.
@@ -179,7 +182,7 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 	if err != nil {
 		return nil, nil, err
 	}
-	watcher := NewWatcher(dyn, mgr.GetRESTMapper(), WatcherOptions{Namespace: opts.WatchNamespace, Log: opts.Log.WithName("live")})
+	watcher := NewWatcher(dyn, mgr.GetRESTMapper(), WatcherOptions{Namespace: opts.WatchNamespace, Namespaces: opts.WatchNamespaces, Log: opts.Log.WithName("live")})
 	gopts := governor.Options{
 		Sealer: sealer,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Detector: detector, Holder: Holder{Client: mgr.GetClient()},

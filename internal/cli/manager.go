@@ -44,6 +44,9 @@ type ManagerOptions struct {
 	// Watch restricts what reflux governs, as Flux's controllers take
 	// --watch-all-namespaces and --watch-label-selector (sharding).
 	Watch runtimectrl.WatchOptions
+	// WatchNamespaces restrict reflux to these namespaces: its caches and
+	// live watches list nothing elsewhere (the namespaced profile).
+	WatchNamespaces []string
 	// OverrideManagers mirror kustomize-controller's --override-manager:
 	// Flux reverts everything they write, so their changes are held.
 	OverrideManagers []string
@@ -102,6 +105,8 @@ func NewManagerCommand() *cobra.Command {
 		"Watch for resources in all namespaces; if false, only the runtime namespace (RUNTIME_NAMESPACE), live objects included.")
 	fs.StringVar(&opts.Watch.LabelSelector, "watch-label-selector", "",
 		"Govern only Kustomizations and ReverseSyncPolicies with matching labels, e.g. 'sharding.fluxcd.io/key=shard1'.")
+	fs.StringSliceVar(&opts.WatchNamespaces, "watch-namespaces", nil,
+		"Restrict reflux to these namespaces (comma-separated), for RBAC granted by Roles in them only: Kustomizations, policies and live objects elsewhere are not watched, nor cluster-scoped live objects.")
 	fs.StringSliceVar(&opts.OverrideManagers, "override-manager", nil,
 		"Field managers kustomize-controller runs with --override-manager: Flux reverts all they write, so reflux holds their changes at once.")
 	fs.StringVar(&opts.Comparison, "comparison", string(drift.ComparisonDryRun),
@@ -191,6 +196,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		SlowRender:        opts.SlowRender,
 		WriteBackTimeout:  opts.WriteBackTimeout,
 		WatchNamespace:    watchNamespace(opts),
+		WatchNamespaces:   opts.WatchNamespaces,
 		WatchSelector:     selector,
 		GitCacheDir:       opts.GitCacheDir,
 		AllowInsecureHTTP: opts.InsecureAllowHTTP,
@@ -229,7 +235,7 @@ func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, err
 		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
 		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,
 		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
-		Cache:                         controllers.CacheOptions(watchNamespace(opts), selector),
+		Cache:                         controllers.CacheOptionsFor(append([]string{watchNamespace(opts)}, opts.WatchNamespaces...), selector),
 		Client:                        controllers.ClientOptions(),
 	})
 	if err != nil {
