@@ -137,6 +137,10 @@ func startReflux(t *testing.T, name, profile string, args ...string) *testenv.Re
 		if err := r.Stop(); err != nil {
 			t.Errorf("stopping reflux: %v", err)
 		}
+		// The next test installs its own profile over the same names.
+		if err := env.UninstallProfile(context.Background(), profile); err != nil {
+			t.Errorf("uninstalling %s: %v", profile, err)
+		}
 	})
 	return r
 }

@@ -51,6 +51,26 @@ func (e *Env) InstallProfile(ctx context.Context, path string) error {
 	return nil
 }
 
+// UninstallProfile deletes the RBAC objects of config/<path> (its Roles,
+// ClusterRoles and their bindings), so that a test can install another
+// profile after it without keeping this one's grants. The namespace, the
+// CRDs and the ServiceAccount stay.
+func (e *Env) UninstallProfile(ctx context.Context, path string) error {
+	objs, err := renderInstall(ctx, e.opts.RepoRoot, path)
+	if err != nil {
+		return err
+	}
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			if err := e.Client.Delete(ctx, u); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting %s %s of config/%s: %w", u.GetKind(), u.GetName(), path, err)
+			}
+		}
+	}
+	return nil
+}
+
 // renderInstall builds config/default with the same Flux-faithful build
 // reflux uses, ordered so that namespaces and CRDs exist before what
 // lives in them.
