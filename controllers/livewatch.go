@@ -39,7 +39,10 @@ type WatcherOptions struct {
 	// the namespaced profile), with Namespace if that is set too; as with
 	// Namespace, cluster-scoped kinds are then not watched.
 	Namespaces []string
-	Log        logr.Logger
+	// IgnoreSecrets never watches Secrets (--secrets=ignore): without RBAC
+	// to read them, a Secret watch would only fail, over and over.
+	IgnoreSecrets bool
+	Log           logr.Logger
 }
 
 // namespaces returns the namespaces the watches are restricted to, or nil
@@ -246,6 +249,11 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 	mapping, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return nil, fmt.Errorf("mapping %s: %w", gvk, err)
+	}
+	if w.opts.IgnoreSecrets && gvk.Group == "" && gvk.Kind == "Secret" {
+		w.skipped[gvk] = true
+		w.opts.Log.Info("not watching Secrets: --secrets=ignore; their drift is not detected", "kind", gvk.String())
+		return nil, nil
 	}
 	resources := map[string]dynamic.ResourceInterface{"": w.dyn.Resource(mapping.Resource)}
 	if nss := w.opts.namespaces(); len(nss) > 0 {

@@ -76,6 +76,8 @@ type Options struct {
 	// WatchNamespaces, when set, restrict the live watches to these
 	// namespaces (with WatchNamespace, if set).
 	WatchNamespaces []string
+	// IgnoreSecrets never watches Secrets (--secrets=ignore).
+	IgnoreSecrets bool
 	// WatchSelector is the shard's --watch-label-selector; the manager's
 	// cache must apply it to Kustomizations and ReverseSyncPolicies. Nil
 	// selects everything.
@@ -182,7 +184,7 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 	if err != nil {
 		return nil, nil, err
 	}
-	watcher := NewWatcher(dyn, mgr.GetRESTMapper(), WatcherOptions{Namespace: opts.WatchNamespace, Namespaces: opts.WatchNamespaces, Log: opts.Log.WithName("live")})
+	watcher := NewWatcher(dyn, mgr.GetRESTMapper(), WatcherOptions{Namespace: opts.WatchNamespace, Namespaces: opts.WatchNamespaces, IgnoreSecrets: opts.IgnoreSecrets, Log: opts.Log.WithName("live")})
 	gopts := governor.Options{
 		Sealer: sealer,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Detector: detector, Holder: Holder{Client: mgr.GetClient()},

@@ -57,6 +57,13 @@ func newApp(t *testing.T, ns string, policy func(*refluxv1.ReverseSyncPolicy)) *
 		policy(p)
 	}
 	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
+	// A later test's reflux, under another profile, must not govern this
+	// app: its policy may ask for what that profile cannot do.
+	t.Cleanup(func() {
+		if err := env.Client.Delete(context.Background(), p); err != nil {
+			t.Errorf("deleting policy %s/%s: %v", p.Namespace, p.Name, err)
+		}
+	})
 	return a
 }
 

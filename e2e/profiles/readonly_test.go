@@ -17,11 +17,12 @@ import (
 // report-only, hold: Never policy: kubectl drift on a ConfigMap and a
 // Deployment is recorded, computed in-process because the ServiceAccount
 // may not patch; neither object is held, reflux opens no git session and
-// the apiserver refuses it nothing.
+// the apiserver refuses it nothing, not even a watch of the Secret the
+// Kustomization applies (--secrets=ignore).
 func TestReadOnlyProfile(t *testing.T) {
 	g := NewWithT(t)
 	const name = "reflux-read-only"
-	r := startReflux(t, name, "profiles/read-only", "--comparison=in-process")
+	r := startReflux(t, name, "profiles/read-only", "--comparison=in-process", "--secrets=ignore")
 	a := newApp(t, "read-only", func(p *refluxv1.ReverseSyncPolicy) {
 		p.Spec.Git.ReportOnly = true
 		p.Spec.Hold = refluxv1.HoldNever
