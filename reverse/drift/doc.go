@@ -62,7 +62,9 @@
 //
 // Every detection test (TestDetect, TestFluxRevertsWhatDetectPredicts and
 // the annotation, ignore, writer and pointer tests) checks that the
-// in-process result equals the dry run's, field for field.
+// in-process result equals the dry run's, field for field, and so does
+// e2e/faithful's TestInProcessAgreesOnCorpus for every object of every
+// corpus case Flux applied.
 //
 // TestFluxRevertsWhatDetectPredicts holds FluxReverts to Flux's own apply
 // code (fluxcd/pkg/ssa configured as kustomize-controller configures it).
