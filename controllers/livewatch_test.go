@@ -44,3 +44,32 @@ func TestMeaningfulChange(t *testing.T) {
 		})
 	}
 }
+
+func TestWatcherNamespaces(t *testing.T) {
+	tests := []struct {
+		name string
+		opts WatcherOptions
+		want []string
+	}{
+		{"the whole cluster", WatcherOptions{}, nil},
+		{"--watch-all-namespaces=false", WatcherOptions{Namespace: "reflux-system"}, []string{"reflux-system"}},
+		{"--watch-namespaces", WatcherOptions{Namespaces: []string{"tenant-a", "tenant-b"}}, []string{"tenant-a", "tenant-b"}},
+		{"both, without repeats or empties", WatcherOptions{Namespace: "tenant-a", Namespaces: []string{"", "tenant-a", "tenant-b"}},
+			[]string{"tenant-a", "tenant-b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(tt.opts.namespaces()).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestCacheOptionsFor(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(CacheOptionsFor(nil, nil).DefaultNamespaces).To(BeNil(), "the whole cluster")
+	g.Expect(CacheOptionsFor([]string{""}, nil).DefaultNamespaces).To(BeNil(), "the whole cluster")
+	got := CacheOptionsFor([]string{"", "tenant-a", "tenant-b"}, nil).DefaultNamespaces
+	g.Expect(got).To(HaveLen(2))
+	g.Expect(got).To(HaveKey("tenant-a"))
+	g.Expect(got).To(HaveKey("tenant-b"))
+}
