@@ -12,12 +12,14 @@ import (
 	. "github.com/onsi/gomega"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/testenv"
+	"github.com/reflux-dev/reflux/kustomize"
 )
 
 // app is one namespace with testdata/app pushed to its own repository and
@@ -128,14 +130,52 @@ func allowed(g Gomega, cfg *rest.Config, a access) bool {
 	return review.Status.Allowed
 }
 
+// scopeFlags are the Deployment flags that decide what reflux touches;
+// the rest (addresses, leader election, logging) are the test's own.
+var scopeFlags = []string{"--comparison=", "--secrets=", "--watch-namespaces=", "--watch-all-namespaces="}
+
+// profileFlags returns the scope flags config/<profile>'s Deployment
+// starts reflux with, so the binary runs as the profile ships it.
+func profileFlags(t *testing.T, profile string) []string {
+	t.Helper()
+	res, err := kustomize.Build(context.Background(), kustomize.BuildOptions{Root: filepath.Join("..", "..", "config"), Path: profile})
+	if err != nil {
+		t.Fatalf("rendering config/%s: %v", profile, err)
+	}
+	for _, obj := range res.Objects {
+		if obj.GetKind() != "Deployment" || obj.GetName() != "reflux-controller" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+		if len(containers) == 0 {
+			break
+		}
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		var out []string
+		for _, a := range args {
+			for _, f := range scopeFlags {
+				if strings.HasPrefix(a, f) {
+					out = append(out, a)
+				}
+			}
+		}
+		return out
+	}
+	t.Fatalf("config/%s has no reflux-controller Deployment", profile)
+	return nil
+}
+
 // startReflux runs the reflux binary as the ServiceAccount of profile
-// (config/<profile>), with args, and registers its log for the dump.
-func startReflux(t *testing.T, name, profile string, args ...string) *testenv.RefluxProcess {
+// (config/<profile>), with the profile Deployment's scope flags, and
+// registers its log for the dump.
+func startReflux(t *testing.T, name, profile string) *testenv.RefluxProcess {
 	t.Helper()
 	logs = append(logs, filepath.Join(env.Dir, name+".log"))
+	args := append([]string{"--log-level=debug", "--concurrent=2", "--artifact-retry-interval=2s", "--policy-retry-interval=2s"},
+		profileFlags(t, profile)...)
+	t.Logf("reflux %s", strings.Join(args, " "))
 	r, err := testenv.StartReflux(context.Background(), env, testenv.RefluxOptions{
-		Name: name, Kubeconfig: testenv.ProfileUser(profile),
-		Args: append([]string{"--log-level=debug", "--concurrent=2", "--artifact-retry-interval=2s", "--policy-retry-interval=2s"}, args...),
+		Name: name, Kubeconfig: testenv.ProfileUser(profile), Args: args,
 	})
 	if err != nil {
 		t.Fatalf("starting reflux under %s: %v", profile, err)

@@ -24,7 +24,7 @@ func TestNamespacedProfile(t *testing.T) {
 	reportOnly := func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.ReportOnly = true }
 	listed := newApp(t, "tenant-a", reportOnly)
 	unlisted := newApp(t, "tenant-b", reportOnly)
-	r := startReflux(t, name, "profiles/namespaced", "--watch-namespaces=tenant-a")
+	r := startReflux(t, name, "profiles/namespaced")
 
 	for _, tt := range []struct {
 		access

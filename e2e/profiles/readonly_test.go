@@ -22,7 +22,7 @@ import (
 func TestReadOnlyProfile(t *testing.T) {
 	g := NewWithT(t)
 	const name = "reflux-read-only"
-	r := startReflux(t, name, "profiles/read-only", "--comparison=in-process", "--secrets=ignore")
+	r := startReflux(t, name, "profiles/read-only")
 	a := newApp(t, "read-only", func(p *refluxv1.ReverseSyncPolicy) {
 		p.Spec.Git.ReportOnly = true
 		p.Spec.Hold = refluxv1.HoldNever
