@@ -75,6 +75,12 @@ func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
 			text:  "a rule must match on at least one of paths, kinds, fields or changeTypes",
 		},
 		{
+			name:   "unknown hold mode",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Hold = "Sometimes" },
+			field:  "spec.hold",
+			text:   `Unsupported value: "Sometimes"`,
+		},
+		{
 			name:   "unknown change type",
 			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Rules[0].ChangeTypes = []refluxv1.ChangeType{"Rename"} },
 			field:  "spec.rules[0].changeTypes[0]",
@@ -217,4 +223,5 @@ func TestAdmissionDefaults(t *testing.T) {
 	g.Expect(p.Spec.ManualHotfix.Key).To(Equal(refluxv1.DefaultManualHotfixKey))
 	g.Expect(p.Spec.ManualHotfix.Value).To(Equal(refluxv1.DefaultManualHotfixValue))
 	g.Expect(p.Spec.Git.AlertBranches).To(Equal("Separate"))
+	g.Expect(p.Spec.Hold).To(Equal(refluxv1.HoldRules))
 }
