@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/drift"
@@ -84,9 +85,42 @@ func TestImpersonationAgainstTheAPIServer(t *testing.T) {
 			g.Expect(f.Resource).To(Equal("configmaps"), what)
 			g.Expect(f.Namespace).To(Equal(other), what)
 			g.Expect(f.Name).To(Equal("shared"), what)
+			g.Expect(f.Subject).To(Equal(user), "%s: the apiserver names the impersonated user", what)
 		}
 		got := &corev1.ConfigMap{}
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), got)).To(Succeed())
 		g.Expect(got.Annotations).NotTo(HaveKey(refluxv1.ReconcileAnnotation), "no hold where the tenant may not write")
 	}
+}
+
+// TestImpersonationNeedsTheVerb: without config/rbac's impersonate on
+// serviceaccounts, the apiserver refuses reflux itself, and the refusal
+// says so rather than blaming the tenant.
+func TestImpersonationNeedsTheVerb(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := "imp-noverb"
+	g.Expect(k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	u, err := testEnv.ControlPlane.AddUser(envtest.User{Name: "reflux-without-impersonate"}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	scheme := runtime.NewScheme()
+	g.Expect(corev1.AddToScheme(scheme)).To(Succeed())
+	httpClient, err := rest.HTTPClientFor(testEnv.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	mapper, err := apiutil.NewDynamicRESTMapper(testEnv.Config, httpClient)
+	g.Expect(err).NotTo(HaveOccurred())
+	clients, err := tenancy.NewClients(u.Config(), client.Options{Scheme: scheme, Mapper: mapper}, 1)
+	g.Expect(err).NotTo(HaveOccurred())
+	user := "system:serviceaccount:" + ns + ":tenant"
+	h, err := impersonation{clients: clients}.Holder(user)
+	g.Expect(err).NotTo(HaveOccurred())
+	err = h.Hold(ctx, refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "any", UID: "0"}, "rec", time.Now())
+	f, ok := tenancy.AsForbidden(err, user)
+	g.Expect(ok).To(BeTrue(), "%v", err)
+	// The legacy check says "impersonate" on serviceaccounts; the
+	// apiserver's constrained impersonation (KEP-5284) reports
+	// "impersonate-on:serviceaccount:patch" on the object's resource.
+	g.Expect(f.Verb).To(HavePrefix("impersonate"))
+	g.Expect(f.Subject).To(Equal("reflux-without-impersonate"))
+	g.Expect(f.Error()).To(ContainSubstring("to act as " + user))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -13,6 +14,9 @@ import (
 type ForbiddenError struct {
 	// User is the identity reflux impersonated.
 	User string
+	// Subject is the user the apiserver refused: User, or reflux itself
+	// when it may not impersonate User. "" when the message did not say.
+	Subject string
 	// Verb, Resource (with any subresource, "deployments/scale"), Group
 	// and Namespace are the missing permission; Namespace is "" at the
 	// cluster scope. Verb is "" when the apiserver's message did not say.
@@ -31,7 +35,11 @@ func (e *ForbiddenError) Error() string {
 	if e.Namespace != "" {
 		where = fmt.Sprintf("in the namespace %q", e.Namespace)
 	}
-	return fmt.Sprintf("%s cannot %s resource %q in API group %q %s", e.User, e.Verb, e.Resource, e.Group, where)
+	who, as := e.User, ""
+	if e.Subject != "" && e.Subject != e.User {
+		who, as = e.Subject, fmt.Sprintf(" to act as %s", e.User)
+	}
+	return fmt.Sprintf("%s cannot %s resource %q in API group %q %s%s", who, e.Verb, e.Resource, e.Group, where, as)
 }
 
 func (e *ForbiddenError) Unwrap() error { return e.Err }
@@ -41,12 +49,15 @@ func (e *ForbiddenError) Unwrap() error { return e.Err }
 // namespace "b"`, or `... at the cluster scope`. Verb and resource are
 // only in the message; StatusDetails carries the group, the resource
 // (as Kind) and the name.
-var forbiddenMessage = regexp.MustCompile(`cannot (\S+) resource "([^"]*)"(?: in API group "([^"]*)")?(?: in the namespace "([^"]*)"| at the cluster scope)?`)
+var forbiddenMessage = regexp.MustCompile(`(?:User "([^"]*)" )?cannot (\S+) resource "([^"]*)"(?: in API group "([^"]*)")?(?: in the namespace "([^"]*)"| at the cluster scope)?`)
 
 // AsForbidden returns the permission user lacks when err is the
-// apiserver's Forbidden answer (wrapped or not) to a request made as user;
-// ok is false for any other error, or when user is "" (reflux's own
-// identity, whose refusals are ordinary errors).
+// apiserver's Forbidden answer (wrapped or not) to a request made as user,
+// or its refusal to let reflux impersonate user. ok is false for any other
+// error; when user is "" (reflux's own identity, whose refusals are
+// ordinary errors); and for a refusal of another user, such as one of
+// reflux's own reads.
+
 func AsForbidden(err error, user string) (*ForbiddenError, bool) {
 	var status apierrors.APIStatus
 	if user == "" || !apierrors.IsForbidden(err) || !errors.As(err, &status) {
@@ -58,7 +69,13 @@ func AsForbidden(err error, user string) (*ForbiddenError, bool) {
 		f.Resource, f.Group, f.Name = d.Kind, d.Group, d.Name
 	}
 	if m := forbiddenMessage.FindStringSubmatch(s.Message); m != nil {
-		f.Verb, f.Resource, f.Group, f.Namespace = m[1], m[2], m[3], m[4]
+		f.Subject, f.Verb, f.Resource, f.Group, f.Namespace = m[1], m[2], m[3], m[4], m[5]
+	}
+	// reflux itself refused impersonation is about the tenant too: the
+	// legacy verb is "impersonate", Kubernetes 1.35's constrained
+	// impersonation (KEP-5284) reports "impersonate-on:<kind>:<verb>".
+	if f.Subject != "" && f.Subject != user && !strings.HasPrefix(f.Verb, "impersonate") {
+		return nil, false
 	}
 	return f, true
 }

@@ -31,27 +31,42 @@ func TestAsForbidden(t *testing.T) {
 		{
 			name: "namespaced", user: tenant, wantOK: true,
 			err:  forbidden(configMaps, "shared", `User "`+tenant+`" cannot patch resource "configmaps" in API group "" in the namespace "team-b"`),
-			want: ForbiddenError{User: tenant, Verb: "patch", Resource: "configmaps", Namespace: "team-b", Name: "shared"},
+			want: ForbiddenError{User: tenant, Subject: tenant, Verb: "patch", Resource: "configmaps", Namespace: "team-b", Name: "shared"},
 			msg:  `system:serviceaccount:team-a:tenant cannot patch resource "configmaps" in API group "" in the namespace "team-b"`,
 		},
 		{
 			name: "wrapped, with a group and a subresource", user: tenant, wantOK: true,
 			err: fmt.Errorf("detecting drift: %w", forbidden(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web",
 				`User "`+tenant+`" cannot patch resource "deployments/scale" in API group "apps" in the namespace "team-b"`)),
-			want: ForbiddenError{User: tenant, Verb: "patch", Resource: "deployments/scale", Group: "apps", Namespace: "team-b", Name: "web"},
+			want: ForbiddenError{User: tenant, Subject: tenant, Verb: "patch", Resource: "deployments/scale", Group: "apps", Namespace: "team-b", Name: "web"},
 		},
 		{
 			name: "cluster scope", user: tenant, wantOK: true,
 			err: forbidden(schema.GroupResource{Resource: "namespaces"}, "team-b",
 				`User "`+tenant+`" cannot patch resource "namespaces" in API group "" at the cluster scope`),
-			want: ForbiddenError{User: tenant, Verb: "patch", Resource: "namespaces", Name: "team-b"},
+			want: ForbiddenError{User: tenant, Subject: tenant, Verb: "patch", Resource: "namespaces", Name: "team-b"},
 			msg:  `system:serviceaccount:team-a:tenant cannot patch resource "namespaces" in API group "" at the cluster scope`,
 		},
 		{
 			name: "reflux may not impersonate the account", user: tenant, wantOK: true,
 			err: forbidden(schema.GroupResource{Resource: "serviceaccounts"}, "tenant",
 				`User "system:serviceaccount:reflux-system:reflux-controller" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "team-a"`),
-			want: ForbiddenError{User: tenant, Verb: "impersonate", Resource: "serviceaccounts", Namespace: "team-a", Name: "tenant"},
+			want: ForbiddenError{User: tenant, Subject: "system:serviceaccount:reflux-system:reflux-controller", Verb: "impersonate",
+				Resource: "serviceaccounts", Namespace: "team-a", Name: "tenant"},
+			msg: `system:serviceaccount:reflux-system:reflux-controller cannot impersonate resource "serviceaccounts" in API group "" ` +
+				`in the namespace "team-a" to act as system:serviceaccount:team-a:tenant`,
+		},
+		{
+			name: "reflux may not impersonate, constrained impersonation's words", user: tenant, wantOK: true,
+			err: forbidden(configMaps, "shared",
+				`User "system:serviceaccount:reflux-system:reflux-controller" cannot impersonate-on:serviceaccount:patch resource "configmaps" in API group "" in the namespace "team-b"`),
+			want: ForbiddenError{User: tenant, Subject: "system:serviceaccount:reflux-system:reflux-controller", Verb: "impersonate-on:serviceaccount:patch",
+				Resource: "configmaps", Namespace: "team-b", Name: "shared"},
+		},
+		{
+			name: "a refusal of reflux's own request is not the tenant's", user: tenant,
+			err: forbidden(schema.GroupResource{Group: "reflux.dev", Resource: "drifts"}, "rec",
+				`User "system:serviceaccount:reflux-system:reflux-controller" cannot get resource "drifts" in API group "reflux.dev" in the namespace "team-a"`),
 		},
 		{
 			name: "a refusal without RBAC's words keeps the details", user: tenant, wantOK: true,
