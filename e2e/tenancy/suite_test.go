@@ -33,6 +33,7 @@ var (
 	alice  testenv.User
 	aliceC ctrlclient.Client
 	reflux *testenv.RefluxProcess
+	audit  *auditRecorder
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -44,7 +45,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	env, err = testenv.Start(ctx, testenv.Options{Scheme: scheme, KustomizeControllerArgs: lockdown})
+	env, err = testenv.Start(ctx, testenv.Options{Scheme: scheme, KustomizeControllerArgs: lockdown,
+		AuditWebhook: &testenv.AuditWebhook{}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -54,6 +56,11 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
+	if audit, err = startAuditRecorder(env.AuditWebhookAddr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer audit.srv.Close() //nolint:errcheck // test teardown
 	code := 1
 	if err := setup(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "setting up:", err)

@@ -7,8 +7,10 @@ import (
 	apiacl "github.com/fluxcd/pkg/apis/acl"
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // TestTenantDriftIsHeldInItsNamespace: the tenant's own drift is recorded
@@ -38,6 +40,19 @@ func TestTenantDriftIsHeldInItsNamespace(t *testing.T) {
 		return nil
 	}, timeout, interval).Should(Succeed())
 	g.Eventually(func() string { return drifted(g, ks) }, timeout, interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
+
+	// The audit log shows who made reflux's writes: reflux, acting as the
+	// tenant, for the dry run and for the hold, as kustomize-controller
+	// acts as the tenant for its applies.
+	asTenant := And(HaveField("User.Username", testenv.RefluxUser), HaveField("ImpersonatedUser.Username", tenantUser(ns)),
+		HaveField("Verb", "patch"), HaveField("ResponseStatus.Code", BeEquivalentTo(200)))
+	g.Eventually(func() []auditv1.Event { return audit.writesOf(ns, "settings") }, timeout, interval).Should(And(
+		ContainElement(And(asTenant, HaveField("RequestURI", ContainSubstring("dryRun=All")))),
+		ContainElement(And(asTenant, HaveField("RequestURI", Not(ContainSubstring("dryRun")))))))
+	g.Expect(audit.writesOf(ns, "settings")).To(ContainElement(And(HaveField("ImpersonatedUser.Username", tenantUser(ns)),
+		HaveField("User.Username", testenv.KustomizeControllerUser))), "Flux applied as the tenant too")
+	g.Expect(audit.writesOf(ns, "settings")).NotTo(ContainElement(And(HaveField("User.Username", testenv.RefluxUser),
+		HaveField("ImpersonatedUser", BeNil()))), "reflux never wrote the tenant's object as itself")
 }
 
 // TestTenantCannotMakeRefluxTouchAnotherNamespace: the tenant applied an
