@@ -162,11 +162,16 @@ func (gv *Governor) processLive(ctx context.Context) bool {
 	defer gv.live.Done(k)
 	c := gv.take(k)
 	if err := gv.handle(ctx, k, c, false); err != nil {
+		if gv.deny(c.owner, k, c, err) {
+			gv.live.Forget(k)
+			return true
+		}
 		gv.opts.Log.Error(err, "evaluating live change", "object", k.String())
 		gv.restore(k, c)
 		gv.live.AddRateLimited(k)
 		return true
 	}
+	gv.allow(c.owner, k)
 	gv.live.Forget(k)
 	return true
 }
