@@ -81,8 +81,6 @@ func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string
 		return "removing a Secret key is not written back yet"
 	case isSecret(rec):
 		return ""
-	case f.ChangeType == refluxv1.ChangeRemove:
-		return "removing a field Git declares is not written back yet"
 	case f.Origin != nil && f.Origin.Refused != "":
 		return "origin refused: " + f.Origin.Refused
 	}
