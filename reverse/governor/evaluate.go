@@ -22,6 +22,16 @@ import (
 // throttled and skip objects known clean.
 func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool) error {
 	live, ok := gv.opts.Live.Get(k.GVK, k.Namespace, k.Name)
+	if c.deleted != nil && (!ok || live.GetUID() != c.deleted.GetUID()) {
+		// Deleted, and perhaps recreated by Flux since: the deletion is
+		// decided first, then whatever is live now. A deletion kept for
+		// later (parked, or waiting for the audit log) comes back with the
+		// whole change.
+		if kept, err := gv.deletion(ctx, k, c); err != nil || kept {
+			return err
+		}
+		c.deleted = nil
+	}
 	if !ok {
 		return gv.gone(ctx, k, c)
 	}

@@ -65,6 +65,9 @@ type Targets interface {
 type Attributor interface {
 	// User returns the user, or "" when not known (yet).
 	User(obj *unstructured.Unstructured, manager string, at time.Time) string
+	// Deleter returns who deleted obj at about at, and false while the
+	// audit log has not delivered the deletion (yet).
+	Deleter(obj *unstructured.Unstructured, at time.Time) (Deleter, bool)
 }
 
 // EventRecorder is what reflux needs of Flux's events recorder
