@@ -32,10 +32,16 @@ type pr struct {
 }
 
 func pullsOf(g Gomega, branch string) []pr {
+	return pullsIn(g, repo, branch)
+}
+
+// pullsIn lists the pull requests of repo, in any state, whose head is
+// branch; every one of them when branch is empty.
+func pullsIn(g Gomega, repo, branch string) []pr {
 	var all, out []pr
 	g.Expect(gt.API(context.Background(), http.MethodGet, "/repos/reflux/"+repo+"/pulls?state=all&limit=50", nil, &all)).To(Succeed())
 	for _, p := range all {
-		if p.Head.Label == branch {
+		if branch == "" || p.Head.Label == branch {
 			out = append(out, p)
 		}
 	}
@@ -54,10 +60,16 @@ func edit(g Gomega, cm *corev1.ConfigMap) {
 }
 
 func record(g Gomega, name string, match func(*refluxv1.Drift) error) *refluxv1.Drift {
+	return recordIn(g, ns, name, match)
+}
+
+// recordIn waits until the record of the object name in namespace
+// matches.
+func recordIn(g Gomega, namespace, name string, match func(*refluxv1.Drift) error) *refluxv1.Drift {
 	var found *refluxv1.Drift
 	g.Eventually(func() error {
 		list := &refluxv1.DriftList{}
-		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		if err := env.Client.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
 			return err
 		}
 		for i := range list.Items {
