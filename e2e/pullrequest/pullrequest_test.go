@@ -28,7 +28,27 @@ type pr struct {
 	} `json:"labels"`
 	Head struct {
 		Label string `json:"label"`
+		SHA   string `json:"sha"`
 	} `json:"head"`
+}
+
+// verification is what Gitea says of a commit's signature.
+type verification struct {
+	Verified bool   `json:"verified"`
+	Reason   string `json:"reason"`
+	Signer   struct {
+		Email string `json:"email"`
+	} `json:"signer"`
+}
+
+func verificationOf(g Gomega, repo, sha string) verification {
+	var c struct {
+		Commit struct {
+			Verification verification `json:"verification"`
+		} `json:"commit"`
+	}
+	g.Expect(gt.API(context.Background(), http.MethodGet, "/repos/reflux/"+repo+"/git/commits/"+sha, nil, &c)).To(Succeed())
+	return c.Commit.Verification
 }
 
 func pullsOf(g Gomega, branch string) []pr {
@@ -139,6 +159,12 @@ func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
 		labels = append(labels, l.Name)
 	}
 	g.Expect(labels).To(ContainElements("reflux", "severity/low"))
+	// The commit reflux pushed is the pull request's head, and Gitea
+	// checked its signature against the key the suite registered.
+	g.Expect(first.Head.SHA).To(Equal(rec.Status.Commit))
+	v := verificationOf(g, repo, first.Head.SHA)
+	g.Expect(v.Verified).To(BeTrue(), "gitea: %s", v.Reason)
+	g.Expect(v.Signer.Email).To(Equal(gt.Username + "@example.com"))
 
 	k := ks.DeepCopy()
 	g.Eventually(func() string {

@@ -20,6 +20,7 @@ import (
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/internal/refluxtest"
 	"github.com/reflux-dev/reflux/internal/testenv"
+	"github.com/reflux-dev/reflux/reverse/policy"
 )
 
 const (
@@ -77,9 +78,18 @@ func run(m *testing.M) int {
 // setup creates the payments tenant and starts the suite's reflux, which
 // governs every Kustomization outside the restart shard.
 func setup(ctx context.Context) error {
-	var err error
+	// reflux signs as Gitea's admin user, whose email Gitea has
+	// activated: Gitea verifies a signature only for such a committer.
+	key, err := testenv.NewSigningKey(gt.Username, "e2e", gt.Username+"@example.com")
+	if err != nil {
+		return err
+	}
+	if err := gt.AddGPGKey(ctx, key.Public); err != nil {
+		return err
+	}
 	if ks, err = createTenant(ctx, tenant{namespace: ns, repo: repo, dir: "testdata/payments", labels: map[string]string{tierLabel: "payments"},
-		policy: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.PullRequest.Reviewers = []string{"payments-team"} }}); err != nil {
+		signingKey: key.Private,
+		policy:     func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.PullRequest.Reviewers = []string{"payments-team"} }}); err != nil {
 		return err
 	}
 	if err := gt.AddUser(ctx, "payments-team", repo); err != nil {
@@ -121,6 +131,9 @@ type tenant struct {
 	// labels go on the Kustomization and the policy; the policy selects
 	// the Kustomization by the tier label.
 	labels map[string]string
+	// signingKey, when set, is the armored private key the policy signs
+	// commits with.
+	signingKey []byte
 	// policy adjusts the policy before it is created.
 	policy func(*refluxv1.ReverseSyncPolicy)
 }
@@ -136,10 +149,14 @@ func createTenant(ctx context.Context, t tenant) (*kustomizev1.Kustomization, er
 	if err := env.CreateNamespace(ctx, t.namespace); err != nil {
 		return nil, err
 	}
-	for name, data := range map[string]map[string][]byte{
+	secrets := map[string]map[string][]byte{
 		"gitea-auth":  {"username": []byte(gt.Username), "password": []byte(gt.Password)},
 		"gitea-token": {refluxv1.PullRequestTokenKey: []byte(gt.Token)},
-	} {
+	}
+	if t.signingKey != nil {
+		secrets["signing-key"] = map[string][]byte{policy.OpenPGPKeyField: t.signingKey}
+	}
+	for name, data := range secrets {
 		s := &corev1.Secret{Data: data}
 		s.Name, s.Namespace = name, t.namespace
 		if err := env.Client.Create(ctx, s); err != nil {
@@ -170,7 +187,10 @@ func createTenant(ctx context.Context, t tenant) (*kustomizev1.Kustomization, er
 	}
 	p := &refluxv1.ReverseSyncPolicy{ObjectMeta: metav1.ObjectMeta{Name: t.repo, Namespace: t.namespace, Labels: t.labels}}
 	p.Spec.KustomizationSelector.MatchLabels = map[string]string{tierLabel: t.labels[tierLabel]}
-	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
+	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: gt.Username, Email: gt.Username + "@example.com"}
+	if t.signingKey != nil {
+		p.Spec.Git.SigningKey = &refluxv1.SigningKey{Type: refluxv1.OpenPGPSigningKey, SecretRef: meta.LocalObjectReference{Name: "signing-key"}}
+	}
 	p.Spec.Git.PullRequest = &refluxv1.PullRequestSpec{Provider: refluxv1.GiteaProvider, APIURL: gt.URL}
 	p.Spec.Git.PullRequest.SecretRef.Name = "gitea-token"
 	if t.policy != nil {
