@@ -7,13 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -32,15 +30,7 @@ func TestRestartOpensNoSecondPullRequest(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 
 	first := startShardReflux(t, "reflux-restart", shard)
-	// Until reflux watches the objects, Flux would revert the edit
-	// unseen: no hold yet.
-	g.Eventually(func() string {
-		_ = env.Client.Get(ctx, client.ObjectKeyFromObject(k), k)
-		if c := conditions.Get(k, refluxv1.DriftedCondition); c != nil {
-			return string(c.Status) + "/" + c.Reason
-		}
-		return "none"
-	}, timeout, interval).Should(Equal("False/"+refluxv1.NoDriftReason), "reflux checked every object")
+	g.Expect(waitWatched(ctx, k)).To(Succeed())
 	addKey(g, checkout, "checkout-flags", "ONE_CLICK", "true")
 	rec := recordIn(g, checkout, "checkout-flags", withPullRequest)
 	branch, url := rec.Status.Branch, rec.Status.PullRequest

@@ -10,11 +10,14 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/controllers"
@@ -102,7 +105,33 @@ func setup(ctx context.Context) error {
 			// Gitea speaks plain HTTP on loopback.
 			AllowInsecureHTTP: true, GitCacheDir: filepath.Join(env.Dir, "git-cache"),
 		}})
-	return err
+	if err != nil {
+		return err
+	}
+	return waitWatched(ctx, ks)
+}
+
+// waitWatched waits until reflux reports the Kustomization clean
+// (Drifted=False, NoDrift): rendered, watched and every object checked.
+// Until then nothing holds an edited object, and Flux may revert an edit
+// before reflux sees it.
+func waitWatched(ctx context.Context, k *kustomizev1.Kustomization) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(k), k); err != nil {
+			return false, err
+		}
+		last = "no Drifted condition"
+		if c := conditions.Get(k, refluxv1.DriftedCondition); c != nil {
+			last = string(c.Status) + "/" + c.Reason + ": " + c.Message
+			return c.Status == metav1.ConditionFalse && c.Reason == refluxv1.NoDriftReason, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for reflux to watch %s (%s): %w", client.ObjectKeyFromObject(k), last, err)
+	}
+	return nil
 }
 
 const (
