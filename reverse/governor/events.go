@@ -23,6 +23,9 @@ const (
 	DriftResolvedEventReason = "DriftResolved"
 	// DriftDismissedEventReason is emitted when a record is dismissed.
 	DriftDismissedEventReason = "DriftDismissed"
+	// BranchDeletedEventReason is emitted when reflux deletes a branch
+	// whose pull request a reviewer closed without merging.
+	BranchDeletedEventReason = "BranchDeleted"
 	// CriticalPrefix starts the message of a critical drift event, so a
 	// notification-controller Alert can page on it with
 	// `inclusionList: ["^critical: "]`.
