@@ -51,7 +51,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		return out, fmt.Errorf("%w: %w", errForge, err)
 	}
 	prs := &pullRequests{forge: fg, seen: map[string]forge.PullRequest{}}
-	present := map[string]bool{}
+	present := map[string]string{} // branch -> its commit
 	slug := set.Kustomization.Namespace + "-" + set.Kustomization.Name
 	var errs []error
 	for _, st := range states {
@@ -59,10 +59,16 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		if err != nil || info.Slug != slug {
 			continue
 		}
-		present[st.Name] = true
+		present[st.Name] = st.Commit
 		pr, err := prs.of(ctx, st.Name)
 		if err != nil {
 			return out, err
+		}
+		if pr.Stale(st.Commit) {
+			// Closed or merged for an earlier branch of this name: the
+			// branch now carries a drift nobody has decided.
+			pr = forge.PullRequest{}
+			prs.seen[st.Name] = pr
 		}
 		switch {
 		case pr.State == forge.Merged || pr.State == forge.Closed:
@@ -100,7 +106,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			if pr.URL == "" && prs.forge != nil && prs.refused == nil {
 				// Pushed while the forge refused the token or was down:
 				// open it now, at the check's bounded pace.
-				if pr, err = h.openMissing(ctx, prs.forge, set, st.Name, action); err != nil {
+				if pr, err = h.openMissing(ctx, prs.forge, set, st.Name, st.Commit, action); err != nil {
 					return out, err
 				}
 			}
@@ -122,7 +128,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		switch {
 		case pr.State == forge.Closed:
 			out.Closed = append(out.Closed, r.Name)
-		case !present[r.Status.Branch] && pr.State != forge.Merged && prs.refused == nil:
+		case present[r.Status.Branch] == "" && pr.State != forge.Merged && prs.refused == nil:
 			// Without the forge's word (it refused the token) a deleted
 			// branch may be a merged pull request: dismiss nothing.
 			out.Closed = append(out.Closed, r.Name)

@@ -154,6 +154,36 @@ func TestWritePullRequestsOnGitea(t *testing.T) {
 	g.Expect(bc.DeletedClosed).To(ConsistOf(And(HaveField("Branch", alert.Branch), HaveField("Commit", alert.Commit),
 		HaveField("PullRequest", alert.PullRequest))))
 	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+alert.Branch, nil, nil)).To(MatchError(ContainSubstring("404")))
+
+	// The same drift is made again: its branch gets the same name (names
+	// follow the drift), and the closed pull request, which decided the
+	// deleted branch, must not decide this one: a new pull request opens
+	// and the new record is not dismissed.
+	var redo []refluxv1.Drift
+	for _, r := range set.Records {
+		if r.Name == "deployment-checkout-1" {
+			r.Status = refluxv1.DriftStatus{State: refluxv1.DriftHeld}
+			redo = append(redo, r)
+		}
+	}
+	g.Expect(redo).To(HaveLen(1))
+	set.Records = redo
+	results, err = newWriter(t).Write(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(results).To(HaveLen(1))
+	renewed := results[0]
+	g.Expect(renewed.Branch).To(Equal(alert.Branch))
+	g.Expect(renewed.Commit).NotTo(Equal(alert.Commit))
+	g.Expect(renewed.PullRequest).To(HavePrefix(gt.URL + "/reflux/shop/pulls/"))
+	g.Expect(renewed.PullRequest).NotTo(Equal(alert.PullRequest))
+	g.Expect(renewed.PullRequestState).To(Equal("open"))
+	set.Records[0].Status.Branch, set.Records[0].Status.Commit, set.Records[0].Status.State =
+		renewed.Branch, renewed.Commit, refluxv1.DriftProposed
+	bc, err = newWriter(t).Check(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bc.Closed).To(BeEmpty(), "the closed pull request decided the earlier branch, not this one")
+	g.Expect(bc.DeletedClosed).To(BeEmpty())
+	g.Expect(bc.Pending).To(ConsistOf(And(HaveField("Branch", alert.Branch), HaveField("PullRequest", renewed.PullRequest))))
 }
 
 // TestWriteWithRefusedToken: the branch is still pushed, the outcome
