@@ -78,6 +78,20 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			res := reverse.BranchResult{Branch: st.Name, Commit: st.Commit, PullRequest: pr.URL, PullRequestState: string(pr.State)}
 			out.PullRequests = append(out.PullRequests, res)
 			if pr.State != forge.Closed {
+				// Merged on the forge, and the forge left the branch (no
+				// auto-delete): once no open record waits on it, it is
+				// reflux's to delete, as a branch Git sees merged is.
+				if waiting[st.Name] {
+					continue
+				}
+				switch err := b.DeleteClosed(ctx, repo, prefix, set.Source.Branch, st.Name, pr.HeadCommit); {
+				case errors.Is(err, writeback.ErrMoved):
+					// Pushed to after the merge: not reflux's to drop.
+				case err != nil:
+					errs = append(errs, err)
+				default:
+					out.Deleted = append(out.Deleted, st.Name)
+				}
 				continue
 			}
 			// A closed pull request decided its branch: left in place, the

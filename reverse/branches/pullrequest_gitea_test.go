@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,4 +243,55 @@ func TestWriteWithForgeDown(t *testing.T) {
 	results, err = h.Write(context.Background(), set)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(results[0].PullRequest).To(HavePrefix(gt.URL))
+}
+
+// TestSquashMergedBranchTheForgeLeftIsDeletedOnceResolved: a reviewer
+// squash-merges without deleting the branch. Git does not see the branch
+// merged, the forge does: reflux keeps it while a record waits on it and
+// deletes it once none does.
+func TestSquashMergedBranchTheForgeLeftIsDeletedOnceResolved(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	gt, set := giteaShop(t)
+	results, err := newWriter(t).Write(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	merge := results[0]
+	g.Expect(merge.Outcome).To(Equal(refluxv1.BranchPushedReason), merge.Reason)
+	var merged refluxv1.Drift
+	for i := range set.Records {
+		r := &set.Records[i]
+		for _, res := range results {
+			if res.Records[0] == r.Name {
+				r.Status.Branch, r.Status.Commit, r.Status.State = res.Branch, res.Commit, refluxv1.DriftProposed
+			}
+		}
+		if r.Status.Branch == merge.Branch {
+			merged = *r
+		}
+	}
+	g.Expect(merged.Name).NotTo(BeEmpty())
+	var pr apiPR
+	number := merge.PullRequest[strings.LastIndex(merge.PullRequest, "/")+1:]
+	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/pulls/"+number, nil, &pr)).To(Succeed())
+	g.Expect(gt.Merge(ctx, "reflux", "shop", int(pr.Number), "squash", false)).To(Succeed())
+
+	// Its record still waits (Flux has not applied the merge): kept.
+	bc, err := newWriter(t).Check(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bc.Deleted).NotTo(ContainElement(merge.Branch))
+	g.Expect(bc.Closed).NotTo(ContainElement(merged.Name), "merged, not closed")
+	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+merge.Branch, nil, nil)).To(Succeed())
+
+	// The record resolved: nothing waits on the branch any more.
+	var open []refluxv1.Drift
+	for _, r := range set.Records {
+		if r.Name != merged.Name {
+			open = append(open, r)
+		}
+	}
+	set.Records = open
+	bc, err = newWriter(t).Check(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bc.Deleted).To(ContainElement(merge.Branch))
+	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+merge.Branch, nil, nil)).To(MatchError(ContainSubstring("404")))
 }

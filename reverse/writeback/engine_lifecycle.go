@@ -98,10 +98,12 @@ func (e *Engine) DeleteMerged(ctx context.Context, repo Repo, prefix, source, na
 }
 
 // DeleteClosed deletes a reflux branch whose pull request a reviewer
-// closed without merging, so that the next drift of its Kustomization
-// starts a fresh branch and pull request instead of landing on a decided
-// one. Only the commit the reviewer decided on is deleted: a branch that
-// moved since yields ErrMoved, and one already gone is not an error.
+// decided: closed without merging, so that the next drift of its
+// Kustomization starts a fresh branch and pull request instead of landing
+// on a decided one, or merged by the forge (a squash or rebase merge that
+// Git does not see) and left in place. Only the commit the reviewer
+// decided on is deleted: a branch that moved since yields ErrMoved, and
+// one already gone is not an error.
 func (e *Engine) DeleteClosed(ctx context.Context, repo Repo, prefix, source, name, commit string) error {
 	return e.deleteBranch(ctx, repo, prefix, source, name, func(_ repository.Client, ref git.Ref) error {
 		if ref.Hash != commit {
