@@ -8,7 +8,7 @@ import (
 const DriftKind = "Drift"
 
 // DriftState is where a drift record is in its lifecycle.
-// +kubebuilder:validation:Enum=Detected;Held;Proposed;Resolved;Dismissed
+// +kubebuilder:validation:Enum=Detected;Held;Proposed;Resolved;Dismissed;Expired
 type DriftState string
 
 const (
@@ -23,6 +23,10 @@ const (
 	// DriftDismissed means a user or reviewer rejected the drift; the hold
 	// is released and Flux restores Git's value.
 	DriftDismissed DriftState = "Dismissed"
+	// DriftExpired means the hold reached its maximum age and the policy
+	// says `onExpiry: Release`: the hold is released, Flux restores Git's
+	// value, and the record is closed with the evidence kept.
+	DriftExpired DriftState = "Expired"
 )
 
 // DriftSpec is the durable record of one drifted live object. It is written
@@ -201,6 +205,13 @@ type DriftStatus struct {
 	// +optional
 	HeldSince *metav1.Time `json:"heldSince,omitempty"`
 
+	// HoldExpiresAt is when the hold reaches its maximum age: heldSince
+	// plus the policy's manualHotfix.maxAge for a manual hotfix, or the
+	// shortest holdFor of the rules holding its fields. Unset when the hold
+	// has no limit or there is no hold.
+	// +optional
+	HoldExpiresAt *metav1.Time `json:"holdExpiresAt,omitempty"`
+
 	// Fingerprint identifies the drift set for write-back.
 	// +optional
 	Fingerprint string `json:"fingerprint,omitempty"`
@@ -227,7 +238,7 @@ type DriftStatus struct {
 	// +optional
 	PullRequest string `json:"pullRequest,omitempty"`
 
-	// Conditions holds Ready.
+	// Conditions holds HoldExpired once the hold reached its maximum age.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
@@ -250,6 +261,7 @@ func (in *Drift) SetConditions(conditions []metav1.Condition) {
 // +kubebuilder:printcolumn:name="Severity",type="string",JSONPath=".status.severity"
 // +kubebuilder:printcolumn:name="Action",type="string",JSONPath=".status.action"
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.state"
+// +kubebuilder:printcolumn:name="Expires",type="date",JSONPath=".status.holdExpiresAt",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".spec.firstSeen"
 
 // Drift records one live object that diverges from the revision Flux

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
@@ -32,6 +33,8 @@ type Decision struct {
 	Rule string
 	// Hold keeps Flux from reverting the object while the drift is open.
 	Hold bool
+	// HoldFor bounds how long the hold may stand; 0 is no limit.
+	HoldFor time.Duration
 }
 
 // Classifier applies one policy. It is immutable and safe for concurrent use.
@@ -50,6 +53,7 @@ type rule struct {
 	action   refluxv1.Action
 	severity refluxv1.Severity
 	hold     bool
+	holdFor  time.Duration
 }
 
 // New compiles a policy spec into a Classifier.
@@ -83,6 +87,9 @@ func compile(i int, r refluxv1.Rule) (rule, error) {
 	if r.Hold != nil {
 		out.hold = *r.Hold
 	}
+	if r.HoldFor != nil {
+		out.holdFor = r.HoldFor.Duration
+	}
 	for j, glob := range r.Paths {
 		if _, err := path.Match(glob, ""); err != nil {
 			return rule{}, fmt.Errorf("spec.rules[%d].paths[%d] %q: %w", i, j, glob, err)
@@ -113,12 +120,20 @@ func (c *Classifier) IsManualHotfix(annotations map[string]string) bool {
 	return ok && v == c.hotfix.Value
 }
 
+// HotfixMaxAge bounds how long a manual hotfix is held; 0 is no limit.
+func (c *Classifier) HotfixMaxAge() time.Duration {
+	if c.hotfix.MaxAge == nil {
+		return 0
+	}
+	return c.hotfix.MaxAge.Duration
+}
+
 // Classify returns the decision for one field: the first matching rule, or
 // else the built-in defaults.
 func (c *Classifier) Classify(f Field) Decision {
 	for _, r := range c.rules {
 		if r.matches(f) {
-			return Decision{Action: r.action, Severity: r.severity, Rule: r.name, Hold: r.hold}
+			return Decision{Action: r.action, Severity: r.severity, Rule: r.name, Hold: r.hold, HoldFor: r.holdFor}
 		}
 	}
 	if c.defaults.Disabled {

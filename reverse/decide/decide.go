@@ -31,6 +31,9 @@ const (
 	Finalize Action = "Finalize"
 	// SetStatus writes a write-back transition to the record's status.
 	SetStatus Action = "SetStatus"
+	// Expire marks a hold past its maximum age on the record, and with a
+	// Release closes the record as Expired.
+	Expire Action = "Expire"
 )
 
 // HoldAction is what happens to the live object's hold.
@@ -71,6 +74,9 @@ type Input struct {
 	Observation record.Observation
 	// WantHold is true when a field asks to be held.
 	WantHold bool
+	// HoldFor bounds the hold WantHold asks for; 0 is no limit. The
+	// record's status.holdExpiresAt is its heldSince plus HoldFor.
+	HoldFor time.Duration
 	// Declared is true when the applied revision declares every value the
 	// record saw live, or no longer renders the object: the drift is
 	// settled in Git. See Declares.
@@ -103,6 +109,9 @@ type Decision struct {
 	// RequestReconcile asks Flux to reconcile now, so that a dismissed
 	// drift's Git value comes back without waiting an interval.
 	RequestReconcile bool
+	// Expired is true when this decision first finds the hold past its
+	// maximum age: worth a Warning event marked for paging.
+	Expired bool
 	// Why explains the decision, for logs and tests.
 	Why string
 }
@@ -189,6 +198,7 @@ func drifted(in Input, heldByUs, finish bool) Decision {
 		next.Spec.LastSeen = rec.Spec.LastSeen
 	}
 	next.Status = status(next, in.WantHold, heldSince)
+	next.Status.HoldExpiresAt, next.Status.Conditions = expiresAt(next.Status, in.WantHold, in.HoldFor)
 	d := Decision{Action: action, Record: next, HeldSince: heldSince, Why: "drift"}
 	d.WriteSpec = rec == nil || action == Reopen ||
 		!equality.Semantic.DeepEqual(rec.Spec, next.Spec) || !equality.Semantic.DeepEqual(rec.Labels, next.Labels)

@@ -128,7 +128,7 @@ func (gv *Governor) evaluate(ctx context.Context, snap snapshot, k objKey, live 
 		Live: live, Desired: want, Result: res, Index: snap.render.Index, Classifier: snap.gov.Classifier,
 		Attribute: gv.attributor(live), Now: gv.now(),
 	})
-	in.Observation, in.WantHold = obs.Observation, obs.Hold
+	in.Observation, in.WantHold, in.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
 	if rec != nil {
 		in.Declared = decide.Declares(want, rec.Spec.Fields)
 	}

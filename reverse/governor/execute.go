@@ -108,6 +108,8 @@ func (x *executor) apply(ctx context.Context, p *plan, d decide.Decision) error 
 		return x.writeStatus(ctx, d.Record.DeepCopy(), d.Record.Status)
 	case decide.Resolve, decide.Dismiss:
 		return x.close(ctx, p, d)
+	case decide.Expire:
+		return x.expire(ctx, p, d)
 	case decide.Finalize:
 		if err := x.hold(ctx, p, d); err != nil {
 			return err

@@ -165,10 +165,12 @@ func (k objKey) String() string {
 
 // Governor is the drift engine. Create it with New and run it with Start.
 type Governor struct {
-	opts    Options
-	exec    *executor
-	live    workqueue.TypedRateLimitingInterface[objKey]
-	resync  workqueue.TypedRateLimitingInterface[objKey]
+	opts   Options
+	exec   *executor
+	live   workqueue.TypedRateLimitingInterface[objKey]
+	resync workqueue.TypedRateLimitingInterface[objKey]
+	// expiry holds one timer per record with a limited hold (expiry.go).
+	expiry  workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	limiter *rate.Limiter
 	wb      *writebacks
 
@@ -194,6 +196,7 @@ func New(opts Options) (*Governor, error) {
 			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "reflux-live"}),
 		resync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objKey](),
 			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "reflux-resync"}),
+		expiry:           newExpiryQueue(),
 		entries:          map[types.NamespacedName]*entry{},
 		pending:          map[objKey]change{},
 		resyncItems:      map[objKey]change{},
@@ -222,9 +225,11 @@ func (gv *Governor) Start(ctx context.Context) error {
 	gv.wb.start()
 	run(gv.opts.LiveWorkers, gv.processLive)
 	run(gv.opts.ResyncWorkers, gv.processResync)
+	run(1, gv.processExpiry)
 	<-ctx.Done()
 	gv.live.ShutDown()
 	gv.resync.ShutDown()
+	gv.expiry.ShutDown()
 	gv.wb.shutdown()
 	wg.Wait()
 	gv.wb.wait()

@@ -44,6 +44,8 @@ type Result struct {
 	Observation record.Observation
 	// Hold is true when some field's rule holds it and Flux would revert it.
 	Hold bool
+	// HoldFor bounds the hold; 0 is no limit (see Hold.For).
+	HoldFor time.Duration
 }
 
 // Observe classifies the drift of one object.
@@ -66,7 +68,8 @@ func Observe(in Input) Result {
 			ManualHotfix:  hotfix,
 			Now:           in.Now,
 		},
-		Hold: hold,
+		Hold:    hold.Hold,
+		HoldFor: hold.For,
 	}
 }
 

@@ -115,7 +115,7 @@ func TestClassify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			fields := []refluxv1.DriftField{tt.field}
-			g.Expect(Classify(c, tt.kind, fields, tt.hotfix)).To(Equal(tt.wantHold))
+			g.Expect(Classify(c, tt.kind, fields, tt.hotfix).Hold).To(Equal(tt.wantHold))
 			g.Expect(fields[0].Action).To(Equal(tt.want.Action))
 			g.Expect(fields[0].Severity).To(Equal(tt.want.Severity))
 			g.Expect(fields[0].Rule).To(Equal(tt.want.Rule))

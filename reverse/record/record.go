@@ -144,11 +144,11 @@ func Summary(fields []refluxv1.DriftField) (refluxv1.Action, refluxv1.Severity) 
 	return action, severity
 }
 
-// IsOpen reports whether a record still asks for attention: not resolved
-// and not dismissed.
+// IsOpen reports whether a record still asks for attention: not resolved,
+// not dismissed, and not released because its hold expired.
 func IsOpen(d *refluxv1.Drift) bool {
 	switch d.Status.State {
-	case refluxv1.DriftResolved, refluxv1.DriftDismissed:
+	case refluxv1.DriftResolved, refluxv1.DriftDismissed, refluxv1.DriftExpired:
 		return false
 	}
 	return d.Annotations[refluxv1.DismissAnnotation] != "true"
