@@ -39,7 +39,7 @@ func TestReportExpired(t *testing.T) {
 		rec("a", "Deployment", paged),
 		rec("b", "Deployment", paged),
 		rec("c", "Deployment", func(d *refluxv1.Drift) { paged(d); d.Status.State, d.Status.HeldSince = refluxv1.DriftExpired, nil }),
-		rec("d", "ConfigMap", func(*refluxv1.Drift) {}), // held, not yet expired
+		rec("d", "ConfigMap", func(*refluxv1.Drift) {}),                                       // held, not yet expired
 		rec("e", "ConfigMap", func(d *refluxv1.Drift) { paged(d); d.Status.HeldSince = nil }), // paged, since released
 		rec("f", "Deployment", func(d *refluxv1.Drift) { paged(d); d.DeletionTimestamp = &t0 }),
 	}
