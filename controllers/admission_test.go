@@ -215,6 +215,18 @@ func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
 			text:  "should match",
 		},
 		{
+			name:   "empty break-glass group",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.ManualHotfix.FromGroups = []string{""} },
+			field:  "spec.manualHotfix.fromGroups[0]",
+			text:   "at least 1 chars long",
+		},
+		{
+			name:   "duplicate break-glass user",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.ManualHotfix.FromUsers = []string{"alice", "alice"} },
+			field:  "spec.manualHotfix.fromUsers[1]",
+			text:   "Duplicate value",
+		},
+		{
 			name: "holdFor of zero",
 			mutate: func(p *refluxv1.ReverseSyncPolicy) {
 				p.Spec.Rules[0].HoldFor = &metav1.Duration{}

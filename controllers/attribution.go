@@ -9,6 +9,7 @@ import (
 
 	"github.com/reflux-dev/reflux/internal/audit"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/observe"
 )
 
 // auditAttributor names users from the audit webhook's store. Audit events
@@ -21,15 +22,15 @@ type auditAttributor struct {
 var _ governor.Attributor = auditAttributor{}
 
 // User implements governor.Attributor.
-func (a auditAttributor) User(u *unstructured.Unstructured, manager string, at time.Time) string {
+func (a auditAttributor) User(u *unstructured.Unstructured, manager string, at time.Time) observe.Who {
 	gvk := u.GroupVersionKind()
 	m, err := a.mapper.RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)
 	if err != nil {
-		return ""
+		return observe.Who{}
 	}
 	key := audit.ObjectKey{APIGroup: gvk.Group, Resource: m.Resource.Resource, Namespace: u.GetNamespace(), Name: u.GetName()}
 	if w, ok := a.store.Lookup(key, manager, at); ok {
-		return w.User
+		return observe.Who{User: w.User, Groups: append([]string(nil), w.Groups...)}
 	}
-	return ""
+	return observe.Who{}
 }

@@ -179,6 +179,7 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 	}
 	if opts.Audit != nil {
 		gopts.Attributor = auditAttributor{store: opts.Audit, mapper: mgr.GetRESTMapper()}
+		gopts.Marker = HotfixMarker{Client: mgr.GetClient()}
 	}
 	gov, err := governor.New(gopts)
 	if err != nil {

@@ -64,6 +64,12 @@ type DriftSpec struct {
 	// +optional
 	ManualHotfix bool `json:"manualHotfix,omitempty"`
 
+	// ManualHotfixBy names the audit event that declared the manual
+	// hotfix, when the policy's manualHotfix.fromUsers or fromGroups (not
+	// the annotation) made it one.
+	// +optional
+	ManualHotfixBy *HotfixIntent `json:"manualHotfixBy,omitempty"`
+
 	// FirstSeen is when the divergence was first seen.
 	// +required
 	FirstSeen metav1.Time `json:"firstSeen"`
@@ -71,6 +77,29 @@ type DriftSpec struct {
 	// LastSeen is when the divergence was last confirmed.
 	// +required
 	LastSeen metav1.Time `json:"lastSeen"`
+}
+
+// HotfixIntent is the audit event that declared a manual hotfix.
+type HotfixIntent struct {
+	// User is the authenticated user of the audit event.
+	User string `json:"user"`
+	// Groups are the user's groups, as the audit event names them.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Groups []string `json:"groups,omitempty"`
+	// Matched is the policy entry that matched: `user:NAME` from
+	// fromUsers or `group:NAME` from fromGroups.
+	Matched string `json:"matched"`
+	// Manager is the field manager of the write.
+	// +optional
+	Manager string `json:"manager,omitempty"`
+	// MarkedKey is the manual-hotfix annotation reflux added to the live
+	// object for this hotfix. reflux removes it again when the record is
+	// dismissed or its hold is released on expiry, so that a later edit is
+	// not taken for a hotfix.
+	// +optional
+	MarkedKey string `json:"markedKey,omitempty"`
 }
 
 // KustomizationRef names a Flux Kustomization.
@@ -177,6 +206,11 @@ type Modifier struct {
 	// User is the authenticated user from the audit log, when known.
 	// +optional
 	User string `json:"user,omitempty"`
+	// Groups of User, from the audit log.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Groups []string `json:"groups,omitempty"`
 	// Time of the write.
 	// +optional
 	Time *metav1.Time `json:"time,omitempty"`

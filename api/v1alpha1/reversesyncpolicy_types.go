@@ -301,6 +301,27 @@ type ManualHotfix struct {
 	// +kubebuilder:default=Alert
 	// +optional
 	OnExpiry ExpiryAction `json:"onExpiry,omitempty"`
+
+	// FromGroups declares a manual hotfix from the audit log: a drift whose
+	// audited writer is in one of these groups (such as
+	// `oncall-breakglass`) is a manual hotfix even without the annotation,
+	// and reflux adds the annotation to the live object itself. Needs the
+	// audit webhook (--audit-addr).
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	FromGroups []string `json:"fromGroups,omitempty"`
+
+	// FromUsers declares a manual hotfix from the audit log by username,
+	// as FromGroups does by group. Matching is exact.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	FromUsers []string `json:"fromUsers,omitempty"`
 }
 
 // Defaults tune the built-in classification applied when no rule matches:

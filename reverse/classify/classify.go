@@ -120,6 +120,42 @@ func (c *Classifier) IsManualHotfix(annotations map[string]string) bool {
 	return ok && v == c.hotfix.Value
 }
 
+// HotfixAnnotation is the annotation that marks a manual hotfix.
+func (c *Classifier) HotfixAnnotation() (key, value string) {
+	return c.hotfix.Key, c.hotfix.Value
+}
+
+// HotfixFrom reports whether an audited writer declares a manual hotfix:
+// the user is in the policy's manualHotfix.fromUsers, or one of its groups
+// in fromGroups. It returns the entry that matched, `user:NAME` or
+// `group:NAME`; users are checked first, then groups in the order the
+// audit event lists them. Matching is exact: a break-glass list is an
+// allow-list, and a glob there would widen it silently.
+func (c *Classifier) HotfixFrom(user string, groups []string) (string, bool) {
+	if user == "" {
+		return "", false
+	}
+	for _, u := range c.hotfix.FromUsers {
+		if u == user {
+			return "user:" + u, true
+		}
+	}
+	for _, g := range groups {
+		for _, want := range c.hotfix.FromGroups {
+			if g == want {
+				return "group:" + g, true
+			}
+		}
+	}
+	return "", false
+}
+
+// AuditIntent reports whether the policy declares hotfixes from the audit
+// log at all (fromUsers or fromGroups).
+func (c *Classifier) AuditIntent() bool {
+	return len(c.hotfix.FromUsers) > 0 || len(c.hotfix.FromGroups) > 0
+}
+
 // HotfixMaxAge bounds how long a manual hotfix is held; 0 is no limit.
 func (c *Classifier) HotfixMaxAge() time.Duration {
 	if c.hotfix.MaxAge == nil {

@@ -86,6 +86,7 @@ func Expiry(in ExpiryInput) Decision {
 			since, exp.UTC().Format(time.RFC3339))
 		next.Status.State, next.Status.HeldSince = refluxv1.DriftExpired, nil
 		d.Hold, d.RequestReconcile, d.Why = Release, in.LiveExists, "the hold expired: released"
+		d.Unmark = Marked(rec)
 	} else {
 		c.Reason = refluxv1.HoldKeptReason
 		c.Message = fmt.Sprintf("held since %s, past its maximum age at %s: kept held until a person decides (onExpiry: Alert)",

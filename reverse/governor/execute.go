@@ -45,6 +45,7 @@ type executor struct {
 	now     func() time.Time
 	locks   *keyedMutex
 	sealer  *record.Sealer
+	marker  Marker
 }
 
 // maxAttempts bounds how often a decision is re-made after a write lost a
@@ -99,8 +100,16 @@ func readRecord(ctx context.Context, r client.Reader, namespace, name string) (*
 	return rec, nil
 }
 
-// apply carries out one decision.
+// apply carries out one decision: the record and the hold, then the
+// manual-hotfix annotation an audit-derived hotfix asks for.
 func (x *executor) apply(ctx context.Context, p *plan, d decide.Decision) error {
+	if err := x.applyRecord(ctx, p, d); err != nil {
+		return err
+	}
+	return x.mark(ctx, p, d)
+}
+
+func (x *executor) applyRecord(ctx context.Context, p *plan, d decide.Decision) error {
 	switch d.Action {
 	case decide.Create, decide.Update, decide.Reopen:
 		return x.write(ctx, p, d)

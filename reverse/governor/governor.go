@@ -72,6 +72,9 @@ type Options struct {
 	Targets Targets
 	// Attributor names users from the audit log; nil skips attribution.
 	Attributor Attributor
+	// Marker annotates audit-derived manual hotfixes; nil leaves them
+	// unannotated (see intent.go).
+	Marker Marker
 	// Events records events on Kustomizations; nil records none.
 	Events EventRecorder
 	// Metrics takes the engine's measurements; nil takes none.
@@ -203,7 +206,8 @@ func New(opts Options) (*Governor, error) {
 		attributionTries: map[objKey]int{},
 	}
 	gv.exec = &executor{client: opts.Client, fresh: opts.APIReader, holder: opts.Holder, events: opts.Events,
-		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex(), sealer: opts.Sealer}
+		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex(), sealer: opts.Sealer,
+		marker: opts.Marker}
 	gv.wb = newWritebacks(gv)
 	return gv, nil
 }
