@@ -200,7 +200,8 @@ type FieldOrigin struct {
 type Modifier struct {
 	// Manager is the field manager from managedFields.
 	Manager string `json:"manager"`
-	// Operation is Update or Apply.
+	// Operation is Update or Apply, as in managedFields, or Delete for a
+	// deleted object.
 	// +optional
 	Operation string `json:"operation,omitempty"`
 	// User is the authenticated user from the audit log, when known.

@@ -382,9 +382,15 @@ const (
 	ChangeAdd ChangeType = "Add"
 	// ChangeUpdate is a field whose live value differs from Git's.
 	ChangeUpdate ChangeType = "Update"
-	// ChangeRemove is a field declared in Git and absent live.
+	// ChangeRemove is a field declared in Git and absent live, or, at
+	// WholeObjectPointer, a declared object deleted live.
 	ChangeRemove ChangeType = "Remove"
 )
+
+// WholeObjectPointer is the JSON pointer of a whole object (RFC 6901's
+// empty pointer): a Remove at it is a live object someone deleted while
+// the applied revision declares it.
+const WholeObjectPointer = ""
 
 // Rule classifies the drifted fields it matches. Every criterion that is
 // set must match; within one criterion, any entry may match.

@@ -51,6 +51,8 @@ type fixtureOptions struct {
 	// seconds, for journeys through a merge; otherwise only the test's
 	// own reconciles run Flux.
 	resync bool
+	// rules are the policy's rules, before the built-in defaults.
+	rules []refluxv1.Rule
 	// customize changes the policy before it is created.
 	customize func(*refluxv1.ReverseSyncPolicy)
 }
@@ -120,6 +122,7 @@ func (f *fixture) policy(g Gomega, labels map[string]string, o fixtureOptions) *
 	p.Spec.KustomizationSelector.MatchLabels = map[string]string{"reflux.dev/journey": f.name}
 	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
 	p.Spec.Git.ReportOnly = o.reportOnly
+	p.Spec.Rules = o.rules
 	if o.signed {
 		var err error
 		f.key, err = testenv.NewSigningKey("reflux", "e2e", "reflux@example.com")

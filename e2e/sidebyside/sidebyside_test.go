@@ -45,7 +45,7 @@ const (
 //   - reflux-cpu-pct, reflux-rss-mib, reflux-rss-peak-mib: reflux's
 //     processor time over that window, in percent of one core, and its
 //     memory after it;
-//   - burst-*: 1,000 live edits sent 50 at a time across 10
+//   - burst-*: 1,000 live edits sent 150 at a time across 10
 //     Kustomizations (5,000-object case): how long sending took, the
 //     commits on reflux's branches, write-back runs, and edits lost live
 //     (no hold or no Held record) or in Git (on no branch);

@@ -15,8 +15,10 @@ import (
 )
 
 // Check lists the Kustomization's reflux branches. Merged branches
-// whose records no longer wait on them are deleted; a record whose branch
-// reflux pushed is gone and unmerged was closed by a reviewer. The remote
+// whose records no longer wait on them are deleted, and so are branches
+// whose pull request a reviewer closed unmerged; a record whose branch
+// reflux pushed is gone and unmerged, or whose pull request is closed, was
+// closed by a reviewer. The remote
 // branches and the records are the only truth: nothing is remembered.
 func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.BranchCheck, error) {
 	var out reverse.BranchCheck
@@ -67,8 +69,23 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			// A squash or rebase merge leaves the branch unmerged in Git's
 			// eyes: the forge's answer is the one that counts. Records of a
 			// merged pull request resolve once Flux applies the merge.
-			out.PullRequests = append(out.PullRequests, reverse.BranchResult{Branch: st.Name, Commit: st.Commit,
-				PullRequest: pr.URL, PullRequestState: string(pr.State)})
+			res := reverse.BranchResult{Branch: st.Name, Commit: st.Commit, PullRequest: pr.URL, PullRequestState: string(pr.State)}
+			out.PullRequests = append(out.PullRequests, res)
+			if pr.State != forge.Closed {
+				continue
+			}
+			// A closed pull request decided its branch: left in place, the
+			// next drift would land on it, unseen behind the closed pull
+			// request. Its records are dismissed below either way.
+			err := b.DeleteClosed(ctx, repo, prefix, set.Source.Branch, st.Name, st.Commit)
+			switch {
+			case errors.Is(err, writeback.ErrMoved):
+				// Someone pushed after the close: theirs to clean up.
+			case err != nil:
+				errs = append(errs, err)
+			default:
+				out.DeletedClosed = append(out.DeletedClosed, res)
+			}
 		case st.Merged() && !waiting[st.Name]:
 			if err := b.DeleteMerged(ctx, repo, prefix, set.Source.Branch, st.Name); err != nil && !errors.Is(err, writeback.ErrNotMerged) {
 				errs = append(errs, err)

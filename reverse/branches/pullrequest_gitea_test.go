@@ -149,6 +149,11 @@ func TestWritePullRequestsOnGitea(t *testing.T) {
 		"the closed pull request's records are dismissed; the merged one's branch, auto-deleted, is not taken as closed")
 	g.Expect(bc.PullRequests).To(ContainElement(And(HaveField("Branch", alert.Branch), HaveField("PullRequestState", "closed"))))
 	g.Expect(bc.Pending).To(BeEmpty())
+	// The closed pull request's branch is deleted, so the next Alert
+	// starts a fresh one; the merged one's went with Gitea's merge.
+	g.Expect(bc.DeletedClosed).To(ConsistOf(And(HaveField("Branch", alert.Branch), HaveField("Commit", alert.Commit),
+		HaveField("PullRequest", alert.PullRequest))))
+	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+alert.Branch, nil, nil)).To(MatchError(ContainSubstring("404")))
 }
 
 // TestWriteWithRefusedToken: the branch is still pushed, the outcome

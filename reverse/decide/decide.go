@@ -139,6 +139,12 @@ func Decide(in Input) Decision {
 		return d
 	}
 	if !in.Live.Exists {
+		if in.Evaluated && len(in.Observation.Fields) > 0 {
+			// Deleted while the applied revision declares it: drift of the
+			// whole object, and nothing left to hold.
+			in.WantHold = false
+			return drifted(in, false, false)
+		}
 		if rec != nil && !rec.DeletionTimestamp.IsZero() && rec.Status.State == refluxv1.DriftDismissed {
 			return Decision{Action: Finalize, Record: rec, Why: "the object is gone"}
 		}

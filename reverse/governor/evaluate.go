@@ -22,6 +22,16 @@ import (
 // throttled and skip objects known clean.
 func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool) error {
 	live, ok := gv.opts.Live.Get(k.GVK, k.Namespace, k.Name)
+	if c.deleted != nil && (!ok || live.GetUID() != c.deleted.GetUID()) {
+		// Deleted, and perhaps recreated by Flux since: the deletion is
+		// decided first, then whatever is live now. A deletion kept for
+		// later (parked, or waiting for the audit log) comes back with the
+		// whole change.
+		if kept, err := gv.deletion(ctx, k, c); err != nil || kept {
+			return err
+		}
+		c.deleted = nil
+	}
 	if !ok {
 		return gv.gone(ctx, k, c)
 	}
@@ -32,7 +42,7 @@ func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool)
 	name := record.Name(ks, obj)
 	p := plan{name: name, namespace: owner.Namespace, obj: obj, seen: c.seen}
 	if governed {
-		p.ks = snap.gov.Kustomization
+		p.ks, p.as = snap.gov.Kustomization, snap.gov.Identity
 	} else if ok, err := gv.inShard(ctx, owner); err != nil || !ok {
 		return err // another shard's, or unknown for now
 	}
@@ -113,8 +123,11 @@ func (gv *Governor) evaluate(ctx context.Context, snap snapshot, k objKey, live 
 				return decide.Decision{}, err
 			}
 		}
-		var err error
-		res, err = gv.opts.Detector.Detect(ctx, dIn)
+		det, err := gv.detectorFor(snap.gov)
+		if err != nil {
+			return decide.Decision{}, err
+		}
+		res, err = det.Detect(ctx, dIn)
 		if errors.Is(err, drift.ErrStale) {
 			// A newer version of the object is on its way through the watch.
 			return decide.Decision{Why: "stale"}, nil
@@ -160,7 +173,7 @@ func (gv *Governor) gone(ctx context.Context, k objKey, c change) error {
 	if e != nil {
 		delete(e.parked, k)
 		delete(e.clean, k)
-		p.ks = e.gov.Kustomization
+		p.ks, p.as = e.gov.Kustomization, e.gov.Identity
 	}
 	gv.mu.Unlock()
 	if e == nil {

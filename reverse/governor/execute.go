@@ -30,6 +30,10 @@ type plan struct {
 	ks *kustomizev1.Kustomization
 	// seen is when the change reached the watch, for detection latency.
 	seen time.Time
+	// as is the identity the hold and release go out as: the governing
+	// Kustomization's (Governed.Identity); "" is reflux's own, also for a
+	// Kustomization no longer governed, whose holds reflux still lets go.
+	as string
 }
 
 // executor applies decisions. It is the only writer of Drift records, and
@@ -45,7 +49,9 @@ type executor struct {
 	now     func() time.Time
 	locks   *keyedMutex
 	sealer  *record.Sealer
-	marker  Marker
+	// impersonation acts as a plan's identity; nil acts as reflux.
+	impersonation Impersonation
+	marker        Marker
 }
 
 // maxAttempts bounds how often a decision is re-made after a write lost a
@@ -196,16 +202,23 @@ func (x *executor) writeStatus(ctx context.Context, rec *refluxv1.Drift, status 
 
 // hold applies the decision's hold or release.
 func (x *executor) hold(ctx context.Context, p *plan, d decide.Decision) error {
+	if d.Hold != decide.Hold && d.Hold != decide.Release {
+		return nil
+	}
+	holder, err := x.holderFor(p.as)
+	if err != nil {
+		return err
+	}
 	switch d.Hold {
 	case decide.Hold:
-		if err := x.holder.Hold(ctx, p.obj, p.name, d.HeldSince); err != nil {
+		if err := holder.Hold(ctx, p.obj, p.name, d.HeldSince); err != nil {
 			return err
 		}
 		if d.Action == decide.Keep {
 			x.log.Info("held before evaluation", "record", p.name, "object", p.obj.Kind+"/"+p.obj.Namespace+"/"+p.obj.Name, "why", d.Why)
 		}
 	case decide.Release:
-		if err := x.holder.Release(ctx, p.obj); err != nil {
+		if err := holder.Release(ctx, p.obj); err != nil {
 			return err
 		}
 		x.log.Info("hold released", "record", p.name, "object", p.obj.Kind+"/"+p.obj.Namespace+"/"+p.obj.Name, "why", d.Why)

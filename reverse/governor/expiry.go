@@ -78,7 +78,7 @@ func (gv *Governor) expire(ctx context.Context, key types.NamespacedName) error 
 		// of the reflux that governs it arms its own timer.
 		return nil
 	}
-	p := plan{name: rec.Name, namespace: rec.Namespace, obj: rec.Spec.Object, ks: snap.gov.Kustomization}
+	p := plan{name: rec.Name, namespace: rec.Namespace, obj: rec.Spec.Object, ks: snap.gov.Kustomization, as: snap.gov.Identity}
 	gvk := schema.FromAPIVersionAndKind(p.obj.APIVersion, p.obj.Kind)
 	_, exists := gv.opts.Live.Get(gvk, p.obj.Namespace, p.obj.Name)
 	var last *refluxv1.Drift

@@ -39,6 +39,9 @@ type Governed struct {
 	RepoURL string
 	// SubstituteFrom is the resolved postBuild substitution data.
 	SubstituteFrom []kustomize.SubstituteSource
+	// Identity is the user the Kustomization's dry runs, holds and
+	// releases go out as (reverse/tenancy.Identity); "" is reflux's own.
+	Identity string
 }
 
 // Key returns the Kustomization's key.
@@ -79,6 +82,9 @@ type Options struct {
 	Events EventRecorder
 	// Metrics takes the engine's measurements; nil takes none.
 	Metrics *Metrics
+	// Impersonation acts as a Kustomization's Identity; nil acts as
+	// reflux itself for every Kustomization.
+	Impersonation Impersonation
 	// InShard reports whether this reflux may act on records of a
 	// Kustomization it does not govern: one its --watch-label-selector
 	// selects, or one that is gone. Shards then never both act on one
@@ -207,7 +213,7 @@ func New(opts Options) (*Governor, error) {
 	}
 	gv.exec = &executor{client: opts.Client, fresh: opts.APIReader, holder: opts.Holder, events: opts.Events,
 		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex(), sealer: opts.Sealer,
-		marker: opts.Marker}
+		impersonation: opts.Impersonation, marker: opts.Marker}
 	gv.wb = newWritebacks(gv)
 	return gv, nil
 }

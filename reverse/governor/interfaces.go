@@ -67,6 +67,9 @@ type Attributor interface {
 	// User returns the user and its groups, or the zero Who when not
 	// known (yet).
 	User(obj *unstructured.Unstructured, manager string, at time.Time) observe.Who
+	// Deleter returns who deleted obj at about at, and false while the
+	// audit log has not delivered the deletion (yet).
+	Deleter(obj *unstructured.Unstructured, at time.Time) (Deleter, bool)
 }
 
 // Marker adds the manual-hotfix annotation to a live object whose hotfix

@@ -301,6 +301,7 @@ func (gv *Governor) checkBranches(ctx context.Context, snap snapshot, set *rever
 	}
 	gv.opts.Metrics.setPending(snap.gov.Key(), len(bc.Pending))
 	gv.opts.Metrics.setPullRequests(snap.gov.Key(), bc)
+	gv.deletedBranchEvents(snap, bc.DeletedClosed)
 	closed := map[string]bool{}
 	for _, name := range bc.Closed {
 		closed[name] = true
