@@ -10,6 +10,7 @@ import (
 
 	"github.com/reflux-dev/reflux/internal/audit"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/observe"
 )
 
 // auditAttributor names users from the audit webhook's store. Audit events
@@ -22,15 +23,15 @@ type auditAttributor struct {
 var _ governor.Attributor = auditAttributor{}
 
 // User implements governor.Attributor.
-func (a auditAttributor) User(u *unstructured.Unstructured, manager string, at time.Time) string {
+func (a auditAttributor) User(u *unstructured.Unstructured, manager string, at time.Time) observe.Who {
 	key, ok := a.key(u)
 	if !ok {
-		return ""
+		return observe.Who{}
 	}
 	if w, ok := a.store.Lookup(key, manager, at); ok {
-		return w.User
+		return observe.Who{User: w.User, Groups: append([]string(nil), w.Groups...)}
 	}
-	return ""
+	return observe.Who{}
 }
 
 // Deleter implements governor.Attributor.

@@ -186,8 +186,10 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 	// write is deleted when the engine looks at it.
 	all = r.Governor.Sealed(all)
 	r.Governor.Report(id, all)
+	r.Governor.ScheduleExpiry(all)
 	open := record.Open(all)
 	r.Drift.Report(obj, open)
+	r.Drift.ReportExpired(obj, all)
 	if c := driftedCondition(driftedInput{
 		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open,
 		Previous: conditions.Get(obj, refluxv1.DriftedCondition), SlowRender: r.slowRender(), Now: time.Now(),

@@ -199,6 +199,7 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 	gopts.Impersonation = impersonation{clients: clients, detector: detector}
 	if opts.Audit != nil {
 		gopts.Attributor = auditAttributor{store: opts.Audit, mapper: mgr.GetRESTMapper()}
+		gopts.Marker = HotfixMarker{Client: mgr.GetClient()}
 	}
 	gov, err := governor.New(gopts)
 	if err != nil {

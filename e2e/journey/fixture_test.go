@@ -53,6 +53,8 @@ type fixtureOptions struct {
 	resync bool
 	// rules are the policy's rules, before the built-in defaults.
 	rules []refluxv1.Rule
+	// customize changes the policy before it is created.
+	customize func(*refluxv1.ReverseSyncPolicy)
 }
 
 // newFixture pushes the tree, lets Flux apply it, creates the policy and
@@ -130,6 +132,9 @@ func (f *fixture) policy(g Gomega, labels map[string]string, o fixtureOptions) *
 		g.Expect(env.Client.Create(context.Background(), secret)).To(Succeed())
 		p.Spec.Git.SigningKey = &refluxv1.SigningKey{Type: refluxv1.OpenPGPSigningKey}
 		p.Spec.Git.SigningKey.SecretRef.Name = secret.Name
+	}
+	if o.customize != nil {
+		o.customize(p)
 	}
 	return p
 }

@@ -51,6 +51,7 @@ type executor struct {
 	sealer  *record.Sealer
 	// impersonation acts as a plan's identity; nil acts as reflux.
 	impersonation Impersonation
+	marker        Marker
 }
 
 // maxAttempts bounds how often a decision is re-made after a write lost a
@@ -105,8 +106,16 @@ func readRecord(ctx context.Context, r client.Reader, namespace, name string) (*
 	return rec, nil
 }
 
-// apply carries out one decision.
+// apply carries out one decision: the record and the hold, then the
+// manual-hotfix annotation an audit-derived hotfix asks for.
 func (x *executor) apply(ctx context.Context, p *plan, d decide.Decision) error {
+	if err := x.applyRecord(ctx, p, d); err != nil {
+		return err
+	}
+	return x.mark(ctx, p, d)
+}
+
+func (x *executor) applyRecord(ctx context.Context, p *plan, d decide.Decision) error {
 	switch d.Action {
 	case decide.Create, decide.Update, decide.Reopen:
 		return x.write(ctx, p, d)
@@ -114,6 +123,8 @@ func (x *executor) apply(ctx context.Context, p *plan, d decide.Decision) error 
 		return x.writeStatus(ctx, d.Record.DeepCopy(), d.Record.Status)
 	case decide.Resolve, decide.Dismiss:
 		return x.close(ctx, p, d)
+	case decide.Expire:
+		return x.expire(ctx, p, d)
 	case decide.Finalize:
 		if err := x.hold(ctx, p, d); err != nil {
 			return err

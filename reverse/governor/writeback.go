@@ -247,7 +247,7 @@ func (gv *Governor) writeBack(ctx context.Context, id types.NamespacedName) erro
 		st = e.wb
 	}
 	gv.mu.Unlock()
-	list.Items = gv.Sealed(list.Items)
+	list.Items = gv.attributed(id, gv.Sealed(list.Items))
 	in := dueOf(snap.gov, list.Items, start)
 	write, check := due(st, in)
 	if !write && !check {
