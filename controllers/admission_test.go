@@ -3,12 +3,14 @@ package controllers
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
@@ -184,6 +186,60 @@ func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
 			field: "spec.rules[0].pullRequest.reviewers[0]",
 			text:  "at least 1 chars long",
 		},
+		{
+			name:   "unknown onExpiry",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.ManualHotfix.OnExpiry = "Revert" },
+			field:  "spec.manualHotfix.onExpiry",
+			text:   `Unsupported value: "Revert"`,
+		},
+		{
+			name:   "maxAge that is not a duration",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {},
+			raw: func(u map[string]interface{}) {
+				_ = unstructured.SetNestedField(u, "three days", "spec", "manualHotfix", "maxAge")
+			},
+			field: "spec.manualHotfix.maxAge",
+			text:  "should match",
+		},
+		{
+			name: "maxAge under a second",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {
+				p.Spec.ManualHotfix.MaxAge = &metav1.Duration{Duration: 500 * time.Millisecond}
+			},
+			field: "spec.manualHotfix.maxAge",
+			text:  "manualHotfix.maxAge must be at least 1s",
+		},
+		{
+			name:   "holdFor that is not a duration",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {},
+			raw: func(u map[string]interface{}) {
+				rules, _, _ := unstructured.NestedSlice(u, "spec", "rules")
+				rules[0].(map[string]interface{})["holdFor"] = "-5m"
+				_ = unstructured.SetNestedSlice(u, rules, "spec", "rules")
+			},
+			field: "spec.rules[0].holdFor",
+			text:  "should match",
+		},
+		{
+			name:   "empty break-glass group",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.ManualHotfix.FromGroups = []string{""} },
+			field:  "spec.manualHotfix.fromGroups[0]",
+			text:   "at least 1 chars long",
+		},
+		{
+			name:   "duplicate break-glass user",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.ManualHotfix.FromUsers = []string{"alice", "alice"} },
+			field:  "spec.manualHotfix.fromUsers[1]",
+			text:   "Duplicate value",
+		},
+		{
+			name: "holdFor of zero",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {
+				p.Spec.Rules[0].HoldFor = &metav1.Duration{}
+			},
+			field: "spec.rules[0].holdFor",
+			text:  "holdFor must be at least 1s",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,4 +280,23 @@ func TestAdmissionDefaults(t *testing.T) {
 	g.Expect(p.Spec.ManualHotfix.Value).To(Equal(refluxv1.DefaultManualHotfixValue))
 	g.Expect(p.Spec.Git.AlertBranches).To(Equal("Separate"))
 	g.Expect(p.Spec.Hold).To(Equal(refluxv1.HoldRules))
+	g.Expect(p.Spec.ManualHotfix.OnExpiry).To(Equal(refluxv1.ExpiryAlert))
+	g.Expect(p.Spec.ManualHotfix.MaxAge).To(BeNil(), "no limit unless asked for")
+}
+
+// TestAdmissionAcceptsHoldLimits proves that well-formed hold limits pass
+// admission and read back as written.
+func TestAdmissionAcceptsHoldLimits(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	p := validPolicy(ns, "limits")
+	p.Spec.ManualHotfix.MaxAge = &metav1.Duration{Duration: 72 * time.Hour}
+	p.Spec.ManualHotfix.OnExpiry = refluxv1.ExpiryRelease
+	p.Spec.Rules[0].HoldFor = &metav1.Duration{Duration: 90 * time.Minute}
+	g.Expect(k8sClient.Create(context.Background(), p)).To(Succeed())
+	got := &refluxv1.ReverseSyncPolicy{}
+	g.Expect(k8sClient.Get(context.Background(), client.ObjectKeyFromObject(p), got)).To(Succeed())
+	g.Expect(got.Spec.ManualHotfix.MaxAge.Duration).To(Equal(72 * time.Hour))
+	g.Expect(got.Spec.ManualHotfix.OnExpiry).To(Equal(refluxv1.ExpiryRelease))
+	g.Expect(got.Spec.Rules[0].HoldFor.Duration).To(Equal(90 * time.Minute))
 }

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/reflux-dev/reflux/internal/audit"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/observe"
 )
 
 // auditAttributor names users from the audit webhook's store. Audit events
@@ -21,15 +23,46 @@ type auditAttributor struct {
 var _ governor.Attributor = auditAttributor{}
 
 // User implements governor.Attributor.
-func (a auditAttributor) User(u *unstructured.Unstructured, manager string, at time.Time) string {
+func (a auditAttributor) User(u *unstructured.Unstructured, manager string, at time.Time) observe.Who {
+	key, ok := a.key(u)
+	if !ok {
+		return observe.Who{}
+	}
+	if w, ok := a.store.Lookup(key, manager, at); ok {
+		return observe.Who{User: w.User, Groups: append([]string(nil), w.Groups...)}
+	}
+	return observe.Who{}
+}
+
+// Deleter implements governor.Attributor.
+func (a auditAttributor) Deleter(u *unstructured.Unstructured, at time.Time) (governor.Deleter, bool) {
+	key, ok := a.key(u)
+	if !ok {
+		// A kind the mapper does not know is not in the audit log either:
+		// waiting would not help.
+		return governor.Deleter{}, true
+	}
+	w, ok := a.store.LookupDelete(key, at)
+	if !ok {
+		return governor.Deleter{}, false
+	}
+	return governor.Deleter{User: w.User, Flux: isKustomizeController(w)}, true
+}
+
+func (a auditAttributor) key(u *unstructured.Unstructured) (audit.ObjectKey, bool) {
 	gvk := u.GroupVersionKind()
 	m, err := a.mapper.RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)
 	if err != nil {
-		return ""
+		return audit.ObjectKey{}, false
 	}
-	key := audit.ObjectKey{APIGroup: gvk.Group, Resource: m.Resource.Resource, Namespace: u.GetNamespace(), Name: u.GetName()}
-	if w, ok := a.store.Lookup(key, manager, at); ok {
-		return w.User
-	}
-	return ""
+	return audit.ObjectKey{APIGroup: gvk.Group, Resource: m.Resource.Resource, Namespace: u.GetNamespace(), Name: u.GetName()}, true
+}
+
+// isKustomizeController reports whether a write came from Flux's
+// kustomize-controller: its ServiceAccount (kustomize-controller, in
+// whatever namespace Flux is installed), or its client's user agent, which
+// client-go derives from the binary's name.
+func isKustomizeController(w audit.Write) bool {
+	return strings.HasSuffix(w.User, ":kustomize-controller") && strings.HasPrefix(w.User, "system:serviceaccount:") ||
+		strings.HasPrefix(w.UserAgent, "kustomize-controller/")
 }

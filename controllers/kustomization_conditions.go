@@ -36,6 +36,8 @@ type driftedInput struct {
 func driftedCondition(in driftedInput) *metav1.Condition {
 	waiting := in.waiting()
 	switch {
+	case len(in.Engine.Denied) > 0:
+		return forbiddenCondition(in.Engine.Denied)
 	case !in.Engine.Current && in.Render.Err != nil && !in.Engine.RollingOut:
 		reason := refluxv1.RenderFailedReason
 		if errors.Is(in.Render.Err, desired.ErrRevisionUnavailable) {

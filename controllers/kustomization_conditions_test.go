@@ -14,6 +14,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
 func TestDriftedCondition(t *testing.T) {
@@ -52,6 +53,12 @@ func TestDriftedCondition(t *testing.T) {
 		{name: "first check running", in: driftedInput{Engine: governor.Status{Current: true, Unchecked: 40}},
 			want: "Unknown/Progressing", contains: "checking 40 live object(s) against revision main@sha1:1"},
 		{name: "a later check keeps NoDrift", in: driftedInput{Engine: governor.Status{Current: true, Unchecked: 40}, Previous: noDrift}, want: ""},
+		{name: "a permission the tenant lacks beats everything else", in: driftedInput{Engine: governor.Status{Current: true, Checked: true,
+			Denied: []governor.Denial{{Object: "ConfigMap/team-b/shared", Err: &tenancy.ForbiddenError{User: "system:serviceaccount:team-a:tenant",
+				Verb: "patch", Resource: "configmaps", Namespace: "team-b"}}, {Object: "Secret/team-b/token", Err: &tenancy.ForbiddenError{}}}},
+			Open: []refluxv1.Drift{open}}, want: "Unknown/ImpersonationForbidden",
+			contains: `system:serviceaccount:team-a:tenant cannot patch resource "configmaps" in API group "" in the namespace "team-b" ` +
+				`(ConfigMap/team-b/shared, and 1 more object(s)); 2 live change(s) kept without a hold until the permission is granted`},
 		{name: "records are news whether or not the check is done", in: driftedInput{Engine: governor.Status{Current: true, Unchecked: 40},
 			Previous: noDrift, Open: []refluxv1.Drift{open}}, want: "True/DriftDetected"},
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	apiacl "github.com/fluxcd/pkg/apis/acl"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
@@ -25,6 +26,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
 // kustomizationOwnedConditions are the conditions reflux owns on a Flux
@@ -50,6 +52,10 @@ type KustomizationReconciler struct {
 	// SlowRender is how long a render may take before the Drifted
 	// condition says so.
 	SlowRender time.Duration
+	// DefaultServiceAccount and NoCrossNamespaceRefs are
+	// kustomize-controller's flags of the same names (Options).
+	DefaultServiceAccount string
+	NoCrossNamespaceRefs  bool
 }
 
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get;list;watch;patch
@@ -62,6 +68,9 @@ type KustomizationReconciler struct {
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch;patch
+// Dry runs, holds and releases impersonate a Kustomization's
+// ServiceAccount, as kustomize-controller's applies do.
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 
 // Reconcile brings one Kustomization's governance and drift report up to
 // date.
@@ -101,6 +110,14 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 // reconciler back); a transient one is retried with backoff.
 func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev1.Kustomization,
 	policy *refluxv1.ReverseSyncPolicy) (ctrl.Result, error) {
+	if err := tenancy.CheckSourceRef(obj, r.NoCrossNamespaceRefs); err != nil {
+		// Refused as Flux refuses it, before anything else: reflux must
+		// not act for it, even on what an earlier spec let it govern.
+		r.Governor.Forget(ctx, keyOf(obj))
+		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, apiacl.AccessDeniedReason, "%s", err)
+		ctrl.LoggerFrom(ctx).Error(err, "Kustomization refused", "reason", apiacl.AccessDeniedReason)
+		return ctrl.Result{}, nil // stalled until the spec changes
+	}
 	if obj.Status.LastAppliedRevision == "" {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.KustomizationNotReadyReason,
 			"Flux has applied no revision yet; drift is computed against an applied revision only")
@@ -119,7 +136,8 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 		return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 	}
 	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: policy.DeepCopy(), Classifier: classifier,
-		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: subst}
+		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: subst,
+		Identity: tenancy.Identity(obj, r.DefaultServiceAccount)}
 	render, rendering := r.render(obj, src, subst)
 	status := r.Governor.Publish(gov, render)
 	if err := r.Watcher.Ensure(keyOf(obj), watchedKinds(obj, render)); err != nil {
@@ -168,8 +186,10 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 	// write is deleted when the engine looks at it.
 	all = r.Governor.Sealed(all)
 	r.Governor.Report(id, all)
+	r.Governor.ScheduleExpiry(all)
 	open := record.Open(all)
 	r.Drift.Report(obj, open)
+	r.Drift.ReportExpired(obj, all)
 	if c := driftedCondition(driftedInput{
 		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open,
 		Previous: conditions.Get(obj, refluxv1.DriftedCondition), SlowRender: r.slowRender(), Now: time.Now(),

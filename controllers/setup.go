@@ -26,6 +26,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/tenancy"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 )
 
@@ -89,6 +90,18 @@ type Options struct {
 	// TeamLabel is the Kustomization label whose value is the team label
 	// of the drift metrics (--team-label); empty leaves team empty.
 	TeamLabel string
+	// DefaultServiceAccount is kustomize-controller's
+	// --default-service-account: the ServiceAccount, in a Kustomization's
+	// namespace, reflux acts as when the Kustomization names none; empty
+	// acts as reflux itself.
+	DefaultServiceAccount string
+	// NoCrossNamespaceRefs is kustomize-controller's
+	// --no-cross-namespace-refs: a Kustomization whose sourceRef points
+	// into another namespace is refused.
+	NoCrossNamespaceRefs bool
+	// ImpersonationCacheSize bounds the impersonating clients kept, one
+	// per tenant identity; default tenancy.DefaultCacheSize.
+	ImpersonationCacheSize int
 	// Registerer takes reflux's metrics; nil skips registration.
 	Registerer prometheus.Registerer
 	Log        logr.Logger
@@ -142,6 +155,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	ks := &KustomizationReconciler{
 		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), Governor: gov, Watcher: watcher,
 		Renderer: renderer, Drift: m, RetryInterval: opts.ArtifactRetry, SlowRender: opts.SlowRender,
+		DefaultServiceAccount: opts.DefaultServiceAccount, NoCrossNamespaceRefs: opts.NoCrossNamespaceRefs,
 	}
 	if err := ks.SetupWithManager(mgr, KustomizationReconcilerOptions{
 		MaxConcurrentReconciles: opts.Concurrent, Notifications: notify.out,
@@ -192,8 +206,15 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 		Notify: notify.Send, Log: opts.Log.WithName("drift"), LiveWorkers: opts.Concurrent,
 		WriteBackTimeout: opts.WriteBackTimeout, InShard: inShard(mgr.GetAPIReader(), opts.WatchSelector),
 	}
+	clients, err := tenancy.NewClients(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()},
+		opts.ImpersonationCacheSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	gopts.Impersonation = impersonation{clients: clients, detector: detector}
 	if opts.Audit != nil {
 		gopts.Attributor = auditAttributor{store: opts.Audit, mapper: mgr.GetRESTMapper()}
+		gopts.Marker = HotfixMarker{Client: mgr.GetClient()}
 	}
 	gov, err := governor.New(gopts)
 	if err != nil {

@@ -101,6 +101,10 @@ type BranchCheck struct {
 	// PullRequests are the branches whose pull request a reviewer merged
 	// or closed, as the forge reported them.
 	PullRequests []BranchResult
+	// DeletedClosed are the branches whose pull request a reviewer closed
+	// unmerged, which reflux deleted so that the Kustomization's next
+	// drift opens a fresh branch and pull request.
+	DeletedClosed []BranchResult
 }
 
 // Fingerprint returns a short, stable identifier of what a set of records

@@ -10,6 +10,20 @@ const (
 	// ReverseSyncedCondition on a Kustomization reports the state of the
 	// write-back of its drift to Git.
 	ReverseSyncedCondition = "ReverseSynced"
+
+	// HoldExpiredCondition on a Drift record is True once its hold
+	// reached its maximum age (status.holdExpiresAt). Its reason says what
+	// reflux did: HoldKeptReason or HoldReleasedReason.
+	HoldExpiredCondition = "HoldExpired"
+)
+
+// Reasons for the HoldExpired condition.
+const (
+	// HoldKeptReason: the hold expired and is kept (onExpiry: Alert).
+	HoldKeptReason = "HoldKept"
+	// HoldReleasedReason: the hold expired and was released so that Flux
+	// restores Git (onExpiry: Release).
+	HoldReleasedReason = "HoldReleased"
 )
 
 // Reasons for ReverseSyncPolicy conditions.

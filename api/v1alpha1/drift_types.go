@@ -8,7 +8,7 @@ import (
 const DriftKind = "Drift"
 
 // DriftState is where a drift record is in its lifecycle.
-// +kubebuilder:validation:Enum=Detected;Held;Proposed;Resolved;Dismissed
+// +kubebuilder:validation:Enum=Detected;Held;Proposed;Resolved;Dismissed;Expired
 type DriftState string
 
 const (
@@ -23,6 +23,10 @@ const (
 	// DriftDismissed means a user or reviewer rejected the drift; the hold
 	// is released and Flux restores Git's value.
 	DriftDismissed DriftState = "Dismissed"
+	// DriftExpired means the hold reached its maximum age and the policy
+	// says `onExpiry: Release`: the hold is released, Flux restores Git's
+	// value, and the record is closed with the evidence kept.
+	DriftExpired DriftState = "Expired"
 )
 
 // DriftSpec is the durable record of one drifted live object. It is written
@@ -60,6 +64,12 @@ type DriftSpec struct {
 	// +optional
 	ManualHotfix bool `json:"manualHotfix,omitempty"`
 
+	// ManualHotfixBy names the audit event that declared the manual
+	// hotfix, when the policy's manualHotfix.fromUsers or fromGroups (not
+	// the annotation) made it one.
+	// +optional
+	ManualHotfixBy *HotfixIntent `json:"manualHotfixBy,omitempty"`
+
 	// FirstSeen is when the divergence was first seen.
 	// +required
 	FirstSeen metav1.Time `json:"firstSeen"`
@@ -67,6 +77,29 @@ type DriftSpec struct {
 	// LastSeen is when the divergence was last confirmed.
 	// +required
 	LastSeen metav1.Time `json:"lastSeen"`
+}
+
+// HotfixIntent is the audit event that declared a manual hotfix.
+type HotfixIntent struct {
+	// User is the authenticated user of the audit event.
+	User string `json:"user"`
+	// Groups are the user's groups, as the audit event names them.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Groups []string `json:"groups,omitempty"`
+	// Matched is the policy entry that matched: `user:NAME` from
+	// fromUsers or `group:NAME` from fromGroups.
+	Matched string `json:"matched"`
+	// Manager is the field manager of the write.
+	// +optional
+	Manager string `json:"manager,omitempty"`
+	// MarkedKey is the manual-hotfix annotation reflux added to the live
+	// object for this hotfix. reflux removes it again when the record is
+	// dismissed or its hold is released on expiry, so that a later edit is
+	// not taken for a hotfix.
+	// +optional
+	MarkedKey string `json:"markedKey,omitempty"`
 }
 
 // KustomizationRef names a Flux Kustomization.
@@ -167,12 +200,18 @@ type FieldOrigin struct {
 type Modifier struct {
 	// Manager is the field manager from managedFields.
 	Manager string `json:"manager"`
-	// Operation is Update or Apply.
+	// Operation is Update or Apply, as in managedFields, or Delete for a
+	// deleted object.
 	// +optional
 	Operation string `json:"operation,omitempty"`
 	// User is the authenticated user from the audit log, when known.
 	// +optional
 	User string `json:"user,omitempty"`
+	// Groups of User, from the audit log.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Groups []string `json:"groups,omitempty"`
 	// Time of the write.
 	// +optional
 	Time *metav1.Time `json:"time,omitempty"`
@@ -201,6 +240,13 @@ type DriftStatus struct {
 	// +optional
 	HeldSince *metav1.Time `json:"heldSince,omitempty"`
 
+	// HoldExpiresAt is when the hold reaches its maximum age: heldSince
+	// plus the policy's manualHotfix.maxAge for a manual hotfix, or the
+	// shortest holdFor of the rules holding its fields. Unset when the hold
+	// has no limit or there is no hold.
+	// +optional
+	HoldExpiresAt *metav1.Time `json:"holdExpiresAt,omitempty"`
+
 	// Fingerprint identifies the drift set for write-back.
 	// +optional
 	Fingerprint string `json:"fingerprint,omitempty"`
@@ -227,7 +273,7 @@ type DriftStatus struct {
 	// +optional
 	PullRequest string `json:"pullRequest,omitempty"`
 
-	// Conditions holds Ready.
+	// Conditions holds HoldExpired once the hold reached its maximum age.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
@@ -250,6 +296,7 @@ func (in *Drift) SetConditions(conditions []metav1.Condition) {
 // +kubebuilder:printcolumn:name="Severity",type="string",JSONPath=".status.severity"
 // +kubebuilder:printcolumn:name="Action",type="string",JSONPath=".status.action"
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.state"
+// +kubebuilder:printcolumn:name="Expires",type="date",JSONPath=".status.holdExpiresAt",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".spec.firstSeen"
 
 // Drift records one live object that diverges from the revision Flux

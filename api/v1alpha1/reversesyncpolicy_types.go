@@ -274,7 +274,21 @@ type Encryption struct {
 	PGP []string `json:"pgp,omitempty"`
 }
 
-// ManualHotfix names the annotation that marks a manual hotfix.
+// ExpiryAction is what reflux does when a hold reaches its maximum age.
+// +kubebuilder:validation:Enum=Alert;Release
+type ExpiryAction string
+
+const (
+	// ExpiryAlert keeps holding and raises a Warning event marked for
+	// paging: a person decides.
+	ExpiryAlert ExpiryAction = "Alert"
+	// ExpiryRelease releases the hold, so Flux restores Git's value at its
+	// next reconcile (which reflux requests at once).
+	ExpiryRelease ExpiryAction = "Release"
+)
+
+// ManualHotfix names the annotation that marks a manual hotfix, and bounds
+// how long a hold may stand.
 type ManualHotfix struct {
 	// Key of the annotation.
 	// +kubebuilder:default="ops.source"
@@ -288,6 +302,46 @@ type ManualHotfix struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Value string `json:"value,omitempty"`
+
+	// MaxAge bounds how long a manual hotfix is held, counted from the
+	// hold (the record's status.heldSince), such as `72h`. When it is
+	// reached, reflux raises a Warning event marked for paging, counts the
+	// hold in reflux_hold_expired, and then does what OnExpiry says. Unset
+	// means a manual hotfix is held until its record is dismissed.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="manualHotfix.maxAge must be at least 1s"
+	// +optional
+	MaxAge *metav1.Duration `json:"maxAge,omitempty"`
+
+	// OnExpiry is what happens to a hold that reached its maximum age
+	// (this MaxAge, or a rule's holdFor): `Alert` (the default) keeps
+	// holding and pages, `Release` releases the hold so that Flux restores
+	// Git, and closes the record as Expired.
+	// +kubebuilder:default=Alert
+	// +optional
+	OnExpiry ExpiryAction `json:"onExpiry,omitempty"`
+
+	// FromGroups declares a manual hotfix from the audit log: a drift whose
+	// audited writer is in one of these groups (such as
+	// `oncall-breakglass`) is a manual hotfix even without the annotation,
+	// and reflux adds the annotation to the live object itself. Needs the
+	// audit webhook (--audit-addr).
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	FromGroups []string `json:"fromGroups,omitempty"`
+
+	// FromUsers declares a manual hotfix from the audit log by username,
+	// as FromGroups does by group. Matching is exact.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	FromUsers []string `json:"fromUsers,omitempty"`
 }
 
 // Defaults tune the built-in classification applied when no rule matches:
@@ -348,9 +402,15 @@ const (
 	ChangeAdd ChangeType = "Add"
 	// ChangeUpdate is a field whose live value differs from Git's.
 	ChangeUpdate ChangeType = "Update"
-	// ChangeRemove is a field declared in Git and absent live.
+	// ChangeRemove is a field declared in Git and absent live, or, at
+	// WholeObjectPointer, a declared object deleted live.
 	ChangeRemove ChangeType = "Remove"
 )
+
+// WholeObjectPointer is the JSON pointer of a whole object (RFC 6901's
+// empty pointer): a Remove at it is a live object someone deleted while
+// the applied revision declares it.
+const WholeObjectPointer = ""
 
 // Rule classifies the drifted fields it matches. Every criterion that is
 // set must match; within one criterion, any entry may match.
@@ -409,6 +469,17 @@ type Rule struct {
 	// Drift record keeps the evidence.
 	// +optional
 	Hold *bool `json:"hold,omitempty"`
+
+	// HoldFor bounds how long a hold this rule asks for may stand, counted
+	// from the hold (the record's status.heldSince), such as `72h`. A
+	// record held for several fields expires at the shortest holdFor among
+	// them; fields whose rule sets none do not bound it. What happens then
+	// is the policy's spec.manualHotfix.onExpiry. Unset means no limit.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="holdFor must be at least 1s"
+	// +optional
+	HoldFor *metav1.Duration `json:"holdFor,omitempty"`
 
 	// PullRequest overrides the policy's reviewers and assignees for pull
 	// requests carrying a field this rule matched: a rule over

@@ -51,6 +51,10 @@ type fixtureOptions struct {
 	// seconds, for journeys through a merge; otherwise only the test's
 	// own reconciles run Flux.
 	resync bool
+	// rules are the policy's rules, before the built-in defaults.
+	rules []refluxv1.Rule
+	// customize changes the policy before it is created.
+	customize func(*refluxv1.ReverseSyncPolicy)
 }
 
 // newFixture pushes the tree, lets Flux apply it, creates the policy and
@@ -118,6 +122,7 @@ func (f *fixture) policy(g Gomega, labels map[string]string, o fixtureOptions) *
 	p.Spec.KustomizationSelector.MatchLabels = map[string]string{"reflux.dev/journey": f.name}
 	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
 	p.Spec.Git.ReportOnly = o.reportOnly
+	p.Spec.Rules = o.rules
 	if o.signed {
 		var err error
 		f.key, err = testenv.NewSigningKey("reflux", "e2e", "reflux@example.com")
@@ -127,6 +132,9 @@ func (f *fixture) policy(g Gomega, labels map[string]string, o fixtureOptions) *
 		g.Expect(env.Client.Create(context.Background(), secret)).To(Succeed())
 		p.Spec.Git.SigningKey = &refluxv1.SigningKey{Type: refluxv1.OpenPGPSigningKey}
 		p.Spec.Git.SigningKey.SecretRef.Name = secret.Name
+	}
+	if o.customize != nil {
+		o.customize(p)
 	}
 	return p
 }

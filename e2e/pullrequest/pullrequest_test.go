@@ -2,6 +2,7 @@ package pullrequest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
 // pr is what Gitea's API says of a pull request.
@@ -28,14 +30,40 @@ type pr struct {
 	} `json:"labels"`
 	Head struct {
 		Label string `json:"label"`
+		SHA   string `json:"sha"`
 	} `json:"head"`
 }
 
+// verification is what Gitea says of a commit's signature.
+type verification struct {
+	Verified bool   `json:"verified"`
+	Reason   string `json:"reason"`
+	Signer   struct {
+		Email string `json:"email"`
+	} `json:"signer"`
+}
+
+func verificationOf(g Gomega, repo, sha string) verification {
+	var c struct {
+		Commit struct {
+			Verification verification `json:"verification"`
+		} `json:"commit"`
+	}
+	g.Expect(gt.API(context.Background(), http.MethodGet, "/repos/reflux/"+repo+"/git/commits/"+sha, nil, &c)).To(Succeed())
+	return c.Commit.Verification
+}
+
 func pullsOf(g Gomega, branch string) []pr {
+	return pullsIn(g, repo, branch)
+}
+
+// pullsIn lists the pull requests of repo, in any state, whose head is
+// branch; every one of them when branch is empty.
+func pullsIn(g Gomega, repo, branch string) []pr {
 	var all, out []pr
 	g.Expect(gt.API(context.Background(), http.MethodGet, "/repos/reflux/"+repo+"/pulls?state=all&limit=50", nil, &all)).To(Succeed())
 	for _, p := range all {
-		if p.Head.Label == branch {
+		if branch == "" || p.Head.Label == branch {
 			out = append(out, p)
 		}
 	}
@@ -54,10 +82,16 @@ func edit(g Gomega, cm *corev1.ConfigMap) {
 }
 
 func record(g Gomega, name string, match func(*refluxv1.Drift) error) *refluxv1.Drift {
+	return recordIn(g, ns, name, match)
+}
+
+// recordIn waits until the record of the object name in namespace
+// matches.
+func recordIn(g Gomega, namespace, name string, match func(*refluxv1.Drift) error) *refluxv1.Drift {
 	var found *refluxv1.Drift
 	g.Eventually(func() error {
 		list := &refluxv1.DriftList{}
-		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+		if err := env.Client.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
 			return err
 		}
 		for i := range list.Items {
@@ -127,6 +161,12 @@ func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
 		labels = append(labels, l.Name)
 	}
 	g.Expect(labels).To(ContainElements("reflux", "severity/low"))
+	// The commit reflux pushed is the pull request's head, and Gitea
+	// checked its signature against the key the suite registered.
+	g.Expect(first.Head.SHA).To(Equal(rec.Status.Commit))
+	v := verificationOf(g, repo, first.Head.SHA)
+	g.Expect(v.Verified).To(BeTrue(), "gitea: %s", v.Reason)
+	g.Expect(v.Signer.Email).To(Equal(gt.Username + "@example.com"))
 
 	k := ks.DeepCopy()
 	g.Eventually(func() string {
@@ -173,7 +213,9 @@ func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
 
 // TestClosedPullRequestDismissesAndFluxRestoresGit: a reviewer closes the
 // pull request unmerged; the records are dismissed, the hold goes and
-// Flux restores Git's value.
+// Flux restores Git's value. reflux deletes the closed pull request's
+// branch, so the Kustomization's next drift opens a new pull request from
+// a fresh branch instead of landing, unseen, on the decided one.
 func TestClosedPullRequestDismissesAndFluxRestoresGit(t *testing.T) {
 	g := NewWithT(t)
 	cm := configMap(g, "search-flags")
@@ -204,11 +246,42 @@ func TestClosedPullRequestDismissesAndFluxRestoresGit(t *testing.T) {
 	g.Eventually(func() string {
 		return configMap(g, "search-flags").Data["FUZZY_MATCH"]
 	}, timeout, interval).Should(Equal("false"), "Flux restores Git once the hold is released")
+
+	// reflux deletes the closed pull request's branch and says why.
+	closed := prs[0]
+	g.Eventually(func() error {
+		return gt.API(context.Background(), http.MethodGet, "/repos/reflux/"+repo+"/branches/"+closed.Head.Label, nil, nil)
+	}, timeout, interval).Should(MatchError(ContainSubstring("404")), "branch %s deleted", closed.Head.Label)
+	ev := kustomizationEvent(g, governor.BranchDeletedEventReason, closed.Head.Label)
+	g.Expect(ev.Message).To(ContainSubstring("pull request " + closed.URL + " was closed without merging"))
+	g.Expect(ev.Annotations).To(HaveKeyWithValue("kustomize.toolkit.fluxcd.io/reflux-pull-request", closed.URL))
+
+	// The next decision the Kustomization needs gets a pull request of its
+	// own, from a fresh branch, not the closed one's.
+	cm = configMap(g, "search-flags")
+	cm.Data["FUZZY_MATCH"] = "prefix-only"
+	edit(g, cm)
+	var next pr
+	g.Eventually(func() error {
+		for _, p := range pullsIn(g, repo, "") {
+			if p.State == "open" && strings.Contains(p.Body, "`/data/FUZZY_MATCH`") {
+				next = p
+				return nil
+			}
+		}
+		return errors.New("no open pull request for FUZZY_MATCH")
+	}, timeout, interval).Should(Succeed())
+	g.Expect(next.Number).NotTo(Equal(closed.Number))
+	g.Expect(next.Head.Label).NotTo(Equal(closed.Head.Label))
+	g.Expect(next.Title).To(HavePrefix("WIP: reflux: payments/payments needs a decision: "))
+	g.Expect(next.Body).To(ContainSubstring("`\"prefix-only\"`"))
+	g.Expect(next.Body).NotTo(ContainSubstring("payments-api"), "the dismissed image rollback stays dismissed")
+	g.Expect(pullsOf(g, closed.Head.Label)).To(HaveLen(1), "the closed pull request was not reused")
 }
 
-// branchPushedEvent waits for the Kustomization's BranchPushed event that
-// names the pull request.
-func branchPushedEvent(g Gomega, url string) *corev1.Event {
+// kustomizationEvent waits for an event of the Kustomization with reason
+// whose message names what.
+func kustomizationEvent(g Gomega, reason, what string) *corev1.Event {
 	var found *corev1.Event
 	g.Eventually(func() error {
 		list := &corev1.EventList{}
@@ -217,14 +290,20 @@ func branchPushedEvent(g Gomega, url string) *corev1.Event {
 		}
 		for i := range list.Items {
 			e := &list.Items[i]
-			if e.InvolvedObject.Kind == "Kustomization" && e.Reason == refluxv1.BranchPushedReason && strings.Contains(e.Message, url) {
+			if e.InvolvedObject.Kind == "Kustomization" && e.Reason == reason && strings.Contains(e.Message, what) {
 				found = e
 				return nil
 			}
 		}
-		return fmt.Errorf("no BranchPushed event naming %s", url)
+		return fmt.Errorf("no %s event naming %s", reason, what)
 	}, timeout, interval).Should(Succeed())
 	return found
+}
+
+// branchPushedEvent waits for the Kustomization's BranchPushed event that
+// names the pull request.
+func branchPushedEvent(g Gomega, url string) *corev1.Event {
+	return kustomizationEvent(g, refluxv1.BranchPushedReason, url)
 }
 
 // openPullRequests reads reflux_pull_requests{state="open"} of the

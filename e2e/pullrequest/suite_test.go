@@ -10,14 +10,20 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/internal/refluxtest"
 	"github.com/reflux-dev/reflux/internal/testenv"
+	"github.com/reflux-dev/reflux/reverse/policy"
 )
 
 const (
@@ -33,6 +39,8 @@ var (
 	ks      *kustomizev1.Kustomization
 	rfx     *refluxtest.Reflux
 	logPath string
+	// binaryLogs are the logs of the reflux binaries tests started.
+	binaryLogs []string
 )
 
 func TestMain(m *testing.M) {
@@ -65,71 +73,160 @@ func run(m *testing.M) int {
 	}
 	if code != 0 {
 		_ = env.DumpLogs(os.Stdout, 256<<10)
-		_ = testenv.DumpFiles(os.Stdout, 256<<10, logPath, gt.Process.LogPath)
+		_ = testenv.DumpFiles(os.Stdout, 256<<10, append([]string{logPath, gt.Process.LogPath}, binaryLogs...)...)
 	}
 	return code
 }
 
-// setup pushes the payments tree to Gitea, points Flux at it over HTTP,
-// creates the policy with its forge token and starts reflux.
+// setup creates the payments tenant and starts the suite's reflux, which
+// governs every Kustomization outside the restart shard.
 func setup(ctx context.Context) error {
-	url, _, err := gt.PushDir(ctx, repo, "testdata/payments")
+	// reflux signs as Gitea's admin user, whose email Gitea has
+	// activated: Gitea verifies a signature only for such a committer.
+	key, err := testenv.NewSigningKey(gt.Username, "e2e", gt.Username+"@example.com")
 	if err != nil {
+		return err
+	}
+	if err := gt.AddGPGKey(ctx, key.Public); err != nil {
+		return err
+	}
+	if ks, err = createTenant(ctx, tenant{namespace: ns, repo: repo, dir: "testdata/payments", labels: map[string]string{tierLabel: "payments"},
+		signingKey: key.Private,
+		policy:     func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.PullRequest.Reviewers = []string{"payments-team"} }}); err != nil {
 		return err
 	}
 	if err := gt.AddUser(ctx, "payments-team", repo); err != nil {
 		return err
 	}
-	if err := env.CreateNamespace(ctx, ns); err != nil {
-		return err
-	}
-	for name, data := range map[string]map[string][]byte{
-		"gitea-auth":  {"username": []byte(gt.Username), "password": []byte(gt.Password)},
-		"gitea-token": {refluxv1.PullRequestTokenKey: []byte(gt.Token)},
-	} {
-		s := &corev1.Secret{Data: data}
-		s.Name, s.Namespace = name, ns
-		if err := env.Client.Create(ctx, s); err != nil {
-			return err
-		}
-	}
-	src := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "payments", Namespace: ns},
-		Spec: sourcev1.GitRepositorySpec{URL: url, Interval: metav1.Duration{Duration: 2 * time.Second},
-			Reference: &sourcev1.GitRepositoryRef{Branch: "main"}, SecretRef: &meta.LocalObjectReference{Name: "gitea-auth"}}}
-	if err := env.Client.Create(ctx, src); err != nil {
-		return err
-	}
-	ks, err = env.CreateKustomization(ctx, testenv.KustomizationOptions{
-		Name: "payments", Namespace: ns, Source: src.Name, Path: "./base", TargetNamespace: ns, Prune: true,
-		// A short interval drives reflux's resync, which checks branches
-		// and their pull requests.
-		Interval: 3 * time.Second,
-		Customize: func(k *kustomizev1.Kustomization) {
-			k.Labels = map[string]string{"reflux.dev/tier": "payments"}
-			k.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled}
-		},
-	})
-	if err != nil {
-		return err
-	}
-	if err := env.WaitForReady(ctx, ks); err != nil {
-		return err
-	}
-	p := &refluxv1.ReverseSyncPolicy{}
-	p.Name, p.Namespace = "payments", ns
-	p.Spec.KustomizationSelector.MatchLabels = map[string]string{"reflux.dev/tier": "payments"}
-	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
-	p.Spec.Git.PullRequest = &refluxv1.PullRequestSpec{Provider: refluxv1.GiteaProvider, APIURL: gt.URL,
-		Reviewers: []string{"payments-team"}}
-	p.Spec.Git.PullRequest.SecretRef.Name = "gitea-token"
-	if err := env.Client.Create(ctx, p); err != nil {
-		return err
-	}
 	rfx, err = refluxtest.Start(refluxtest.Options{Config: env.Config, LogPath: logPath, Debug: true,
+		Selector: labels.NewSelector().Add(notInShard),
 		Controllers: controllers.Options{
 			Concurrent: 2, PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
 			// Gitea speaks plain HTTP on loopback.
 			AllowInsecureHTTP: true, GitCacheDir: filepath.Join(env.Dir, "git-cache"),
 		}})
-	return err
+	if err != nil {
+		return err
+	}
+	return waitWatched(ctx, ks)
+}
+
+// waitWatched waits until reflux reports the Kustomization clean
+// (Drifted=False, NoDrift): rendered, watched and every object checked.
+// Until then nothing holds an edited object, and Flux may revert an edit
+// before reflux sees it.
+func waitWatched(ctx context.Context, k *kustomizev1.Kustomization) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(k), k); err != nil {
+			return false, err
+		}
+		last = "no Drifted condition"
+		if c := conditions.Get(k, refluxv1.DriftedCondition); c != nil {
+			last = string(c.Status) + "/" + c.Reason + ": " + c.Message
+			return c.Status == metav1.ConditionFalse && c.Reason == refluxv1.NoDriftReason, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for reflux to watch %s (%s): %w", client.ObjectKeyFromObject(k), last, err)
+	}
+	return nil
+}
+
+const (
+	// tierLabel selects a tenant's Kustomization for its policy.
+	tierLabel = "reflux.dev/tier"
+	// shardKey labels the Kustomization and policy that the restart
+	// test's own reflux binary governs; the suite's reflux leaves them
+	// alone, as Flux's sharding does.
+	shardKey = "reflux.dev/shard"
+)
+
+var notInShard = mustRequirement(shardKey, selection.DoesNotExist)
+
+func mustRequirement(key string, op selection.Operator, values ...string) labels.Requirement {
+	r, err := labels.NewRequirement(key, op, values)
+	if err != nil {
+		panic(err)
+	}
+	return *r
+}
+
+// tenant is one team's repository in Gitea, its namespace, Flux objects
+// and ReverseSyncPolicy.
+type tenant struct {
+	namespace, repo, dir string
+	// labels go on the Kustomization and the policy; the policy selects
+	// the Kustomization by the tier label.
+	labels map[string]string
+	// signingKey, when set, is the armored private key the policy signs
+	// commits with.
+	signingKey []byte
+	// policy adjusts the policy before it is created.
+	policy func(*refluxv1.ReverseSyncPolicy)
+}
+
+// createTenant pushes the tenant's tree to Gitea, points Flux at it over
+// HTTP and creates the policy with its forge token. It returns the
+// Kustomization once Flux applied it.
+func createTenant(ctx context.Context, t tenant) (*kustomizev1.Kustomization, error) {
+	url, _, err := gt.PushDir(ctx, t.repo, t.dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.CreateNamespace(ctx, t.namespace); err != nil {
+		return nil, err
+	}
+	secrets := map[string]map[string][]byte{
+		"gitea-auth":  {"username": []byte(gt.Username), "password": []byte(gt.Password)},
+		"gitea-token": {refluxv1.PullRequestTokenKey: []byte(gt.Token)},
+	}
+	if t.signingKey != nil {
+		secrets["signing-key"] = map[string][]byte{policy.OpenPGPKeyField: t.signingKey}
+	}
+	for name, data := range secrets {
+		s := &corev1.Secret{Data: data}
+		s.Name, s.Namespace = name, t.namespace
+		if err := env.Client.Create(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	src := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: t.repo, Namespace: t.namespace},
+		Spec: sourcev1.GitRepositorySpec{URL: url, Interval: metav1.Duration{Duration: 2 * time.Second},
+			Reference: &sourcev1.GitRepositoryRef{Branch: "main"}, SecretRef: &meta.LocalObjectReference{Name: "gitea-auth"}}}
+	if err := env.Client.Create(ctx, src); err != nil {
+		return nil, err
+	}
+	k, err := env.CreateKustomization(ctx, testenv.KustomizationOptions{
+		Name: t.repo, Namespace: t.namespace, Source: src.Name, Path: "./base", TargetNamespace: t.namespace, Prune: true,
+		// A short interval drives reflux's resync, which checks branches
+		// and their pull requests.
+		Interval: 3 * time.Second,
+		Customize: func(k *kustomizev1.Kustomization) {
+			k.Labels = t.labels
+			k.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := env.WaitForReady(ctx, k); err != nil {
+		return nil, err
+	}
+	p := &refluxv1.ReverseSyncPolicy{ObjectMeta: metav1.ObjectMeta{Name: t.repo, Namespace: t.namespace, Labels: t.labels}}
+	p.Spec.KustomizationSelector.MatchLabels = map[string]string{tierLabel: t.labels[tierLabel]}
+	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: gt.Username, Email: gt.Username + "@example.com"}
+	if t.signingKey != nil {
+		p.Spec.Git.SigningKey = &refluxv1.SigningKey{Type: refluxv1.OpenPGPSigningKey, SecretRef: meta.LocalObjectReference{Name: "signing-key"}}
+	}
+	p.Spec.Git.PullRequest = &refluxv1.PullRequestSpec{Provider: refluxv1.GiteaProvider, APIURL: gt.URL}
+	p.Spec.Git.PullRequest.SecretRef.Name = "gitea-token"
+	if t.policy != nil {
+		t.policy(p)
+	}
+	if err := env.Client.Create(ctx, p); err != nil {
+		return nil, err
+	}
+	return k, nil
 }

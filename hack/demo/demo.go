@@ -22,15 +22,18 @@ const (
 	fluxNamespace = "flux-system"
 	appNamespace  = "podinfo"
 	appName       = "podinfo"
-	repoPath      = "podinfo.git"
+	repoName      = "podinfo"
+	repoPath      = repoName + ".git"
 	appPath       = "./overlays/prod"
 	policyName    = "apps"
 	tierLabel     = "reflux.dev/tier"
 	tierValue     = "apps"
 	signingSecret = "reflux-signing-key"
+	tokenSecret   = "gitea-token"
 	refluxUser    = testenv.RefluxUser
 	// The identity reflux commits as; the signing key carries the same one
-	// so `git verify-commit` shows a matching signer.
+	// so `git verify-commit` shows a matching signer. It is Gitea's admin
+	// user's too, which Gitea needs to show the commits as verified.
 	authorName  = "reflux"
 	authorEmail = "reflux@example.com"
 )
@@ -109,6 +112,7 @@ type demo struct {
 	opts options
 
 	env           *testenv.Env
+	gitea         *testenv.Gitea
 	revision      string
 	source        *sourcev1.GitRepository
 	kustomization *kustomizev1.Kustomization
@@ -118,13 +122,10 @@ type demo struct {
 	scenario      scenarioState
 }
 
-// clientKeys are files a user needs to reach the git server and check
-// reflux's signatures.
+// clientKeys are files a user needs to check reflux's signatures.
 type clientKeys struct {
 	// signingPub is the armored public half of the signing key.
 	signingPub string
-	// sshIdentity and sshKnownHosts let `git clone ssh://...` in.
-	sshIdentity, sshKnownHosts string
 }
 
 // newDemo validates opts and returns a demo that has started nothing.
@@ -140,8 +141,8 @@ func newDemo(opts options) (*demo, error) {
 func (d *demo) setupSteps() []step {
 	return []step{
 		{name: "check the binaries", run: d.checkBinaries},
-		{name: "start kube-apiserver, etcd, Flux and the git server", run: d.startEnvironment, logs: d.startLogs},
-		{name: "push the sample app to the git server", run: d.pushApp},
+		{name: "start kube-apiserver, etcd, Flux and Gitea", run: d.startEnvironment, logs: d.startLogs},
+		{name: "push the sample app to Gitea", run: d.pushApp, logs: d.giteaLogs},
 		{name: "create the GitRepository and Kustomization and wait for Flux", run: d.applyApp, logs: d.fluxLogs},
 		{name: "create the signing key and ReverseSyncPolicy", run: d.createPolicy},
 		{name: "start reflux manager", run: d.startReflux, logs: d.refluxLogs},
@@ -157,6 +158,9 @@ func (d *demo) teardown() error {
 	if d.reflux != nil {
 		errs = append(errs, d.reflux.Stop())
 	}
+	if d.gitea != nil {
+		errs = append(errs, d.gitea.Stop())
+	}
 	if d.env != nil {
 		errs = append(errs, d.env.Stop())
 	}
@@ -165,7 +169,7 @@ func (d *demo) teardown() error {
 
 // started reports whether setup got far enough to need a teardown.
 func (d *demo) started() bool {
-	return d.env != nil || d.reflux != nil
+	return d.env != nil || d.gitea != nil || d.reflux != nil
 }
 
 // findRepoRoot walks up from dir to the module root, as testenv does, so

@@ -102,11 +102,11 @@ func checkSetup(t *testing.T, d *demo, out *bytes.Buffer) {
 }
 
 // checkScenario runs the scenario steps and checks, apart from what the
-// steps themselves check, that the flag's record is Proposed and
-// attributed to the on-call person, that its branch is on the git server
-// at the recorded commit with the minimal edit, that gpg found the
-// signature good, and that the replicas Alert went to a needs-decision
-// branch.
+// steps themselves check, that the flag's record is attributed to the
+// on-call person and Resolved once its pull request was merged in Gitea,
+// which deleted its branch, that the reviewed branch carried the minimal
+// edit, that gpg and Gitea found the signature good, and that the replicas
+// Alert went to a needs-decision branch with a pull request of its own.
 func checkScenario(t *testing.T, d *demo, out *bytes.Buffer) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -114,28 +114,33 @@ func checkScenario(t *testing.T, d *demo, out *bytes.Buffer) {
 
 	flag, err := d.record(ctx, "ConfigMap", flagsName)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(flag.Status.State).To(Equal(refluxv1.DriftProposed))
+	g.Expect(flag.Status.State).To(Equal(refluxv1.DriftResolved))
 	g.Expect(flag.Status.Action).To(Equal(refluxv1.MergeAction))
 	g.Expect(flag.Status.Branch).To(HavePrefix("reflux/flux-system-podinfo/"))
 	g.Expect(flag.Status.Branch).NotTo(ContainSubstring("needs-decision"))
+	g.Expect(flag.Status.PullRequest).To(HavePrefix(d.repoWebURL() + "/pulls/"))
 	g.Expect(fieldOf(flag, flagPointer)).To(HaveField("Modifier.User", oncallUser))
+	g.Expect(d.scenario.merged).NotTo(BeNil())
+	g.Expect(*d.scenario.merged).To(And(HaveField("URL", flag.Status.PullRequest), HaveField("Merged", true)))
 
 	remote, err := runGit(ctx, "", nil, "ls-remote", "--heads", d.httpCloneURL(), flag.Status.Branch)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(remote).To(HavePrefix(flag.Status.Commit+"\t"), "the branch is pushed at the recorded commit")
+	g.Expect(remote).To(BeEmpty(), "Gitea deleted the merged branch")
 	flags, err := os.ReadFile(filepath.Join(d.scenario.checkout, "base", "flags.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(flags)).To(ContainSubstring("# rolling out in Q3\n  " + hotfixFlag + `: "true"` + "\n"))
 	g.Expect(d.scenario.signature).To(ContainSubstring(`Good signature from "reflux (make demo) <reflux@example.com>"`))
+	g.Expect(d.scenario.giteaVerified).To(BeTrue())
 
 	replicas, err := d.record(ctx, "Deployment", appName)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(replicas.Status.Action).To(Equal(refluxv1.AlertAction))
 	g.Expect(replicas.Status.Branch).To(ContainSubstring("/needs-decision-"))
+	g.Expect(replicas.Status.PullRequest).To(HavePrefix(d.repoWebURL() + "/pulls/"))
 
 	g.Expect(out.String()).To(And(
 		ContainSubstring("who     "+oncallUser+" via "+hotfixManager),
-		ContainSubstring("branch "+flag.Status.Branch),
+		ContainSubstring("branch "+flag.Status.Branch+"  pull request "+flag.Status.PullRequest),
 		ContainSubstring("+  "+hotfixFlag+`: "true"`),
 		ContainSubstring("ReverseSynced=True"),
 		ContainSubstring(refluxv1.DismissAnnotation+"=true"),
@@ -174,7 +179,7 @@ func TestPolicyRulesMatchTheApp(t *testing.T) {
 
 	flag, err := idx.Lookup(origin.ObjectRef{Kind: "ConfigMap", Name: "podinfo-flags"}, "/data/FEATURE_CHECKOUT_V2")
 	g.Expect(err).NotTo(HaveOccurred())
-	rule := demoPolicy().Spec.Rules[0]
+	rule := demoPolicy("http://127.0.0.1:3000").Spec.Rules[0]
 	g.Expect(rule.Action).To(Equal(refluxv1.MergeAction))
 	g.Expect(path.Match(rule.Paths[0], flag.File)).To(BeTrue(), "flag declared in %s", flag.File)
 

@@ -172,7 +172,7 @@ func run(ctx context.Context, opts options) (err error) {
 		if !d.started() {
 			return
 		}
-		fmt.Fprintln(out, "==> stopping reflux, Flux, the git server, kube-apiserver and etcd")
+		fmt.Fprintln(out, "==> stopping reflux, Flux, Gitea, kube-apiserver and etcd")
 		if terr := d.teardown(); terr != nil {
 			err = errors.Join(err, fmt.Errorf("tearing down: %w", terr))
 			return

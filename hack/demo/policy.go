@@ -22,11 +22,15 @@ import (
 )
 
 // createPolicy generates the signing key, stores it the way Flux's
-// image-automation-controller expects, and creates the policy that
-// governs the app's Kustomization.
+// image-automation-controller expects, registers its public half with
+// Gitea, stores Gitea's API token, and creates the policy that governs
+// the app's Kustomization.
 func (d *demo) createPolicy(ctx context.Context) error {
 	key, err := testenv.NewSigningKey(authorName, "make demo", authorEmail)
 	if err != nil {
+		return err
+	}
+	if err := d.gitea.AddGPGKey(ctx, key.Public); err != nil {
 		return err
 	}
 	d.keys.signingPub = filepath.Join(d.env.Dir, "signing-key.pub.asc")
@@ -37,10 +41,16 @@ func (d *demo) createPolicy(ctx context.Context) error {
 		ObjectMeta: metav1.ObjectMeta{Name: signingSecret, Namespace: fluxNamespace},
 		Data:       map[string][]byte{policy.OpenPGPKeyField: key.Private},
 	}
-	if err := d.env.Client.Create(ctx, secret); err != nil {
-		return fmt.Errorf("creating Secret %s/%s: %w", secret.Namespace, secret.Name, err)
+	token := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: tokenSecret, Namespace: fluxNamespace},
+		Data:       map[string][]byte{refluxv1.PullRequestTokenKey: []byte(d.gitea.Token)},
 	}
-	p := demoPolicy()
+	for _, s := range []*corev1.Secret{secret, token} {
+		if err := d.env.Client.Create(ctx, s); err != nil {
+			return fmt.Errorf("creating Secret %s/%s: %w", s.Namespace, s.Name, err)
+		}
+	}
+	p := demoPolicy(d.gitea.URL)
 	if err := d.env.Client.Create(ctx, p); err != nil {
 		return fmt.Errorf("creating ReverseSyncPolicy %s/%s: %w", p.Namespace, p.Name, err)
 	}
@@ -49,8 +59,9 @@ func (d *demo) createPolicy(ctx context.Context) error {
 }
 
 // demoPolicy is config/samples' policy, with the feature-flag rule pointed
-// at the sample app's flags file.
-func demoPolicy() *refluxv1.ReverseSyncPolicy {
+// at the sample app's flags file, opening its pull requests on the Gitea
+// at giteaURL.
+func demoPolicy(giteaURL string) *refluxv1.ReverseSyncPolicy {
 	return &refluxv1.ReverseSyncPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: policyName, Namespace: fluxNamespace},
 		Spec: refluxv1.ReverseSyncPolicySpec{
@@ -62,6 +73,11 @@ func demoPolicy() *refluxv1.ReverseSyncPolicy {
 					SecretRef: meta.LocalObjectReference{Name: signingSecret},
 				},
 				BranchPrefix: refluxv1.DefaultBranchPrefix,
+				PullRequest: &refluxv1.PullRequestSpec{
+					Provider:  refluxv1.GiteaProvider,
+					APIURL:    giteaURL,
+					SecretRef: meta.LocalObjectReference{Name: tokenSecret},
+				},
 			},
 			Rules: []refluxv1.Rule{{
 				Name:  "feature-flags",

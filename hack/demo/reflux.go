@@ -27,6 +27,8 @@ func (d *demo) startReflux(ctx context.Context) error {
 			"--watch-all-namespaces=true",
 			"--log-level=debug",
 			"--audit-addr=" + d.env.AuditWebhookAddr,
+			// Gitea speaks plain HTTP on loopback.
+			"--insecure-allow-http",
 		},
 	})
 	if err != nil {

@@ -45,15 +45,16 @@ const (
 
 // scenarioSteps act on the running environment after setup and the
 // summary, to show reflux at work on a 2 AM hotfix: the edit, the Drift
-// records, Flux leaving the held objects alone, and the signed branch
-// reflux pushes. Each step relies on the ones before it, and each wait is
+// records, Flux leaving the held objects alone, the signed branch and pull
+// request reflux opens, and a reviewer's merge resolving the record. Each step relies on the ones before it, and each wait is
 // a bounded poll whose failure names what was still missing.
 func (d *demo) scenarioSteps() []step {
 	return []step{
 		{name: "make a 2 AM hotfix as " + oncallUser, run: d.makeHotfix},
 		{name: "wait for reflux to record and hold the drift", run: d.showDrift, logs: d.refluxLogs},
 		{name: "force a Flux reconcile and check the hotfix survived", run: d.reconcileFlux, logs: d.fluxLogs},
-		{name: "wait for reflux to push its branches and review the flag change", run: d.showProposal, logs: d.refluxLogs},
+		{name: "wait for reflux to open its pull requests and review the flag change", run: d.showProposal, logs: d.refluxLogs},
+		{name: "merge the flag's pull request in Gitea and wait for Resolved", run: d.mergeFlag, logs: d.mergeLogs},
 		{name: "show what to try next", run: d.showNext},
 	}
 }
@@ -71,6 +72,10 @@ type scenarioState struct {
 	// signature is gpg's verdict on the branch head, as `git verify-commit`
 	// printed it.
 	signature string
+	// giteaVerified is Gitea's verdict on the same commit.
+	giteaVerified bool
+	// merged is the flag's pull request, once the reviewer merged it.
+	merged *pullRequest
 }
 
 // makeHotfix edits the flags ConfigMap and the Deployment as oncallUser,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,12 +17,13 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
-// showProposal waits for both records to be Proposed, then reviews the
-// flag's branch as a person would, with the git CLI: the commit, its diff
-// against main, and its signature checked against the demo's public key.
-// It ends with the conditions reflux set on the Kustomization.
+// showProposal waits for both records to be Proposed with a pull request
+// in Gitea, then reviews the flag's branch as a person would, with the git
+// CLI: the commit, its diff against main, and its signature checked
+// against the demo's public key, and by Gitea. It ends with the conditions
+// reflux set on the Kustomization.
 func (d *demo) showProposal(ctx context.Context) error {
-	err := d.waitFor(ctx, proposalTimeout, "waiting for the proposal branches", func(ctx context.Context) error {
+	err := d.waitFor(ctx, proposalTimeout, "waiting for the proposal branches and pull requests", func(ctx context.Context) error {
 		flag, err := d.proposedRecord(ctx, "ConfigMap", flagsName)
 		if err != nil {
 			return err
@@ -39,7 +41,7 @@ func (d *demo) showProposal(ctx context.Context) error {
 	p := &printer{w: d.opts.out}
 	for _, rec := range []*refluxv1.Drift{d.scenario.flagRecord, d.scenario.replicasRecord} {
 		p.line("    drift/%s (%s) is %s", rec.Name, rec.Status.Action, rec.Status.State)
-		p.line("      branch %s", rec.Status.Branch)
+		p.line("      branch %s  pull request %s", rec.Status.Branch, rec.Status.PullRequest)
 		p.line("      commit %s", rec.Status.Commit)
 	}
 	p.line("")
@@ -51,7 +53,7 @@ func (d *demo) showProposal(ctx context.Context) error {
 }
 
 // proposedRecord returns the object's record once it is Proposed with a
-// branch and commit. While it is not, the error names the record's state
+// branch, commit and pull request. While it is not, the error names the record's state
 // and the Kustomization's ReverseSynced condition, which says why a push
 // failed or was refused.
 func (d *demo) proposedRecord(ctx context.Context, kind, name string) (*refluxv1.Drift, error) {
@@ -59,7 +61,7 @@ func (d *demo) proposedRecord(ctx context.Context, kind, name string) (*refluxv1
 	if err != nil {
 		return nil, err
 	}
-	if rec.Status.State == refluxv1.DriftProposed && rec.Status.Branch != "" && rec.Status.Commit != "" {
+	if rec.Status.State == refluxv1.DriftProposed && rec.Status.Branch != "" && rec.Status.Commit != "" && rec.Status.PullRequest != "" {
 		return rec, nil
 	}
 	return nil, fmt.Errorf("drift/%s is %s, Kustomization has %s", rec.Name, stateOf(rec),
@@ -125,6 +127,37 @@ func (d *demo) verify(ctx context.Context, dir string) (err error) {
 		return fmt.Errorf("the branch head's signature does not verify: %w", err)
 	}
 	d.scenario.signature = out
+	return d.giteaVerdict(ctx, strings.TrimSpace(headOf(ctx, dir)))
+}
+
+// headOf is the checkout's HEAD commit, or "" when git cannot say.
+func headOf(ctx context.Context, dir string) string {
+	out, _ := runGit(ctx, dir, nil, "rev-parse", "HEAD") // verify-commit just read HEAD
+	return out
+}
+
+// giteaVerdict prints what Gitea says of the commit's signature, which
+// reviewers see beside the commit in the pull request.
+func (d *demo) giteaVerdict(ctx context.Context, sha string) error {
+	var c struct {
+		Commit struct {
+			Verification struct {
+				Verified bool   `json:"verified"`
+				Reason   string `json:"reason"`
+			} `json:"verification"`
+		} `json:"commit"`
+	}
+	if err := d.gitea.API(ctx, http.MethodGet, "/repos/"+d.gitea.Username+"/"+repoName+"/git/commits/"+sha, nil, &c); err != nil {
+		return fmt.Errorf("asking Gitea about commit %s: %w", sha, err)
+	}
+	v := c.Commit.Verification
+	p := &printer{w: d.opts.out}
+	p.line("")
+	p.line("    Gitea: verified=%t (%s)", v.Verified, v.Reason)
+	if !v.Verified {
+		return fmt.Errorf("gitea does not show commit %s as verified: %s", sha, v.Reason)
+	}
+	d.scenario.giteaVerified = true
 	return nil
 }
 

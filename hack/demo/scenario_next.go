@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
@@ -28,17 +29,21 @@ func (d *demo) showNext(context.Context) error {
 	p.line("  Roll the image back by hand; the policy's image-rollback rule makes it a high Alert:")
 	p.line("    kubectl -n %s edit deploy/%s   # set the image tag to 6.7.0", appNamespace, appName)
 	p.line("")
-	p.line("  Dismiss the Deployment's Alert: reflux releases the hold and Flux puts %d replicas back", d.scenario.oldReplicas)
-	p.line("  at its next reconcile (every %s, or now with the second command):", short(kustomizationInterval))
-	p.line("    kubectl -n %s annotate drift %s %s=true", replicas.Namespace, replicas.Name, refluxv1.DismissAnnotation)
+	p.line("  The flag's pull request, merged, and the Deployment's draft one, waiting for a decision:")
+	p.line("    %s", d.scenario.merged.URL)
+	p.line("    %s   (sign in as %s, password %s)", replicas.Status.PullRequest, d.gitea.Username, d.gitea.Password)
+	p.line("")
+	p.line("  Reject the Deployment's Alert: close its pull request in Gitea, or dismiss the record.")
+	p.line("  reflux releases the hold (and deletes the branch of a closed pull request), and Flux")
+	p.line("  puts %d replicas back at its next reconcile (every %s, or now with the last command):", d.scenario.oldReplicas, short(kustomizationInterval))
+	p.line("    curl -u %s:%s -X PATCH -H 'Content-Type: application/json' -d '{\"state\":\"closed\"}' \\",
+		d.gitea.Username, d.gitea.Password)
+	p.line("      %s/api/v1/repos%s", d.gitea.URL, strings.TrimPrefix(replicas.Status.PullRequest, d.gitea.URL))
+	p.line("    kubectl -n %s annotate drift %s %s=true   # or this, instead", replicas.Namespace, replicas.Name, refluxv1.DismissAnnotation)
 	p.line("    kubectl -n %s annotate kustomization %s --overwrite reconcile.fluxcd.io/requestedAt=\"$(date +%%s)\"",
 		fluxNamespace, appName)
 	p.line("")
-	p.line("  Merge the flag as a reviewer: once Flux applies main (within about %s), the record", short(sourceInterval+kustomizationInterval))
-	p.line("  becomes Resolved and reflux deletes its branch. Or delete the branch unmerged: the")
-	p.line("  record is Dismissed and Flux removes the flag.")
-	p.line("    git clone %s review && cd review", d.httpCloneURL())
-	p.line("    git merge --no-ff -m 'Turn on %s' origin/%s && git push origin main", hotfixFlag, flag.Status.Branch)
-	p.line("    git push origin --delete %s   # instead, to reject it", flag.Status.Branch)
+	p.line("  Review by hand: the flag's change is on main now.")
+	p.line("    git clone %s review", d.httpCloneURL())
 	return nil
 }

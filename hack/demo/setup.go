@@ -8,6 +8,10 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -24,7 +28,7 @@ const (
 
 // testBinaries are what `make testbin` puts in bin/, checked up front so a
 // missing one fails in a second instead of after the apiserver started.
-var testBinaries = []string{"etcd", "kube-apiserver", "source-controller", "kustomize-controller"}
+var testBinaries = []string{"etcd", "kube-apiserver", "source-controller", "kustomize-controller", "gitea"}
 
 // checkBinaries fails with the make target that provides a missing binary.
 func (d *demo) checkBinaries(context.Context) error {
@@ -50,8 +54,8 @@ func executable(path string) error {
 	return nil
 }
 
-// startEnvironment starts the real control plane, Flux and git server, and
-// writes the files a user needs to reach the git server over SSH.
+// startEnvironment starts the real control plane and Flux, and Gitea
+// beside them: the forge reflux opens its pull requests on.
 func (d *demo) startEnvironment(ctx context.Context) error {
 	scheme := runtime.NewScheme()
 	if err := refluxv1.AddToScheme(scheme); err != nil {
@@ -70,22 +74,21 @@ func (d *demo) startEnvironment(ctx context.Context) error {
 		return err
 	}
 	d.env = env
-	return d.writeSSHClientFiles()
+	gt, err := testenv.StartGitea(ctx, testenv.GiteaOptions{BinDir: filepath.Join(d.opts.repoRoot, "bin"),
+		Dir: filepath.Join(env.Dir, "gitea"), StartTimeout: readinessTimeout})
+	if err != nil {
+		return err
+	}
+	d.gitea = gt
+	return nil
 }
 
-// writeSSHClientFiles writes the git server's client identity and host
-// key, so `git clone ssh://...` works from a shell. ssh refuses an
-// identity file others can read, hence 0600.
-func (d *demo) writeSSHClientFiles() error {
-	d.keys.sshIdentity = filepath.Join(d.env.Dir, "git-ssh-identity")
-	d.keys.sshKnownHosts = filepath.Join(d.env.Dir, "git-ssh-known_hosts")
-	if err := os.WriteFile(d.keys.sshIdentity, d.env.Git.Identity, 0o600); err != nil {
-		return fmt.Errorf("writing SSH identity: %w", err)
+// giteaLogs is Gitea's log, which says why a push or an API call failed.
+func (d *demo) giteaLogs() []string {
+	if d.gitea == nil {
+		return nil
 	}
-	if err := os.WriteFile(d.keys.sshKnownHosts, d.env.Git.KnownHosts, 0o600); err != nil {
-		return fmt.Errorf("writing SSH known_hosts: %w", err)
-	}
-	return nil
+	return []string{d.gitea.Process.LogPath}
 }
 
 // startLogs are the control plane's and controllers' logs. When Start
@@ -108,9 +111,7 @@ func (d *demo) pushApp(ctx context.Context) error {
 	if err := writeApp(dir); err != nil {
 		return err
 	}
-	rev, err := d.env.Git.Push(ctx, testenv.PushOptions{
-		Repo: repoPath, Dir: dir, Message: "podinfo: base and prod overlay",
-	})
+	_, rev, err := d.gitea.PushDir(ctx, repoName, dir)
 	if err != nil {
 		return err
 	}
@@ -120,22 +121,28 @@ func (d *demo) pushApp(ctx context.Context) error {
 
 // applyApp has Flux apply the app the way a platform team would set it up,
 // with the Kustomization opted in to reverse sync, and waits until Flux
-// reports both objects Ready. The GitRepository uses SSH with a deploy key,
-// as most installations do: reflux pushes its branches with the same
-// Secret, and it refuses to send credentials over plain http:// outside
-// tests (--insecure-allow-http).
+// reports both objects Ready. The GitRepository reads Gitea over HTTP with
+// a basic-auth Secret; reflux pushes its branches with the same Secret,
+// and it refuses to send credentials over plain http:// outside tests
+// (--insecure-allow-http).
 func (d *demo) applyApp(ctx context.Context) error {
 	for _, ns := range []string{fluxNamespace, appNamespace} {
 		if err := d.env.CreateNamespace(ctx, ns); err != nil {
 			return err
 		}
 	}
-	source, err := d.env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{
-		Name: appName, Namespace: fluxNamespace, Repo: repoPath,
-		Transport: testenv.TransportSSH, Interval: sourceInterval,
-	})
-	if err != nil {
-		return err
+	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: appName + "-auth", Namespace: fluxNamespace},
+		Data: map[string][]byte{"username": []byte(d.gitea.Username), "password": []byte(d.gitea.Password)}}
+	if err := d.env.Client.Create(ctx, auth); err != nil {
+		return fmt.Errorf("creating Secret %s/%s: %w", auth.Namespace, auth.Name, err)
+	}
+	source := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: appName, Namespace: fluxNamespace},
+		Spec: sourcev1.GitRepositorySpec{URL: d.gitea.URL + "/" + d.gitea.Username + "/" + repoPath,
+			Interval:  metav1.Duration{Duration: sourceInterval},
+			Reference: &sourcev1.GitRepositoryRef{Branch: testenv.DefaultBranch},
+			SecretRef: &meta.LocalObjectReference{Name: auth.Name}}}
+	if err := d.env.Client.Create(ctx, source); err != nil {
+		return fmt.Errorf("creating GitRepository %s/%s: %w", source.Namespace, source.Name, err)
 	}
 	d.source = source
 	ks, err := d.env.CreateKustomization(ctx, testenv.KustomizationOptions{

@@ -27,12 +27,12 @@ func (d *demo) printSummary(w io.Writer) {
 	p.line("  kubectl -n %s edit deploy/%s            # the 2 AM hotfix", appNamespace, appName)
 	p.line("  kubectl -n %s edit configmap/%s-flags   # a new feature flag", appNamespace, appName)
 	p.line("  Flux re-applies %s from %s every %s.", appPath, repoPath, short(kustomizationInterval))
-	p.section("Git (branch main, commit %s)", shortRev(d.revision))
+	p.section("Gitea (branch main, commit %s)", shortRev(d.revision))
+	p.line("  %s   sign in as %s, password %s", d.repoWebURL(), d.gitea.Username, d.gitea.Password)
+	p.line("  %s/pulls   reflux's pull requests", d.repoWebURL())
 	p.line("  git clone %s", d.httpCloneURL())
-	p.line("  GIT_SSH_COMMAND='ssh -i %s -o UserKnownHostsFile=%s -o IdentitiesOnly=yes' \\",
-		d.keys.sshIdentity, d.keys.sshKnownHosts)
-	p.line("    git clone %s", d.env.Git.SSHURL(repoPath))
-	p.line("  reflux signs as %s <%s>; to check its commits: gpg --import %s", authorName, authorEmail, d.keys.signingPub)
+	p.line("  reflux signs as %s <%s>; Gitea knows the key, or check its commits with: gpg --import %s",
+		authorName, authorEmail, d.keys.signingPub)
 	p.section("reflux")
 	p.line("  policy %s/%s: %s", d.policy.Namespace, d.policy.Name, describe(readyCondition(d.policy)))
 	p.line("  health  http://%s/readyz", d.reflux.HealthAddr)
@@ -42,20 +42,24 @@ func (d *demo) printSummary(w io.Writer) {
 	for _, path := range d.env.LogPaths() {
 		p.line("  %s: %s", strings.TrimSuffix(filepath.Base(path), ".log"), path)
 	}
-	if d.opts.gitLogPath != "" {
-		p.line("  git server: %s", d.opts.gitLogPath)
-	}
+	p.line("  gitea: %s", d.gitea.Process.LogPath)
 	p.line("")
 }
 
-// httpCloneURL is the HTTP URL with the git server's basic-auth
-// credentials in it, so a copied `git clone` just works.
+// repoWebURL is the app repository's page in Gitea.
+func (d *demo) repoWebURL() string {
+	return d.gitea.URL + "/" + d.gitea.Username + "/" + repoName
+}
+
+// httpCloneURL is the HTTP URL with Gitea's basic-auth credentials in
+// it, so a copied `git clone` just works.
 func (d *demo) httpCloneURL() string {
-	u, err := url.Parse(d.env.Git.HTTPURL(repoPath))
+	raw := d.repoWebURL() + ".git"
+	u, err := url.Parse(raw)
 	if err != nil {
-		return d.env.Git.HTTPURL(repoPath) + fmt.Sprintf(" (user %s, password %s)", d.env.Git.Username, d.env.Git.Password)
+		return raw + fmt.Sprintf(" (user %s, password %s)", d.gitea.Username, d.gitea.Password)
 	}
-	u.User = url.UserPassword(d.env.Git.Username, d.env.Git.Password)
+	u.User = url.UserPassword(d.gitea.Username, d.gitea.Password)
 	return u.String()
 }
 

@@ -147,6 +147,26 @@ func TestStoreBoundsAndExpiry(t *testing.T) {
 	g.Expect(s.Len()).To(Equal(1), "expired writes are dropped")
 }
 
+func TestLookupDelete(t *testing.T) {
+	g := NewWithT(t)
+	now := at("2026-11-29T10:00:00Z")
+	s := NewStore(WithClock(func() time.Time { return now }))
+	key := ObjectKey{Resource: "configmaps", Namespace: "a", Name: "b"}
+	s.Record(key, Write{User: "bob", Verb: "patch", Time: now.Add(-time.Minute)})
+	s.Record(key, Write{User: "alice", Verb: "delete", Time: now})
+	s.Record(key, Write{User: "flux", Verb: "create", Time: now.Add(2 * time.Second)})
+
+	w, ok := s.LookupDelete(key, now.Add(300*time.Millisecond))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("alice"), "the deletion, not the later create or the earlier patch")
+	_, ok = s.LookupDelete(key, now.Add(-2*time.Second))
+	g.Expect(ok).To(BeFalse(), "a deletion after the watch saw it is another one")
+	_, ok = s.LookupDelete(key, now.Add(time.Minute))
+	g.Expect(ok).To(BeFalse(), "a deletion long before is not the one the watch saw")
+	_, ok = s.LookupDelete(ObjectKey{Resource: "configmaps", Namespace: "a", Name: "c"}, now)
+	g.Expect(ok).To(BeFalse())
+}
+
 func FuzzIngest(f *testing.F) {
 	f.Add([]byte(batch))
 	f.Add([]byte(`{"items":[{"stage":"ResponseComplete","verb":"patch","objectRef":{}}]}`))

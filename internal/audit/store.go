@@ -97,6 +97,32 @@ func (s *Store) Lookup(key ObjectKey, fieldManager string, at time.Time) (Write,
 	return Write{}, false
 }
 
+// deleteWindow is how long before a watch saw a deletion the apiserver may
+// have completed it: a watch event trails its request by well under a
+// second, but an informer relisting after a disconnect learns of a
+// deletion late.
+const deleteWindow = 30 * time.Second
+
+// LookupDelete returns the deletion of key the apiserver completed at or
+// before at (allowing a second of clock skew), and not long before it.
+func (s *Store) LookupDelete(key ObjectKey, at time.Time) (Write, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.writes[key]
+	limit, floor := at.Add(time.Second), at.Add(-deleteWindow)
+	for i := len(list) - 1; i >= 0; i-- {
+		w := list[i]
+		if w.Verb != "delete" || w.Time.After(limit) {
+			continue
+		}
+		if w.Time.Before(floor) {
+			break
+		}
+		return w, true
+	}
+	return Write{}, false
+}
+
 // Len returns the number of objects with remembered writes.
 func (s *Store) Len() int {
 	s.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/acl"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
@@ -77,6 +78,11 @@ type ManagerOptions struct {
 	// TeamLabel is the Kustomization label read as the drift metrics'
 	// team label.
 	TeamLabel string
+	// DefaultServiceAccount mirrors kustomize-controller's
+	// --default-service-account (the name fluxcd/pkg/auth gives it).
+	DefaultServiceAccount string
+	// ACL mirrors kustomize-controller's --no-cross-namespace-refs.
+	ACL acl.Options
 
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
@@ -138,6 +144,9 @@ func NewManagerCommand() *cobra.Command {
 		"Field managers whose writes are never drift, besides the control plane's (for example an autoscaler).")
 	fs.StringVar(&opts.TeamLabel, "team-label", "",
 		"A Kustomization label (for example 'team') whose value becomes the team label of the drift metrics; empty leaves team empty.")
+	fs.StringVar(&opts.DefaultServiceAccount, "default-service-account", "",
+		"The ServiceAccount, in a Kustomization's namespace, reflux impersonates for its dry runs, holds and releases when the Kustomization sets no spec.serviceAccountName, as kustomize-controller does; empty acts as reflux itself.")
+	opts.ACL.BindFlags(fs)
 	opts.Logger.BindFlags(fs)
 	opts.LeaderElection.BindFlags(fs)
 	opts.Client.BindFlags(fs)
@@ -194,26 +203,28 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		return err
 	}
 	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
-		RecordKey:         recordKey,
-		Concurrent:        opts.Concurrent,
-		Events:            eventRecorder,
-		Audit:             auditStore,
-		AllowedManagers:   opts.AllowedManagers,
-		OverrideManagers:  opts.OverrideManagers,
-		Comparison:        comparison,
-		SlowRender:        opts.SlowRender,
-		WriteBackTimeout:  opts.WriteBackTimeout,
-		WatchNamespace:    watchNamespace(opts),
-		WatchNamespaces:   opts.WatchNamespaces,
-		IgnoreSecrets:     opts.Secrets == "ignore",
-		WatchSelector:     selector,
-		GitCacheDir:       opts.GitCacheDir,
-		AllowInsecureHTTP: opts.InsecureAllowHTTP,
-		TeamLabel:         opts.TeamLabel,
-		PolicyRetry:       opts.PolicyRetry,
-		ArtifactRetry:     opts.ArtifactRetry,
-		Registerer:        crmetrics.Registry,
-		Log:               log,
+		RecordKey:             recordKey,
+		Concurrent:            opts.Concurrent,
+		Events:                eventRecorder,
+		Audit:                 auditStore,
+		AllowedManagers:       opts.AllowedManagers,
+		OverrideManagers:      opts.OverrideManagers,
+		Comparison:            comparison,
+		SlowRender:            opts.SlowRender,
+		WriteBackTimeout:      opts.WriteBackTimeout,
+		WatchNamespace:        watchNamespace(opts),
+		WatchNamespaces:       opts.WatchNamespaces,
+		IgnoreSecrets:         opts.Secrets == "ignore",
+		WatchSelector:         selector,
+		GitCacheDir:           opts.GitCacheDir,
+		AllowInsecureHTTP:     opts.InsecureAllowHTTP,
+		TeamLabel:             opts.TeamLabel,
+		DefaultServiceAccount: opts.DefaultServiceAccount,
+		NoCrossNamespaceRefs:  opts.ACL.NoCrossNamespaceRefs,
+		PolicyRetry:           opts.PolicyRetry,
+		ArtifactRetry:         opts.ArtifactRetry,
+		Registerer:            crmetrics.Registry,
+		Log:                   log,
 	}); err != nil {
 		return err
 	}

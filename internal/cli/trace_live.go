@@ -189,7 +189,8 @@ func compareLive(ctx context.Context, c client.Client, ks *kustomizev1.Kustomiza
 	case err != nil:
 		return lt, fmt.Errorf("getting Drift %s/%s: %w", ks.Namespace, name, err)
 	}
-	if d.Status.State == refluxv1.DriftResolved || d.Status.State == refluxv1.DriftDismissed {
+	switch d.Status.State {
+	case refluxv1.DriftResolved, refluxv1.DriftDismissed, refluxv1.DriftExpired:
 		return lt, nil
 	}
 	lt.Drift = &liveDrift{Name: d.Name, State: d.Status.State}

@@ -315,3 +315,28 @@ func (g *Gitea) AddUser(ctx context.Context, name, repo string) error {
 	return g.API(ctx, http.MethodPut, "/repos/"+g.Username+"/"+repo+"/collaborators/"+name,
 		map[string]any{"permission": "write"}, nil)
 }
+
+// AddGPGKey registers an armored OpenPGP public key (SigningKey.Public)
+// as the admin user's, so Gitea shows the commits it signs as verified.
+// Gitea accepts a key without a signed verification token only when one
+// of its identities is an activated email of the user (the admin's is
+// Username@example.com), and it verifies a commit only when the commit's
+// committer email is such an email too (services/asymkey/commit.go in
+// Gitea v1.26): sign as Username@example.com.
+func (g *Gitea) AddGPGKey(ctx context.Context, public []byte) error {
+	var out struct {
+		Emails []struct {
+			Email    string `json:"email"`
+			Verified bool   `json:"verified"`
+		} `json:"emails"`
+	}
+	if err := g.API(ctx, http.MethodPost, "/user/gpg_keys", map[string]any{"armored_public_key": string(public)}, &out); err != nil {
+		return fmt.Errorf("adding the gpg key of %s: %w", g.Username, err)
+	}
+	for _, e := range out.Emails {
+		if e.Verified {
+			return nil
+		}
+	}
+	return fmt.Errorf("gitea took the gpg key of %s but verified none of its emails %v", g.Username, out.Emails)
+}

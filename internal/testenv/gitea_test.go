@@ -60,6 +60,22 @@ func TestGiteaStartsWithAdminAndToken(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(second).NotTo(Equal(commit))
 
+	// Gitea takes a key whose identity is the admin's activated email,
+	// and refuses one naming an email no user of it has.
+	key, err := testenv.NewSigningKey(gt.Username, "test", gt.Username+"@example.com")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gt.AddGPGKey(ctx, key.Public)).To(Succeed())
+	var keys []struct {
+		Emails []struct {
+			Email string `json:"email"`
+		} `json:"emails"`
+	}
+	g.Expect(gt.API(ctx, http.MethodGet, "/user/gpg_keys", nil, &keys)).To(Succeed())
+	g.Expect(keys).To(ConsistOf(HaveField("Emails", ConsistOf(HaveField("Email", gt.Username+"@example.com")))))
+	stranger, err := testenv.NewSigningKey("stranger", "test", "stranger@example.org")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(gt.AddGPGKey(ctx, stranger.Public)).To(MatchError(ContainSubstring("None of the emails attached to the GPG key")))
+
 	log, err := gt.Process.Log()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(log)).To(ContainSubstring("Listen"))

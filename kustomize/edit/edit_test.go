@@ -25,6 +25,7 @@ type caseSpec struct {
 	Object        origin.ObjectRef `json:"object"`
 	Pointer       string           `json:"pointer"`
 	Value         interface{}      `json:"value"`
+	Remove        bool             `json:"remove"`
 }
 
 func loadSpec(t *testing.T, dir string) (caseSpec, Options) {
@@ -75,7 +76,7 @@ func TestPlanGoldenTrees(t *testing.T) {
 			work := t.TempDir()
 			g.Expect(kustomize.CopyTree(filepath.Join(dir, "original"), work)).To(Succeed())
 			opts.Build = buildOptions(t, spec, work)
-			res, err := Plan(context.Background(), opts, Change{Object: spec.Object, Pointer: spec.Pointer, Value: spec.Value})
+			res, err := Plan(context.Background(), opts, Change{Object: spec.Object, Pointer: spec.Pointer, Value: spec.Value, Remove: spec.Remove})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(res.Write(work)).To(Succeed())
 			expected := filepath.Join(dir, "expected")
@@ -123,7 +124,7 @@ func TestPlanScopes(t *testing.T) {
 			dir := filepath.Join("testdata", tt.dir)
 			spec, opts := loadSpec(t, dir)
 			opts.Build = buildOptions(t, spec, filepath.Join(dir, "original"))
-			res, err := Plan(context.Background(), opts, Change{Object: spec.Object, Pointer: spec.Pointer, Value: spec.Value})
+			res, err := Plan(context.Background(), opts, Change{Object: spec.Object, Pointer: spec.Pointer, Value: spec.Value, Remove: spec.Remove})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(res.Scope).To(Equal(tt.scope))
 		})

@@ -48,6 +48,9 @@ func onlyPlanned(res *SetResult) error {
 }
 
 func (p *planner) plan(ch Change) (string, error) {
+	if ch.Remove {
+		return p.remove(ch)
+	}
 	old, exists := p.field(ch.Pointer)
 	if !exists {
 		if !isDataKey(p.ref, ch.Pointer) {

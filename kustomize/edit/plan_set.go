@@ -50,7 +50,7 @@ func planSetThen(ctx context.Context, opts Options, before *Before, changes []Ch
 	}
 	out, err := attempt(ctx, opts, before, changes, check, false)
 	var ve *VerifyError
-	if errors.As(err, &ve) && hasScope(out.Planned, ScopeOverlayEntry) {
+	if errors.As(err, &ve) && out != nil && hasScope(out.Planned, ScopeOverlayEntry) {
 		// An entry reached more than the index showed.
 		out, err = attempt(ctx, opts, before, changes, check, true)
 	}
@@ -123,7 +123,7 @@ func (d *draft) planOne(before *Before, ch Change, i int, set map[string]int) (s
 	}
 	if v, found, err := before.Value(Change{Object: ref, Pointer: ch.Pointer}); err != nil {
 		return "", err
-	} else if found && jsonptr.Equal(v, ch.Value) {
+	} else if ch.Remove && !found || !ch.Remove && found && jsonptr.Equal(v, ch.Value) {
 		return "", errUnchanged
 	}
 	p := &planner{draft: d, ref: ref}

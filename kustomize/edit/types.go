@@ -22,6 +22,9 @@ type Change struct {
 	// float64. Secret data values are base64, as in the rendered object;
 	// generators get them decoded.
 	Value interface{}
+	// Remove asks for the field (a leaf, or everything below a map or
+	// list) to be absent instead; Value is then ignored.
+	Remove bool
 }
 
 // Options configures Plan, PlanAll and PlanSet.
@@ -119,10 +122,15 @@ type FieldDiff struct {
 	Pointer string
 	Before  interface{}
 	After   interface{}
+	// Gone is true when the leaf is absent after (After is then nil).
+	Gone bool
 }
 
 // String renders the diff as OBJECT POINTER: BEFORE -> AFTER.
 func (d FieldDiff) String() string {
+	if d.Gone {
+		return fmt.Sprintf("%s %s: %v -> (absent)", d.Object, d.Pointer, d.Before)
+	}
 	return fmt.Sprintf("%s %s: %v -> %v", d.Object, d.Pointer, d.Before, d.After)
 }
 

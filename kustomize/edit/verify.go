@@ -16,6 +16,7 @@ import (
 
 	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/kustomize/origin"
 )
 
 // verify writes the draft to a scratch copy of the tree, builds the copy
@@ -44,7 +45,15 @@ func (d *draft) verify(ctx context.Context, planned []Planned) error {
 	want := map[string]Change{}
 	held := map[string]interface{}{}
 	before := &Before{Result: d.res, Index: d.idx}
+	// A removal is checked against the render before with the removal
+	// made: removing a list element moves every later element up, which
+	// a leaf-by-leaf comparison with the render before would take for
+	// changes to all of them.
+	expected := withRemovals(d.res.Objects, planned, d.idx)
 	for _, p := range planned {
+		if p.Change.Remove {
+			continue
+		}
 		ref, err := d.idx.Resolve(p.Change.Object)
 		if err != nil {
 			return err
@@ -55,7 +64,34 @@ func (d *draft) verify(ctx context.Context, planned []Planned) error {
 			return err
 		}
 	}
-	return expectExactly(Diff(d.res.Objects, res.Objects), want, held)
+	return expectExactly(Diff(expected, res.Objects), want, held)
+}
+
+// withRemovals returns objs with every planned removal made, copying only
+// the objects a removal changes.
+func withRemovals(objs []*unstructured.Unstructured, planned []Planned, idx *origin.Index) []*unstructured.Unstructured {
+	out := objs
+	copied := false
+	for _, p := range planned {
+		if !p.Change.Remove {
+			continue
+		}
+		ref, err := idx.Resolve(p.Change.Object)
+		if err != nil {
+			continue // planned changes resolved when they were planned
+		}
+		if !copied {
+			out, copied = slices.Clone(objs), true
+		}
+		for i, u := range out {
+			if origin.RefOf(u) == ref {
+				c := u.DeepCopy()
+				jsonptr.Remove(c.Object, p.Change.Pointer)
+				out[i] = c
+			}
+		}
+	}
+	return out
 }
 
 // expectExactly accepts the diff only when it is the wanted changes, keyed
@@ -65,7 +101,7 @@ func expectExactly(diffs []FieldDiff, want map[string]Change, held map[string]in
 	got := map[string]FieldDiff{}
 	for _, d := range diffs {
 		got[d.Object+" "+d.Pointer] = d
-		if ch, wanted := want[d.Object+" "+d.Pointer]; !wanted || !jsonptr.Equal(d.After, ch.Value) {
+		if ch, wanted := want[d.Object+" "+d.Pointer]; !wanted || !reached(d, ch) {
 			ok = false
 		}
 	}
@@ -77,7 +113,7 @@ func expectExactly(diffs []FieldDiff, want map[string]Change, held map[string]in
 		ch := want[key]
 		now := held[key]
 		if d, moved := got[key]; moved {
-			if jsonptr.Equal(d.After, ch.Value) {
+			if reached(d, ch) {
 				continue
 			}
 			now = d.After
@@ -86,6 +122,11 @@ func expectExactly(diffs []FieldDiff, want map[string]Change, held map[string]in
 		ve.Missed = append(ve.Missed, FieldDiff{Object: obj, Pointer: ptr, Before: now, After: ch.Value})
 	}
 	return ve
+}
+
+// reached reports whether a leaf that moved is where ch asked it to be.
+func reached(d FieldDiff, ch Change) bool {
+	return !d.Gone && jsonptr.Equal(d.After, ch.Value)
 }
 
 // hashSuffix matches the suffix kustomize appends to generated names.
@@ -109,7 +150,7 @@ func Diff(before, after []*unstructured.Unstructured) []FieldDiff {
 		fb := b[obj]
 		for ptr, va := range fa {
 			if vb, ok := fb[ptr]; !ok || !jsonptr.Equal(va, vb) {
-				out = append(out, FieldDiff{Object: obj, Pointer: ptr, Before: va, After: fb[ptr]})
+				out = append(out, FieldDiff{Object: obj, Pointer: ptr, Before: va, After: fb[ptr], Gone: !ok})
 			}
 		}
 		for ptr, vb := range fb {

@@ -15,8 +15,10 @@ import (
 )
 
 // Check lists the Kustomization's reflux branches. Merged branches
-// whose records no longer wait on them are deleted; a record whose branch
-// reflux pushed is gone and unmerged was closed by a reviewer. The remote
+// whose records no longer wait on them are deleted, and so are branches
+// whose pull request a reviewer closed unmerged; a record whose branch
+// reflux pushed is gone and unmerged, or whose pull request is closed, was
+// closed by a reviewer. The remote
 // branches and the records are the only truth: nothing is remembered.
 func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.BranchCheck, error) {
 	var out reverse.BranchCheck
@@ -49,7 +51,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		return out, fmt.Errorf("%w: %w", errForge, err)
 	}
 	prs := &pullRequests{forge: fg, seen: map[string]forge.PullRequest{}}
-	present := map[string]bool{}
+	present := map[string]string{} // branch -> its commit
 	slug := set.Kustomization.Namespace + "-" + set.Kustomization.Name
 	var errs []error
 	for _, st := range states {
@@ -57,18 +59,53 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		if err != nil || info.Slug != slug {
 			continue
 		}
-		present[st.Name] = true
+		present[st.Name] = st.Commit
 		pr, err := prs.of(ctx, st.Name)
 		if err != nil {
 			return out, err
+		}
+		if pr.Stale(st.Commit) {
+			// Closed or merged for an earlier branch of this name: the
+			// branch now carries a drift nobody has decided.
+			pr = forge.PullRequest{}
+			prs.seen[st.Name] = pr
 		}
 		switch {
 		case pr.State == forge.Merged || pr.State == forge.Closed:
 			// A squash or rebase merge leaves the branch unmerged in Git's
 			// eyes: the forge's answer is the one that counts. Records of a
 			// merged pull request resolve once Flux applies the merge.
-			out.PullRequests = append(out.PullRequests, reverse.BranchResult{Branch: st.Name, Commit: st.Commit,
-				PullRequest: pr.URL, PullRequestState: string(pr.State)})
+			res := reverse.BranchResult{Branch: st.Name, Commit: st.Commit, PullRequest: pr.URL, PullRequestState: string(pr.State)}
+			out.PullRequests = append(out.PullRequests, res)
+			if pr.State != forge.Closed {
+				// Merged on the forge, and the forge left the branch (no
+				// auto-delete): once no open record waits on it, it is
+				// reflux's to delete, as a branch Git sees merged is.
+				if waiting[st.Name] {
+					continue
+				}
+				switch err := b.DeleteClosed(ctx, repo, prefix, set.Source.Branch, st.Name, pr.HeadCommit); {
+				case errors.Is(err, writeback.ErrMoved):
+					// Pushed to after the merge: not reflux's to drop.
+				case err != nil:
+					errs = append(errs, err)
+				default:
+					out.Deleted = append(out.Deleted, st.Name)
+				}
+				continue
+			}
+			// A closed pull request decided its branch: left in place, the
+			// next drift would land on it, unseen behind the closed pull
+			// request. Its records are dismissed below either way.
+			err := b.DeleteClosed(ctx, repo, prefix, set.Source.Branch, st.Name, st.Commit)
+			switch {
+			case errors.Is(err, writeback.ErrMoved):
+				// Someone pushed after the close: theirs to clean up.
+			case err != nil:
+				errs = append(errs, err)
+			default:
+				out.DeletedClosed = append(out.DeletedClosed, res)
+			}
 		case st.Merged() && !waiting[st.Name]:
 			if err := b.DeleteMerged(ctx, repo, prefix, set.Source.Branch, st.Name); err != nil && !errors.Is(err, writeback.ErrNotMerged) {
 				errs = append(errs, err)
@@ -83,7 +120,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			if pr.URL == "" && prs.forge != nil && prs.refused == nil {
 				// Pushed while the forge refused the token or was down:
 				// open it now, at the check's bounded pace.
-				if pr, err = h.openMissing(ctx, prs.forge, set, st.Name, action); err != nil {
+				if pr, err = h.openMissing(ctx, prs.forge, set, st.Name, st.Commit, action); err != nil {
 					return out, err
 				}
 			}
@@ -105,7 +142,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		switch {
 		case pr.State == forge.Closed:
 			out.Closed = append(out.Closed, r.Name)
-		case !present[r.Status.Branch] && pr.State != forge.Merged && prs.refused == nil:
+		case present[r.Status.Branch] == "" && pr.State != forge.Merged && prs.refused == nil:
 			// Without the forge's word (it refused the token) a deleted
 			// branch may be a merged pull request: dismiss nothing.
 			out.Closed = append(out.Closed, r.Name)

@@ -12,6 +12,7 @@ import (
 
 	gogit "github.com/go-git/go-git/v5"
 
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/edit"
@@ -123,11 +124,11 @@ func (e *editor) changes(before *edit.Before, plain []fieldRef) ([]edit.Change, 
 			e.refused = append(e.refused, refusal{fieldRef: f, reason: err.Error()})
 			continue
 		}
-		current, _, err := before.Value(ch)
+		current, found, err := before.Value(ch)
 		if err != nil {
 			return nil, nil, fmt.Errorf("finding %s in the render: %w", ch.Object, err)
 		}
-		if jsonptr.Equal(current, ch.Value) {
+		if ch.Remove && !found || !ch.Remove && found && jsonptr.Equal(current, ch.Value) {
 			continue // Git already holds it
 		}
 		if f.field.GitValue != "" && !jsonptr.Matches(current, f.field.GitValue) {
@@ -144,6 +145,27 @@ func (e *editor) changes(before *edit.Before, plain []fieldRef) ([]edit.Change, 
 func (e *editor) planSet(ctx context.Context, dir string, opts edit.Options, before *edit.Before, changes []edit.Change,
 	fields []fieldRef, changed map[string]bool) error {
 	res, err := edit.PlanSet(ctx, opts, before, changes)
+	var ve *edit.VerifyError
+	if errors.As(err, &ve) && hasRemoval(changes) {
+		// A removal that brings back a value declared underneath (a base
+		// the patch overrode) fails the set's re-render: refuse the
+		// removals with what the render said, and write the rest.
+		var keep []edit.Change
+		var keepFields []fieldRef
+		for i, ch := range changes {
+			if ch.Remove {
+				e.refused = append(e.refused, refusal{fieldRef: fields[i],
+					reason: "removing it does not leave the render without it: " + err.Error()})
+				continue
+			}
+			keep, keepFields = append(keep, ch), append(keepFields, fields[i])
+		}
+		if len(keep) == 0 {
+			return nil
+		}
+		changes, fields = keep, keepFields
+		res, err = edit.PlanSet(ctx, opts, before, changes)
+	}
 	if err != nil {
 		return fmt.Errorf("editing %d field(s): %w", len(changes), err)
 	}
@@ -162,6 +184,15 @@ func (e *editor) planSet(ctx context.Context, dir string, opts edit.Options, bef
 	return nil
 }
 
+func hasRemoval(changes []edit.Change) bool {
+	for _, ch := range changes {
+		if ch.Remove {
+			return true
+		}
+	}
+	return false
+}
+
 // change builds the edit for a field from its record: the live value as
 // the record saw it, never a fresh read of the live object.
 func change(f fieldRef) (edit.Change, error) {
@@ -170,14 +201,16 @@ func change(f fieldRef) (edit.Change, error) {
 	if i := strings.Index(o.APIVersion, "/"); i >= 0 {
 		group = o.APIVersion[:i]
 	}
+	ref := origin.ObjectRef{Group: group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+	if f.field.ChangeType == refluxv1.ChangeRemove {
+		// Removed live: the minimal deletion at the field's origin.
+		return edit.Change{Object: ref, Pointer: f.field.Pointer, Remove: true}, nil
+	}
 	v, err := scalar(f.field.LiveValue)
 	if err != nil {
 		return edit.Change{}, err
 	}
-	return edit.Change{
-		Object:  origin.ObjectRef{Group: group, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name},
-		Pointer: f.field.Pointer, Value: v,
-	}, nil
+	return edit.Change{Object: ref, Pointer: f.field.Pointer, Value: v}, nil
 }
 
 // scalar decodes a recorded JSON value into what kustomize/edit takes.

@@ -43,7 +43,7 @@ func (h *Writer) connect(ctx context.Context, set reverse.DriftSet) (Forge, erro
 // retried until the next write or branch check. Any other failure (the
 // forge is down) is returned so the run backs off and retries.
 func (h *Writer) openPullRequest(ctx context.Context, f Forge, set reverse.DriftSet, grp group, p *reverse.BranchResult) error {
-	res, err := f.Ensure(ctx, pullRequest(set, grp, p.Branch))
+	res, err := f.Ensure(ctx, pullRequest(set, grp, p.Branch, p.Commit))
 	if res.URL != "" {
 		p.PullRequest, p.PullRequestState = res.URL, string(res.State)
 	}
@@ -71,7 +71,7 @@ func (h *Writer) openPullRequest(ctx context.Context, f Forge, set reverse.Drift
 // openMissing opens the pull request of a pushed branch that has none,
 // from the open records that name the branch. A branch no open record
 // names (its drift resolved meanwhile) gets none.
-func (h *Writer) openMissing(ctx context.Context, f Forge, set reverse.DriftSet, name string,
+func (h *Writer) openMissing(ctx context.Context, f Forge, set reverse.DriftSet, name, commit string,
 	action refluxv1.Action) (forge.PullRequest, error) {
 	var recs []refluxv1.Drift
 	for _, r := range set.Records {
@@ -85,7 +85,7 @@ func (h *Writer) openMissing(ctx context.Context, f Forge, set reverse.DriftSet,
 		if grp.action != action || len(grp.fields) == 0 {
 			continue
 		}
-		res, err := f.Ensure(ctx, pullRequest(set, grp, name))
+		res, err := f.Ensure(ctx, pullRequest(set, grp, name, commit))
 		if forge.Unauthorized(err) {
 			return forge.PullRequest{}, nil // write-back reports the refusal
 		}

@@ -70,6 +70,10 @@ func split(records []refluxv1.Drift, alerts, encrypt bool) []group {
 // unwritable says why a field cannot be written from its record, or "".
 func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string {
 	switch {
+	case f.Pointer == refluxv1.WholeObjectPointer && f.ChangeType == refluxv1.ChangeRemove:
+		// Flux recreates the object; whether it should leave Git too is
+		// for a reviewer to decide, not for a branch to propose.
+		return "the object was deleted live; removing it from Git is not proposed"
 	case isSecret(rec) && !encrypt:
 		// Plaintext Secret values never go to Git.
 		return "Secret values are written only SOPS-encrypted, and the policy has no recipients (spec.git.encryption)"
@@ -77,8 +81,6 @@ func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string
 		return "removing a Secret key is not written back yet"
 	case isSecret(rec):
 		return ""
-	case f.ChangeType == refluxv1.ChangeRemove:
-		return "removing a field Git declares is not written back yet"
 	case f.Origin != nil && f.Origin.Refused != "":
 		return "origin refused: " + f.Origin.Refused
 	}

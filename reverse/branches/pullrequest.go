@@ -31,9 +31,9 @@ var severityRank = map[refluxv1.Severity]int{
 // for: a title naming the Kustomization and what changed, a body with one
 // table row per field, reflux's labels, and the reviewers and assignees of
 // the policy or of the rules that matched.
-func pullRequest(set reverse.DriftSet, grp group, head string) forge.Request {
+func pullRequest(set reverse.DriftSet, grp group, head, commit string) forge.Request {
 	pr := set.Policy.Spec.Git.PullRequest
-	req := forge.Request{Head: head, Base: set.Source.Branch, Title: prTitle(set.Kustomization, grp),
+	req := forge.Request{Head: head, Commit: commit, Base: set.Source.Branch, Title: prTitle(set.Kustomization, grp),
 		Body: prBody(set, grp), Draft: grp.action == refluxv1.AlertAction}
 	req.Labels = []string{LabelReflux}
 	if req.Draft {

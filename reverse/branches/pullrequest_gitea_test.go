@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,6 +150,41 @@ func TestWritePullRequestsOnGitea(t *testing.T) {
 		"the closed pull request's records are dismissed; the merged one's branch, auto-deleted, is not taken as closed")
 	g.Expect(bc.PullRequests).To(ContainElement(And(HaveField("Branch", alert.Branch), HaveField("PullRequestState", "closed"))))
 	g.Expect(bc.Pending).To(BeEmpty())
+	// The closed pull request's branch is deleted, so the next Alert
+	// starts a fresh one; the merged one's went with Gitea's merge.
+	g.Expect(bc.DeletedClosed).To(ConsistOf(And(HaveField("Branch", alert.Branch), HaveField("Commit", alert.Commit),
+		HaveField("PullRequest", alert.PullRequest))))
+	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+alert.Branch, nil, nil)).To(MatchError(ContainSubstring("404")))
+
+	// The same drift is made again: its branch gets the same name (names
+	// follow the drift), and the closed pull request, which decided the
+	// deleted branch, must not decide this one: a new pull request opens
+	// and the new record is not dismissed.
+	var redo []refluxv1.Drift
+	for _, r := range set.Records {
+		if r.Name == "deployment-checkout-1" {
+			r.Status = refluxv1.DriftStatus{State: refluxv1.DriftHeld}
+			redo = append(redo, r)
+		}
+	}
+	g.Expect(redo).To(HaveLen(1))
+	set.Records = redo
+	results, err = newWriter(t).Write(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(results).To(HaveLen(1))
+	renewed := results[0]
+	g.Expect(renewed.Branch).To(Equal(alert.Branch))
+	g.Expect(renewed.Commit).NotTo(Equal(alert.Commit))
+	g.Expect(renewed.PullRequest).To(HavePrefix(gt.URL + "/reflux/shop/pulls/"))
+	g.Expect(renewed.PullRequest).NotTo(Equal(alert.PullRequest))
+	g.Expect(renewed.PullRequestState).To(Equal("open"))
+	set.Records[0].Status.Branch, set.Records[0].Status.Commit, set.Records[0].Status.State =
+		renewed.Branch, renewed.Commit, refluxv1.DriftProposed
+	bc, err = newWriter(t).Check(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bc.Closed).To(BeEmpty(), "the closed pull request decided the earlier branch, not this one")
+	g.Expect(bc.DeletedClosed).To(BeEmpty())
+	g.Expect(bc.Pending).To(ConsistOf(And(HaveField("Branch", alert.Branch), HaveField("PullRequest", renewed.PullRequest))))
 }
 
 // TestWriteWithRefusedToken: the branch is still pushed, the outcome
@@ -207,4 +243,55 @@ func TestWriteWithForgeDown(t *testing.T) {
 	results, err = h.Write(context.Background(), set)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(results[0].PullRequest).To(HavePrefix(gt.URL))
+}
+
+// TestSquashMergedBranchTheForgeLeftIsDeletedOnceResolved: a reviewer
+// squash-merges without deleting the branch. Git does not see the branch
+// merged, the forge does: reflux keeps it while a record waits on it and
+// deletes it once none does.
+func TestSquashMergedBranchTheForgeLeftIsDeletedOnceResolved(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	gt, set := giteaShop(t)
+	results, err := newWriter(t).Write(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	merge := results[0]
+	g.Expect(merge.Outcome).To(Equal(refluxv1.BranchPushedReason), merge.Reason)
+	var merged refluxv1.Drift
+	for i := range set.Records {
+		r := &set.Records[i]
+		for _, res := range results {
+			if res.Records[0] == r.Name {
+				r.Status.Branch, r.Status.Commit, r.Status.State = res.Branch, res.Commit, refluxv1.DriftProposed
+			}
+		}
+		if r.Status.Branch == merge.Branch {
+			merged = *r
+		}
+	}
+	g.Expect(merged.Name).NotTo(BeEmpty())
+	var pr apiPR
+	number := merge.PullRequest[strings.LastIndex(merge.PullRequest, "/")+1:]
+	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/pulls/"+number, nil, &pr)).To(Succeed())
+	g.Expect(gt.Merge(ctx, "reflux", "shop", int(pr.Number), "squash", false)).To(Succeed())
+
+	// Its record still waits (Flux has not applied the merge): kept.
+	bc, err := newWriter(t).Check(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bc.Deleted).NotTo(ContainElement(merge.Branch))
+	g.Expect(bc.Closed).NotTo(ContainElement(merged.Name), "merged, not closed")
+	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+merge.Branch, nil, nil)).To(Succeed())
+
+	// The record resolved: nothing waits on the branch any more.
+	var open []refluxv1.Drift
+	for _, r := range set.Records {
+		if r.Name != merged.Name {
+			open = append(open, r)
+		}
+	}
+	set.Records = open
+	bc, err = newWriter(t).Check(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bc.Deleted).To(ContainElement(merge.Branch))
+	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+merge.Branch, nil, nil)).To(MatchError(ContainSubstring("404")))
 }

@@ -100,7 +100,8 @@ func TestPullRequestFromGroup(t *testing.T) {
 				}
 			}
 			g.Expect(grp.fields).NotTo(BeEmpty())
-			req := pullRequest(s.set, grp, "reflux/x")
+			req := pullRequest(s.set, grp, "reflux/x", "c0ffee")
+			g.Expect(req.Commit).To(Equal("c0ffee"))
 			g.Expect(req.Title).To(Equal(tt.title))
 			g.Expect(req.Labels).To(Equal(tt.labels))
 			g.Expect(req.Draft).To(Equal(tt.draft))

@@ -22,6 +22,7 @@ type Git interface {
 	Run(ctx context.Context, req writeback.Request) (writeback.Result, error)
 	ListBranches(ctx context.Context, repo writeback.Repo, prefix, source string) ([]writeback.BranchState, error)
 	DeleteMerged(ctx context.Context, repo writeback.Repo, prefix, source, name string) error
+	DeleteClosed(ctx context.Context, repo writeback.Repo, prefix, source, name, commit string) error
 }
 
 var _ Git = &writeback.Engine{}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
@@ -32,6 +33,8 @@ type Decision struct {
 	Rule string
 	// Hold keeps Flux from reverting the object while the drift is open.
 	Hold bool
+	// HoldFor bounds how long the hold may stand; 0 is no limit.
+	HoldFor time.Duration
 }
 
 // Classifier applies one policy. It is immutable and safe for concurrent use.
@@ -52,6 +55,7 @@ type rule struct {
 	action   refluxv1.Action
 	severity refluxv1.Severity
 	hold     bool
+	holdFor  time.Duration
 }
 
 // New compiles a policy spec into a Classifier.
@@ -84,6 +88,9 @@ func compile(i int, r refluxv1.Rule) (rule, error) {
 	}
 	if r.Hold != nil {
 		out.hold = *r.Hold
+	}
+	if r.HoldFor != nil {
+		out.holdFor = r.HoldFor.Duration
 	}
 	for j, glob := range r.Paths {
 		if _, err := path.Match(glob, ""); err != nil {
@@ -119,6 +126,50 @@ func (c *Classifier) IsManualHotfix(annotations map[string]string) bool {
 // spec.hold: Never, which no rule and no manual hotfix overrides.
 func (c *Classifier) MayHold() bool { return !c.neverHold }
 
+// HotfixAnnotation is the annotation that marks a manual hotfix.
+func (c *Classifier) HotfixAnnotation() (key, value string) {
+	return c.hotfix.Key, c.hotfix.Value
+}
+
+// HotfixFrom reports whether an audited writer declares a manual hotfix:
+// the user is in the policy's manualHotfix.fromUsers, or one of its groups
+// in fromGroups. It returns the entry that matched, `user:NAME` or
+// `group:NAME`; users are checked first, then groups in the order the
+// audit event lists them. Matching is exact: a break-glass list is an
+// allow-list, and a glob there would widen it silently.
+func (c *Classifier) HotfixFrom(user string, groups []string) (string, bool) {
+	if user == "" {
+		return "", false
+	}
+	for _, u := range c.hotfix.FromUsers {
+		if u == user {
+			return "user:" + u, true
+		}
+	}
+	for _, g := range groups {
+		for _, want := range c.hotfix.FromGroups {
+			if g == want {
+				return "group:" + g, true
+			}
+		}
+	}
+	return "", false
+}
+
+// AuditIntent reports whether the policy declares hotfixes from the audit
+// log at all (fromUsers or fromGroups).
+func (c *Classifier) AuditIntent() bool {
+	return len(c.hotfix.FromUsers) > 0 || len(c.hotfix.FromGroups) > 0
+}
+
+// HotfixMaxAge bounds how long a manual hotfix is held; 0 is no limit.
+func (c *Classifier) HotfixMaxAge() time.Duration {
+	if c.hotfix.MaxAge == nil {
+		return 0
+	}
+	return c.hotfix.MaxAge.Duration
+}
+
 // Classify returns the decision for one field: the first matching rule, or
 // else the built-in defaults. Hold is never set under spec.hold: Never.
 func (c *Classifier) Classify(f Field) Decision {
@@ -130,7 +181,7 @@ func (c *Classifier) Classify(f Field) Decision {
 func (c *Classifier) classify(f Field) Decision {
 	for _, r := range c.rules {
 		if r.matches(f) {
-			return Decision{Action: r.action, Severity: r.severity, Rule: r.name, Hold: r.hold}
+			return Decision{Action: r.action, Severity: r.severity, Rule: r.name, Hold: r.hold, HoldFor: r.holdFor}
 		}
 	}
 	if c.defaults.Disabled {

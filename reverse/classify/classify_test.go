@@ -22,6 +22,9 @@ func TestBuiltinDefaults(t *testing.T) {
 		severity refluxv1.Severity
 		rule     string
 	}{
+		{"a declared object deleted live",
+			Field{Kind: "ConfigMap", Pointer: refluxv1.WholeObjectPointer, ChangeType: refluxv1.ChangeRemove},
+			refluxv1.AlertAction, refluxv1.SeverityHigh, "default:object-deleted"},
 		{"new configmap key merges",
 			Field{Kind: "ConfigMap", Pointer: "/data/NEW_FLAG", ChangeType: refluxv1.ChangeAdd, LiveValue: "on"},
 			refluxv1.MergeAction, refluxv1.SeverityLow, "default:configmap-new-key"},
@@ -70,7 +73,8 @@ func TestBuiltinDefaults(t *testing.T) {
 			g.Expect(d.Action).To(Equal(tt.action))
 			g.Expect(d.Severity).To(Equal(tt.severity))
 			g.Expect(d.Rule).To(Equal(tt.rule))
-			g.Expect(d.Hold).To(BeTrue())
+			// Every default holds, but a deleted object has nothing to hold.
+			g.Expect(d.Hold).To(Equal(tt.rule != "default:object-deleted"))
 		})
 	}
 }

@@ -15,6 +15,10 @@ import (
 func (c *Classifier) builtin(f Field) Decision {
 	seg := segments(f.Pointer)
 	switch {
+	case f.Pointer == refluxv1.WholeObjectPointer && f.ChangeType == refluxv1.ChangeRemove:
+		// A declared object deleted live: there is nothing to hold, and
+		// Flux recreates it, but someone removed a workload or its config.
+		return Decision{Action: refluxv1.AlertAction, Severity: refluxv1.SeverityHigh, Rule: "default:object-deleted"}
 	case isConfigMapKeyAdd(f, seg):
 		return Decision{Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, Rule: "default:configmap-new-key", Hold: true}
 	case isContainerImage(seg):

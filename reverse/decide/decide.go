@@ -31,6 +31,9 @@ const (
 	Finalize Action = "Finalize"
 	// SetStatus writes a write-back transition to the record's status.
 	SetStatus Action = "SetStatus"
+	// Expire marks a hold past its maximum age on the record, and with a
+	// Release closes the record as Expired.
+	Expire Action = "Expire"
 )
 
 // HoldAction is what happens to the live object's hold.
@@ -71,6 +74,9 @@ type Input struct {
 	Observation record.Observation
 	// WantHold is true when a field asks to be held.
 	WantHold bool
+	// HoldFor bounds the hold WantHold asks for; 0 is no limit. The
+	// record's status.holdExpiresAt is its heldSince plus HoldFor.
+	HoldFor time.Duration
 	// Declared is true when the applied revision declares every value the
 	// record saw live, or no longer renders the object: the drift is
 	// settled in Git. See Declares.
@@ -103,6 +109,15 @@ type Decision struct {
 	// RequestReconcile asks Flux to reconcile now, so that a dismissed
 	// drift's Git value comes back without waiting an interval.
 	RequestReconcile bool
+	// Mark is the manual-hotfix annotation to add to the live object: the
+	// audit log declared the hotfix and the object lacks it.
+	Mark map[string]string
+	// Unmark lists the annotations reflux added for an audit-derived
+	// hotfix, to remove from the live object as the record closes.
+	Unmark []string
+	// Expired is true when this decision first finds the hold past its
+	// maximum age: worth a Warning event marked for paging.
+	Expired bool
 	// Why explains the decision, for logs and tests.
 	Why string
 }
@@ -117,13 +132,19 @@ func Decide(in Input) Decision {
 	rec := in.Record
 	heldByUs := in.Live.Held && in.Live.HeldBy == in.Name
 	if rec != nil && DismissRequested(rec) && rec.Status.State != refluxv1.DriftDismissed {
-		d := Decision{Action: Dismiss, Record: rec, RequestReconcile: in.Live.Exists, Why: "dismissal requested"}
+		d := Decision{Action: Dismiss, Record: rec, RequestReconcile: in.Live.Exists, Unmark: Marked(rec), Why: "dismissal requested"}
 		if heldByUs || rec.Status.HeldSince != nil {
 			d.Hold = Release
 		}
 		return d
 	}
 	if !in.Live.Exists {
+		if in.Evaluated && len(in.Observation.Fields) > 0 {
+			// Deleted while the applied revision declares it: drift of the
+			// whole object, and nothing left to hold.
+			in.WantHold = false
+			return drifted(in, false, false)
+		}
 		if rec != nil && !rec.DeletionTimestamp.IsZero() && rec.Status.State == refluxv1.DriftDismissed {
 			return Decision{Action: Finalize, Record: rec, Why: "the object is gone"}
 		}
@@ -185,16 +206,27 @@ func drifted(in Input, heldByUs, finish bool) Decision {
 		heldSince = rec.Status.HeldSince.Time
 	}
 	next := record.Merge(rec, obs)
+	if by := next.Spec.ManualHotfixBy; by != nil && next.Spec.ManualHotfix {
+		// The record says which annotation reflux adds, so that it can
+		// take it off again as the record closes.
+		for k := range obs.Mark {
+			by.MarkedKey = k
+		}
+	}
 	if rec != nil && next.Spec.LastSeen.Sub(rec.Spec.LastSeen.Time) < LastSeenResolution {
 		next.Spec.LastSeen = rec.Spec.LastSeen
 	}
 	next.Status = status(next, in.WantHold, heldSince)
+	next.Status.HoldExpiresAt, next.Status.Conditions = expiresAt(next.Status, in.WantHold, in.HoldFor)
 	d := Decision{Action: action, Record: next, HeldSince: heldSince, Why: "drift"}
 	d.WriteSpec = rec == nil || action == Reopen ||
 		!equality.Semantic.DeepEqual(rec.Spec, next.Spec) || !equality.Semantic.DeepEqual(rec.Labels, next.Labels)
 	d.WriteStatus = rec == nil || action == Reopen || !equality.Semantic.DeepEqual(rec.Status, next.Status)
 	d.Changed = rec == nil || action == Reopen || !sameDrift(rec.Spec.Fields, next.Spec.Fields)
 	d.HotfixMarked = next.Spec.ManualHotfix && (rec == nil || action == Reopen || !rec.Spec.ManualHotfix)
+	if next.Spec.ManualHotfix && len(obs.Mark) > 0 {
+		d.Mark = obs.Mark
+	}
 	switch {
 	case in.WantHold && !in.Live.Held:
 		d.Hold = Hold
@@ -267,4 +299,13 @@ func sameDrift(a, b []refluxv1.DriftField) bool {
 // annotation or by deleting it.
 func DismissRequested(d *refluxv1.Drift) bool {
 	return d.Annotations[refluxv1.DismissAnnotation] == "true" || !d.DeletionTimestamp.IsZero()
+}
+
+// Marked lists the annotations reflux added to the live object for a
+// record's audit-derived hotfix.
+func Marked(rec *refluxv1.Drift) []string {
+	if by := rec.Spec.ManualHotfixBy; by != nil && by.MarkedKey != "" {
+		return []string{by.MarkedKey}
+	}
+	return nil
 }

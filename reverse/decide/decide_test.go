@@ -26,6 +26,12 @@ func flag(live string) refluxv1.DriftField {
 		Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, FluxReverts: true}
 }
 
+// objectDeleted is the field of a declared object deleted live.
+func objectDeleted() refluxv1.DriftField {
+	return refluxv1.DriftField{Pointer: refluxv1.WholeObjectPointer, ChangeType: refluxv1.ChangeRemove,
+		Action: refluxv1.AlertAction, Severity: refluxv1.SeverityHigh, FluxReverts: true}
+}
+
 func observed(at time.Time, fields ...refluxv1.DriftField) record.Observation {
 	return record.Observation{Kustomization: ks, Policy: "apps", Object: obj, Revision: "main@sha1:1", Fields: fields, Now: at}
 }
@@ -112,6 +118,14 @@ func TestDecide(t *testing.T) {
 			want: Reopen, hold: Hold, changed: true, state: refluxv1.DriftHeld},
 		{name: "not evaluated, nothing asked: wait", in: Input{Record: open, Live: held}, want: Keep},
 		{name: "object gone, open record: left for the delete handling", in: Input{Record: open, Live: Live{}}, want: Keep},
+		{name: "declared object deleted: create, never hold", in: Input{Live: Live{}, Evaluated: true, Observation: observed(t0, objectDeleted()), WantHold: true},
+			want: Create, changed: true, state: refluxv1.DriftDetected},
+		{name: "held object deleted: the record becomes the deletion, no hold left", in: Input{Record: open, Live: Live{}, Evaluated: true, Observation: observed(t0, objectDeleted())},
+			want: Update, changed: true, state: refluxv1.DriftDetected},
+		{name: "deletion record, object recreated by Flux: keep the evidence", in: Input{Record: recorded(t0, false, objectDeleted()), Live: unheld, Evaluated: true},
+			want: Keep},
+		{name: "deletion record, Git no longer renders the object: resolve", in: Input{Record: recorded(t0, false, objectDeleted()), Live: unheld, Evaluated: true, Declared: true},
+			want: Resolve},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,12 @@
 //	dismiss asked     any            Dismiss: release, ask Flux to reconcile
 //	deleted+dismissed none           Finalize: let the record go
 //
+// A hold with a maximum age (status.holdExpiresAt) is decided by Expiry
+// when its timer fires: with `onExpiry: Alert` the record stays Held with
+// HoldExpired=True, with `onExpiry: Release` it closes as Expired and the
+// hold is released; an Expired record is closed like a dismissed one, so
+// the same drift is never held again and a new one reopens it.
+//
 // Write-back results arrive as Branch transitions: the intent recorded
 // before a push, the push itself, an intent abandoned because the push
 // failed, and a branch a reviewer closed.

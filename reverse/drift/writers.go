@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Writers returns the managedFields entries an update from old to cur
@@ -16,7 +17,10 @@ import (
 // An update that only removed fields can leave no entry changed: the
 // apiserver drops fields from their owners and keeps no entry for a
 // manager that owns nothing. Writers then returns nil, and the caller must
-// treat the writer as unknown.
+// treat the writer as unknown. An owner that only lost fields, with its
+// time unchanged, did not write: `kubectl patch` removing a key Flux
+// applied shrinks kustomize-controller's entry, and taking that for Flux
+// writing would drop the change.
 func Writers(old, cur *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 	type key struct{ manager, operation, subresource string }
 	before := map[key]metav1.ManagedFieldsEntry{}
@@ -28,7 +32,10 @@ func Writers(old, cur *unstructured.Unstructured) []metav1.ManagedFieldsEntry {
 	var out []metav1.ManagedFieldsEntry
 	for _, e := range cur.GetManagedFields() {
 		prev, ok := before[key{e.Manager, string(e.Operation), e.Subresource}]
-		if !ok || !sameTime(prev.Time, e.Time) || !sameFields(prev.FieldsV1, e.FieldsV1) {
+		switch {
+		case !ok || !sameTime(prev.Time, e.Time):
+			out = append(out, e)
+		case !sameFields(prev.FieldsV1, e.FieldsV1) && !onlyLost(prev.FieldsV1, e.FieldsV1):
 			out = append(out, e)
 		}
 	}
@@ -40,6 +47,20 @@ func sameTime(a, b *metav1.Time) bool {
 		return a == b
 	}
 	return a.Equal(b)
+}
+
+// onlyLost reports whether the fields cur owns are a subset of those prev
+// owned: the entry lost fields to another write and gained none. Sets
+// that cannot be read count as written, the safe side for a live change.
+func onlyLost(prev, cur *metav1.FieldsV1) bool {
+	if prev == nil || cur == nil {
+		return false
+	}
+	var was, is fieldpath.Set
+	if was.FromJSON(bytes.NewReader(prev.Raw)) != nil || is.FromJSON(bytes.NewReader(cur.Raw)) != nil {
+		return false
+	}
+	return is.Difference(&was).Empty()
 }
 
 func sameFields(a, b *metav1.FieldsV1) bool {

@@ -40,6 +40,12 @@ func TestWriters(t *testing.T) {
 		{"only a removal: no entry changed", obj(flux, entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, t0, `{"f:data":{"f:b":{}}}`)),
 			obj(flux), nil},
 		{"no old object: every entry", nil, obj(flux), []string{"kustomize-controller"}},
+		{"a key Flux applied removed by kubectl patch: Flux only lost it", obj(entry("kustomize-controller", metav1.ManagedFieldsOperationApply, t0, `{"f:data":{"f:a":{},"f:b":{}}}`)),
+			obj(flux), nil},
+		{"Flux lost one field and gained another in the same second: it wrote", obj(entry("kustomize-controller", metav1.ManagedFieldsOperationApply, t0, `{"f:data":{"f:b":{}}}`)),
+			obj(flux), []string{"kustomize-controller"}},
+		{"unreadable fields count as written", obj(entry("kustomize-controller", metav1.ManagedFieldsOperationApply, t0, `{"f:data":{"f:a":{},"f:b":{}}}`)),
+			obj(entry("kustomize-controller", metav1.ManagedFieldsOperationApply, t0, `{"bogus":1}`)), []string{"kustomize-controller"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -158,6 +158,9 @@ func (g *giteaBackend) labelIDs(names []string) ([]int64, error) {
 
 func giteaPR(pr *sdk.PullRequest) *PullRequest {
 	out := &PullRequest{Number: int(pr.Index), URL: pr.HTMLURL, Title: pr.Title, Body: pr.Body, State: Open}
+	if pr.Head != nil {
+		out.HeadCommit = pr.Head.Sha
+	}
 	switch {
 	case pr.HasMerged:
 		out.State = Merged

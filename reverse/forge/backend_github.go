@@ -120,7 +120,8 @@ func (g *githubBackend) decorate(ctx context.Context, number int, req Request) e
 }
 
 func githubPR(pr *github.PullRequest) *PullRequest {
-	out := &PullRequest{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Body: pr.GetBody(), State: Open}
+	out := &PullRequest{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Title: pr.GetTitle(), Body: pr.GetBody(), State: Open,
+		HeadCommit: pr.GetHead().GetSHA()}
 	switch {
 	// The list endpoint leaves `merged` out; merged_at is always there.
 	case pr.GetMerged() || pr.MergedAt != nil:

@@ -69,7 +69,7 @@ func (g *gitlabBackend) find(ctx context.Context, head string) (*PullRequest, er
 		return nil, nil
 	}
 	out := &PullRequest{Number: int(best.IID), URL: best.WebURL, Title: best.Title, Body: best.Description,
-		Labels: best.Labels, State: Open}
+		Labels: best.Labels, State: Open, HeadCommit: best.SHA}
 	switch best.State {
 	case "merged":
 		out.State = Merged

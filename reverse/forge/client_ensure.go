@@ -24,13 +24,15 @@ func (c *Client) Find(ctx context.Context, head string) (PullRequest, bool, erro
 // missing labels are added. One is created only when the head has none,
 // so the same drift seen by several Kustomizations, replicas or after a
 // restart makes one pull request. A merged or closed one is returned
-// as it is: the branch's fate was decided and reflux never reopens it.
+// as it is: the branch's fate was decided and reflux never reopens it;
+// unless it is Stale, the pull request of an earlier branch of the same
+// name, when a new one is opened.
 func (c *Client) Ensure(ctx context.Context, req Request) (Result, error) {
 	pr, err := c.b.find(ctx, req.Head)
 	if err != nil {
 		return Result{}, &Error{Op: "finding the pull request of " + req.Head, Err: err}
 	}
-	if pr == nil {
+	if pr == nil || pr.Stale(req.Commit) {
 		created, err := c.b.create(ctx, req)
 		if err != nil {
 			return Result{}, &Error{Op: "creating the pull request for " + req.Head, Err: err}

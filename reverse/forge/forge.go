@@ -30,6 +30,10 @@ const (
 type Request struct {
 	// Head is the branch reflux pushed; Base the branch Flux applies.
 	Head, Base string
+	// Commit is the commit the branch holds now; "" when unknown. A merged
+	// or closed pull request whose head was another commit belonged to an
+	// earlier branch of the same name (see Stale).
+	Commit string
 	// Title and Body are the text reviewers read.
 	Title, Body string
 	// Labels to add; existing labels are kept.
@@ -52,6 +56,19 @@ type PullRequest struct {
 	Title, Body string
 	// Labels it carries.
 	Labels []string
+	// HeadCommit is the commit of its head as the forge last saw it; ""
+	// when the forge did not say.
+	HeadCommit string
+}
+
+// Stale reports whether a merged or closed pull request decided an
+// earlier branch of the same name, not the one at commit. reflux names
+// branches after the drift they carry, so the same drift made again after
+// a reviewer closed its pull request (and reflux deleted the branch) gets
+// the same branch name; the closed pull request must not decide the new
+// branch. Without both commits it is taken as current, as before.
+func (pr PullRequest) Stale(commit string) bool {
+	return pr.State != Open && pr.State != "" && pr.HeadCommit != "" && commit != "" && pr.HeadCommit != commit
 }
 
 // Result is what Ensure did.

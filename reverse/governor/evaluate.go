@@ -22,6 +22,16 @@ import (
 // throttled and skip objects known clean.
 func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool) error {
 	live, ok := gv.opts.Live.Get(k.GVK, k.Namespace, k.Name)
+	if c.deleted != nil && (!ok || live.GetUID() != c.deleted.GetUID()) {
+		// Deleted, and perhaps recreated by Flux since: the deletion is
+		// decided first, then whatever is live now. A deletion kept for
+		// later (parked, or waiting for the audit log) comes back with the
+		// whole change.
+		if kept, err := gv.deletion(ctx, k, c); err != nil || kept {
+			return err
+		}
+		c.deleted = nil
+	}
 	if !ok {
 		return gv.gone(ctx, k, c)
 	}
@@ -32,11 +42,11 @@ func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool)
 	name := record.Name(ks, obj)
 	p := plan{name: name, namespace: owner.Namespace, obj: obj, seen: c.seen}
 	if governed {
-		p.ks = snap.gov.Kustomization
+		p.ks, p.as = snap.gov.Kustomization, snap.gov.Identity
 	} else if ok, err := gv.inShard(ctx, owner); err != nil || !ok {
 		return err // another shard's, or unknown for now
 	}
-	return gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+	err := gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
 		if !governed {
 			// Not (or no longer) governed: only what a user asked of a
 			// record is done, a dismissal and letting a record go.
@@ -65,6 +75,10 @@ func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool)
 		}
 		return gv.evaluate(ctx, snap, k, live, rec, name, resync)
 	})
+	if err == nil {
+		gv.settleAttribution(k, owner)
+	}
+	return err
 }
 
 // wait parks a change until the render is current, and holds the object
@@ -110,8 +124,11 @@ func (gv *Governor) evaluate(ctx context.Context, snap snapshot, k objKey, live 
 				return decide.Decision{}, err
 			}
 		}
-		var err error
-		res, err = gv.opts.Detector.Detect(ctx, dIn)
+		det, err := gv.detectorFor(snap.gov)
+		if err != nil {
+			return decide.Decision{}, err
+		}
+		res, err = det.Detect(ctx, dIn)
 		if errors.Is(err, drift.ErrStale) {
 			// A newer version of the object is on its way through the watch.
 			return decide.Decision{Why: "stale"}, nil
@@ -129,7 +146,7 @@ func (gv *Governor) evaluate(ctx context.Context, snap snapshot, k objKey, live 
 		Live: live, Desired: want, Result: res, Index: snap.render.Index, Classifier: snap.gov.Classifier,
 		Attribute: gv.attributor(live), Now: gv.now(),
 	})
-	in.Observation, in.WantHold = obs.Observation, obs.Hold
+	in.Observation, in.WantHold, in.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
 	if rec != nil {
 		in.Declared = decide.Declares(want, rec.Spec.Fields)
 	}
@@ -157,7 +174,7 @@ func (gv *Governor) gone(ctx context.Context, k objKey, c change) error {
 	if e != nil {
 		delete(e.parked, k)
 		delete(e.clean, k)
-		p.ks = e.gov.Kustomization
+		p.ks, p.as = e.gov.Kustomization, e.gov.Identity
 	}
 	gv.mu.Unlock()
 	if e == nil {
@@ -174,12 +191,16 @@ func (gv *Governor) attributor(live *unstructured.Unstructured) observe.Attribut
 	if gv.opts.Attributor == nil {
 		return nil
 	}
-	return func(manager string, at time.Time) string { return gv.opts.Attributor.User(live, manager, at) }
+	return func(manager string, at time.Time) observe.Who { return gv.opts.Attributor.User(live, manager, at) }
 }
 
 // attributionRetries bounds how often an object is looked at again for a
 // user the audit log has not delivered yet.
 const attributionRetries = 10
+
+// attributionSettling marks an object whose attribution is over (found, or
+// given up) while the evaluation that saw it is still writing the record.
+const attributionSettling = -1
 
 // retryAttribution looks at an object again shortly when some field has no
 // user yet: the record is written within milliseconds of the change, and
@@ -198,8 +219,15 @@ func (gv *Governor) retryAttribution(k objKey, owner types.NamespacedName, field
 	gv.mu.Lock()
 	defer gv.mu.Unlock()
 	if !missing || gv.attributionTries[k] >= attributionRetries {
-		delete(gv.attributionTries, k)
+		if gv.attributionTries[k] != 0 {
+			// Write-back waits until the record this evaluation writes is
+			// in (settleAttribution), since the user may make it a hotfix.
+			gv.attributionTries[k] = attributionSettling
+		}
 		return
+	}
+	if gv.attributionTries[k] < 0 {
+		gv.attributionTries[k] = 0 // a new unattributed change while settling
 	}
 	gv.attributionTries[k]++
 	gv.pending[k] = change{owner: owner}.merge(gv.pending[k])

@@ -23,6 +23,9 @@ const (
 	DriftResolvedEventReason = "DriftResolved"
 	// DriftDismissedEventReason is emitted when a record is dismissed.
 	DriftDismissedEventReason = "DriftDismissed"
+	// BranchDeletedEventReason is emitted when reflux deletes a branch
+	// whose pull request a reviewer closed without merging.
+	BranchDeletedEventReason = "BranchDeleted"
 	// CriticalPrefix starts the message of a critical drift event, so a
 	// notification-controller Alert can page on it with
 	// `inclusionList: ["^critical: "]`.
@@ -63,18 +66,35 @@ func driftEvent(rec EventRecorder, ks *kustomizev1.Kustomization, d *refluxv1.Dr
 	}
 	if m := d.Spec.LastModifier; m != nil {
 		who := m.Manager
-		if m.User != "" {
+		switch {
+		case m.User != "" && m.Manager != "":
 			who = m.User + " (" + m.Manager + ")"
+		case m.User != "":
+			who = m.User // a deletion has no field manager
 		}
 		meta[eventMetaKey("reflux-modifier")] = who
 	}
-	rec.AnnotatedEventf(ks, meta, eventType, reason, "%s%s %s/%s drifted from Git: %s",
-		prefix, d.Spec.Object.Kind, d.Spec.Object.Namespace, d.Spec.Object.Name, fieldSummary(d.Spec.Fields))
+	what := "drifted from Git"
+	if deleted(d.Spec.Fields) {
+		what = "was deleted live while the applied revision declares it; Flux recreates it at its next reconcile"
+	}
+	rec.AnnotatedEventf(ks, meta, eventType, reason, "%s%s %s/%s %s: %s",
+		prefix, d.Spec.Object.Kind, d.Spec.Object.Namespace, d.Spec.Object.Name, what, fieldSummary(d.Spec.Fields))
 }
 
 func hasAction(fields []refluxv1.DriftField, a refluxv1.Action) bool {
 	for _, f := range fields {
 		if f.Action == a {
+			return true
+		}
+	}
+	return false
+}
+
+// deleted reports whether the fields record the whole object deleted.
+func deleted(fields []refluxv1.DriftField) bool {
+	for _, f := range fields {
+		if f.Pointer == refluxv1.WholeObjectPointer && f.ChangeType == refluxv1.ChangeRemove {
 			return true
 		}
 	}
@@ -89,7 +109,11 @@ func fieldSummary(fields []refluxv1.DriftField) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(fields)-5))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s %s, %s)", f.Pointer, f.Severity, f.Action, f.ChangeType))
+		ptr := f.Pointer
+		if ptr == refluxv1.WholeObjectPointer {
+			ptr = "the whole object"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s %s, %s)", ptr, f.Severity, f.Action, f.ChangeType))
 	}
 	return strings.Join(parts, ", ")
 }

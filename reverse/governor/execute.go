@@ -30,6 +30,10 @@ type plan struct {
 	ks *kustomizev1.Kustomization
 	// seen is when the change reached the watch, for detection latency.
 	seen time.Time
+	// as is the identity the hold and release go out as: the governing
+	// Kustomization's (Governed.Identity); "" is reflux's own, also for a
+	// Kustomization no longer governed, whose holds reflux still lets go.
+	as string
 }
 
 // executor applies decisions. It is the only writer of Drift records, and
@@ -45,6 +49,9 @@ type executor struct {
 	now     func() time.Time
 	locks   *keyedMutex
 	sealer  *record.Sealer
+	// impersonation acts as a plan's identity; nil acts as reflux.
+	impersonation Impersonation
+	marker        Marker
 }
 
 // maxAttempts bounds how often a decision is re-made after a write lost a
@@ -99,8 +106,16 @@ func readRecord(ctx context.Context, r client.Reader, namespace, name string) (*
 	return rec, nil
 }
 
-// apply carries out one decision.
+// apply carries out one decision: the record and the hold, then the
+// manual-hotfix annotation an audit-derived hotfix asks for.
 func (x *executor) apply(ctx context.Context, p *plan, d decide.Decision) error {
+	if err := x.applyRecord(ctx, p, d); err != nil {
+		return err
+	}
+	return x.mark(ctx, p, d)
+}
+
+func (x *executor) applyRecord(ctx context.Context, p *plan, d decide.Decision) error {
 	switch d.Action {
 	case decide.Create, decide.Update, decide.Reopen:
 		return x.write(ctx, p, d)
@@ -108,6 +123,8 @@ func (x *executor) apply(ctx context.Context, p *plan, d decide.Decision) error 
 		return x.writeStatus(ctx, d.Record.DeepCopy(), d.Record.Status)
 	case decide.Resolve, decide.Dismiss:
 		return x.close(ctx, p, d)
+	case decide.Expire:
+		return x.expire(ctx, p, d)
 	case decide.Finalize:
 		if err := x.hold(ctx, p, d); err != nil {
 			return err
@@ -185,16 +202,23 @@ func (x *executor) writeStatus(ctx context.Context, rec *refluxv1.Drift, status 
 
 // hold applies the decision's hold or release.
 func (x *executor) hold(ctx context.Context, p *plan, d decide.Decision) error {
+	if d.Hold != decide.Hold && d.Hold != decide.Release {
+		return nil
+	}
+	holder, err := x.holderFor(p.as)
+	if err != nil {
+		return err
+	}
 	switch d.Hold {
 	case decide.Hold:
-		if err := x.holder.Hold(ctx, p.obj, p.name, d.HeldSince); err != nil {
+		if err := holder.Hold(ctx, p.obj, p.name, d.HeldSince); err != nil {
 			return err
 		}
 		if d.Action == decide.Keep {
 			x.log.Info("held before evaluation", "record", p.name, "object", p.obj.Kind+"/"+p.obj.Namespace+"/"+p.obj.Name, "why", d.Why)
 		}
 	case decide.Release:
-		if err := x.holder.Release(ctx, p.obj); err != nil {
+		if err := holder.Release(ctx, p.obj); err != nil {
 			return err
 		}
 		x.log.Info("hold released", "record", p.name, "object", p.obj.Kind+"/"+p.obj.Namespace+"/"+p.obj.Name, "why", d.Why)

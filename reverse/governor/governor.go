@@ -39,6 +39,9 @@ type Governed struct {
 	RepoURL string
 	// SubstituteFrom is the resolved postBuild substitution data.
 	SubstituteFrom []kustomize.SubstituteSource
+	// Identity is the user the Kustomization's dry runs, holds and
+	// releases go out as (reverse/tenancy.Identity); "" is reflux's own.
+	Identity string
 }
 
 // Key returns the Kustomization's key.
@@ -78,10 +81,16 @@ type Options struct {
 	Targets Targets
 	// Attributor names users from the audit log; nil skips attribution.
 	Attributor Attributor
+	// Marker annotates audit-derived manual hotfixes; nil leaves them
+	// unannotated (see intent.go).
+	Marker Marker
 	// Events records events on Kustomizations; nil records none.
 	Events EventRecorder
 	// Metrics takes the engine's measurements; nil takes none.
 	Metrics *Metrics
+	// Impersonation acts as a Kustomization's Identity; nil acts as
+	// reflux itself for every Kustomization.
+	Impersonation Impersonation
 	// InShard reports whether this reflux may act on records of a
 	// Kustomization it does not govern: one its --watch-label-selector
 	// selects, or one that is gone. Shards then never both act on one
@@ -171,10 +180,12 @@ func (k objKey) String() string {
 
 // Governor is the drift engine. Create it with New and run it with Start.
 type Governor struct {
-	opts    Options
-	exec    *executor
-	live    workqueue.TypedRateLimitingInterface[objKey]
-	resync  workqueue.TypedRateLimitingInterface[objKey]
+	opts   Options
+	exec   *executor
+	live   workqueue.TypedRateLimitingInterface[objKey]
+	resync workqueue.TypedRateLimitingInterface[objKey]
+	// expiry holds one timer per record with a limited hold (expiry.go).
+	expiry  workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	limiter *rate.Limiter
 	wb      *writebacks
 
@@ -200,13 +211,15 @@ func New(opts Options) (*Governor, error) {
 			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "reflux-live"}),
 		resync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objKey](),
 			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "reflux-resync"}),
+		expiry:           newExpiryQueue(),
 		entries:          map[types.NamespacedName]*entry{},
 		pending:          map[objKey]change{},
 		resyncItems:      map[objKey]change{},
 		attributionTries: map[objKey]int{},
 	}
 	gv.exec = &executor{client: opts.Client, fresh: opts.APIReader, holder: opts.Holder, events: opts.Events,
-		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex(), sealer: opts.Sealer}
+		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex(), sealer: opts.Sealer,
+		impersonation: opts.Impersonation, marker: opts.Marker}
 	gv.wb = newWritebacks(gv)
 	return gv, nil
 }
@@ -228,9 +241,11 @@ func (gv *Governor) Start(ctx context.Context) error {
 	gv.wb.start()
 	run(gv.opts.LiveWorkers, gv.processLive)
 	run(gv.opts.ResyncWorkers, gv.processResync)
+	run(1, gv.processExpiry)
 	<-ctx.Done()
 	gv.live.ShutDown()
 	gv.resync.ShutDown()
+	gv.expiry.ShutDown()
 	gv.wb.shutdown()
 	wg.Wait()
 	gv.wb.wait()

@@ -12,6 +12,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/observe"
 )
 
 // Detector finds the drift of a live object as Flux sees it
@@ -63,8 +64,20 @@ type Targets interface {
 // Attributor names the user behind a field manager's write to a live
 // object, from the audit log.
 type Attributor interface {
-	// User returns the user, or "" when not known (yet).
-	User(obj *unstructured.Unstructured, manager string, at time.Time) string
+	// User returns the user and its groups, or the zero Who when not
+	// known (yet).
+	User(obj *unstructured.Unstructured, manager string, at time.Time) observe.Who
+	// Deleter returns who deleted obj at about at, and false while the
+	// audit log has not delivered the deletion (yet).
+	Deleter(obj *unstructured.Unstructured, at time.Time) (Deleter, bool)
+}
+
+// Marker adds the manual-hotfix annotation to a live object whose hotfix
+// the audit log declared, under reflux's field manager.
+type Marker interface {
+	Mark(ctx context.Context, obj refluxv1.ObjectRef, annotations map[string]string) error
+	// Unmark removes the annotations again, when the record closes.
+	Unmark(ctx context.Context, obj refluxv1.ObjectRef, keys []string) error
 }
 
 // EventRecorder is what reflux needs of Flux's events recorder

@@ -39,6 +39,9 @@ type change struct {
 	reverted bool
 	// held is true once the object was held before evaluation.
 	held bool
+	// deleted is the object as last seen when a watch saw it deleted: a
+	// deletion is drift when the applied revision still declares it.
+	deleted *unstructured.Unstructured
 }
 
 // merge folds an earlier change of the same object into c.
@@ -56,6 +59,9 @@ func (c change) merge(earlier change) change {
 	out.benign = c.benign && earlier.benign
 	out.reverted = c.reverted || earlier.reverted
 	out.held = c.held || earlier.held
+	if out.deleted == nil {
+		out.deleted = earlier.deleted
+	}
 	return out
 }
 
@@ -98,11 +104,16 @@ func (gv *Governor) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstruct
 	gv.enqueue(keyOf(gvk, cur), c)
 }
 
-// OnLiveDelete is the live watches' delete handler: a record of a deleted
+// OnLiveDelete is the live watches' delete handler. A deletion is queued
+// like any change: it may be drift (see deletion), and a record of the
 // object may have a finalizer to let go of.
 func (gv *Governor) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.Unstructured) {
 	owner := ownerOf(last)
-	gv.enqueue(keyOf(gvk, last), change{owner: owner, obj: objectRef(gvk, last)})
+	if !gv.governs(owner) {
+		gv.enqueue(keyOf(gvk, last), change{owner: owner, obj: objectRef(gvk, last)})
+		return
+	}
+	gv.enqueue(keyOf(gvk, last), change{owner: owner, obj: objectRef(gvk, last), seen: gv.now(), deleted: last})
 }
 
 // OnRecord is called for every change of a Drift record: a user may have
@@ -162,11 +173,16 @@ func (gv *Governor) processLive(ctx context.Context) bool {
 	defer gv.live.Done(k)
 	c := gv.take(k)
 	if err := gv.handle(ctx, k, c, false); err != nil {
+		if gv.deny(c.owner, k, c, err) {
+			gv.live.Forget(k)
+			return true
+		}
 		gv.opts.Log.Error(err, "evaluating live change", "object", k.String())
 		gv.restore(k, c)
 		gv.live.AddRateLimited(k)
 		return true
 	}
+	gv.allow(c.owner, k)
 	gv.live.Forget(k)
 	return true
 }

@@ -38,6 +38,9 @@ type Metrics struct {
 	WriteBackDuration prometheus.Histogram
 	PendingBranches   *prometheus.GaugeVec
 	PullRequests      *prometheus.GaugeVec
+	// HoldExpired counts records whose hold reached its maximum age
+	// (see metrics_expiry.go).
+	HoldExpired *prometheus.GaugeVec
 
 	// teamLabel is the Kustomization label whose value is the team label.
 	teamLabel string
@@ -113,6 +116,7 @@ func NewMetrics(opts ...MetricsOption) (*Metrics, error) {
 			Name: "reflux_pull_requests",
 			Help: "Pull requests of reflux's branches by state (open, merged, closed) as of the Kustomization's last branch check.",
 		}, append(ks, "state")),
+		HoldExpired: newHoldExpired(),
 	}
 	for _, o := range opts {
 		o(m)
@@ -128,7 +132,7 @@ func NewMetrics(opts ...MetricsOption) (*Metrics, error) {
 // Collectors returns every collector, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Fields, m.FirstSeen, m.Held, m.Detections, m.Hotfixes, m.Latency, m.Parked, m.DryRuns,
-		m.RenderDuration, m.RenderBuilds, m.BuildsPerRevision, m.WriteBacks, m.WriteBackDuration, m.PendingBranches, m.PullRequests}
+		m.RenderDuration, m.RenderBuilds, m.BuildsPerRevision, m.WriteBacks, m.WriteBackDuration, m.PendingBranches, m.PullRequests, m.HoldExpired}
 }
 
 // TeamOf is the team of a Kustomization with labels: the value of its
@@ -245,7 +249,7 @@ func (m *Metrics) forget(ks types.NamespacedName) {
 		return
 	}
 	match := prometheus.Labels{"namespace": ks.Namespace, "kustomization": ks.Name}
-	for _, v := range []*prometheus.GaugeVec{m.Fields, m.FirstSeen, m.Held, m.Parked, m.BuildsPerRevision, m.PendingBranches, m.PullRequests} {
+	for _, v := range []*prometheus.GaugeVec{m.Fields, m.FirstSeen, m.Held, m.Parked, m.BuildsPerRevision, m.PendingBranches, m.PullRequests, m.HoldExpired} {
 		v.DeletePartialMatch(match)
 	}
 	m.RenderBuilds.DeletePartialMatch(match)

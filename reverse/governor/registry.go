@@ -32,6 +32,9 @@ type entry struct {
 	resyncAt    time.Time
 	outstanding map[objKey]bool
 	wb          wbState
+	// denied are changes kept because the Kustomization's identity lacks
+	// a permission (tenancy.go).
+	denied map[objKey]denial
 }
 
 // snapshot is what a worker needs of an entry, read once.
@@ -58,6 +61,9 @@ type Status struct {
 	Unchecked int
 	// WriteBack is the last write-back's outcome, if one ran.
 	WriteBack *WriteBackStatus
+	// Denied are the changes kept because the Kustomization's identity
+	// lacks a permission, by object.
+	Denied []Denial
 }
 
 // RollingOut reports whether Flux is applying something reflux has not
@@ -137,6 +143,7 @@ func (gv *Governor) statusLocked(e *entry) Status {
 		c := *w
 		s.WriteBack = &c
 	}
+	s.Denied = e.denials()
 	return s
 }
 
@@ -171,6 +178,11 @@ func (gv *Governor) Forget(ctx context.Context, id types.NamespacedName) {
 	if e == nil {
 		return
 	}
+	holder, err := gv.exec.holderFor(e.gov.Identity)
+	if err != nil {
+		gv.opts.Log.Error(err, "releasing holds taken before evaluation", "kustomization", id.String())
+		return
+	}
 	for k, c := range e.parked {
 		if !c.held {
 			continue
@@ -181,7 +193,7 @@ func (gv *Governor) Forget(ctx context.Context, id types.NamespacedName) {
 		if err := gv.opts.Client.Get(ctx, types.NamespacedName{Namespace: id.Namespace, Name: name}, rec); err == nil {
 			continue // a record owns the hold now
 		}
-		if err := gv.opts.Holder.Release(ctx, obj); err != nil {
+		if err := holder.Release(ctx, obj); err != nil {
 			gv.opts.Log.Error(err, "releasing a hold taken before evaluation", "object", k.String())
 		}
 	}

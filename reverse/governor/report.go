@@ -112,3 +112,21 @@ func (gv *Governor) writeBackEvents(snap snapshot, results []reverse.BranchResul
 		gv.opts.Events.AnnotatedEventf(snap.gov.Kustomization, meta, eventType, p.Outcome, "%s", msg)
 	}
 }
+
+// deletedBranchEvents says which branches reflux deleted because their
+// pull request was closed unmerged, so the next drift's new pull request
+// is no surprise.
+func (gv *Governor) deletedBranchEvents(snap snapshot, deleted []reverse.BranchResult) {
+	if gv.opts.Events == nil {
+		return
+	}
+	for _, p := range deleted {
+		meta := map[string]string{eventMetaKey("revision"): snap.gov.Kustomization.Status.LastAppliedRevision,
+			eventMetaKey("reflux-branch"): p.Branch, eventMetaKey("reflux-commit"): p.Commit}
+		if p.PullRequest != "" {
+			meta[eventMetaKey("reflux-pull-request")] = p.PullRequest
+		}
+		gv.opts.Events.AnnotatedEventf(snap.gov.Kustomization, meta, corev1.EventTypeNormal, BranchDeletedEventReason,
+			"branch %s deleted: pull request %s was closed without merging", p.Branch, p.PullRequest)
+	}
+}

@@ -62,10 +62,16 @@ func (gv *Governor) processResync(ctx context.Context) bool {
 		return true
 	}
 	if err := gv.handle(ctx, k, c, true); err != nil {
+		if gv.deny(c.owner, k, c, err) {
+			gv.resync.Forget(k)
+			gv.resyncDone(c.owner, k)
+			return true
+		}
 		gv.opts.Log.Error(err, "resyncing live object", "object", k.String())
 		gv.resync.AddRateLimited(k)
 		return true
 	}
+	gv.allow(c.owner, k)
 	gv.resync.Forget(k)
 	gv.resyncDone(c.owner, k)
 	return true

@@ -247,7 +247,7 @@ func (gv *Governor) writeBack(ctx context.Context, id types.NamespacedName) erro
 		st = e.wb
 	}
 	gv.mu.Unlock()
-	list.Items = gv.Sealed(list.Items)
+	list.Items = gv.attributed(id, gv.Sealed(list.Items))
 	in := dueOf(snap.gov, list.Items, start)
 	write, check := due(st, in)
 	if !write && !check {
@@ -301,6 +301,7 @@ func (gv *Governor) checkBranches(ctx context.Context, snap snapshot, set *rever
 	}
 	gv.opts.Metrics.setPending(snap.gov.Key(), len(bc.Pending))
 	gv.opts.Metrics.setPullRequests(snap.gov.Key(), bc)
+	gv.deletedBranchEvents(snap, bc.DeletedClosed)
 	closed := map[string]bool{}
 	for _, name := range bc.Closed {
 		closed[name] = true

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
@@ -58,11 +59,23 @@ func parentPointer(ptr string) string {
 	return ptr[:i]
 }
 
+// Hold is whether an object's fields ask for a hold, and for how long.
+type Hold struct {
+	// Hold is true when a field's rule (or a declared manual hotfix) holds
+	// it and Flux would revert it.
+	Hold bool
+	// For bounds the hold; 0 is no limit. A manual hotfix is bounded by
+	// the policy's manualHotfix.maxAge; otherwise the shortest holdFor of
+	// the rules that hold a field bounds it, so that no rule's hold stands
+	// longer than that rule allows. Rules without holdFor do not bound it.
+	For time.Duration
+}
+
 // Classify decides action, severity and rule for each field of an object
 // of kind, in place. It returns whether any field asks for a hold: a rule
 // (or a declared manual hotfix) holds it, and Flux would revert it.
-func Classify(c *classify.Classifier, kind string, fields []refluxv1.DriftField, hotfix bool) bool {
-	hold := false
+func Classify(c *classify.Classifier, kind string, fields []refluxv1.DriftField, hotfix bool) Hold {
+	var out Hold
 	for i := range fields {
 		f := &fields[i]
 		file := ""
@@ -78,14 +91,17 @@ func Classify(c *classify.Classifier, kind string, fields []refluxv1.DriftField,
 			// A declared manual hotfix is logged and held (unless the
 			// policy never holds), never written.
 			f.Action, f.Rule = refluxv1.IgnoreAction, "manual-hotfix"
-			d.Hold = c.MayHold()
+			d.Hold, d.HoldFor = c.MayHold(), c.HotfixMaxAge()
 		}
 		// Holding only matters where Flux would undo the change.
 		if d.Hold && f.FluxReverts {
-			hold = true
+			out.Hold = true
+			if d.HoldFor > 0 && (out.For == 0 || d.HoldFor < out.For) {
+				out.For = d.HoldFor
+			}
 		}
 	}
-	return hold
+	return out
 }
 
 func decode(s string) any {

@@ -13,9 +13,16 @@ import (
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
+// Who is the audited writer of a change: the user and its groups, as the
+// audit event names them. The zero value is unknown.
+type Who struct {
+	User   string
+	Groups []string
+}
+
 // Attributor names the user behind a field manager's write at a time, from
-// the audit log; "" when unknown.
-type Attributor func(manager string, at time.Time) string
+// the audit log; the zero Who when unknown (yet).
+type Attributor func(manager string, at time.Time) Who
 
 // Input is one evaluated live object.
 type Input struct {
@@ -44,6 +51,8 @@ type Result struct {
 	Observation record.Observation
 	// Hold is true when some field's rule holds it and Flux would revert it.
 	Hold bool
+	// HoldFor bounds the hold; 0 is no limit (see Hold.For).
+	HoldFor time.Duration
 }
 
 // Observe classifies the drift of one object.
@@ -54,19 +63,30 @@ func Observe(in Input) Result {
 		fields[i].Origin = Origin(in.Index, ref, fields[i].Pointer)
 		attribute(in.Attribute, in.Now, &fields[i])
 	}
-	hotfix := in.Classifier.IsManualHotfix(in.Live.GetAnnotations())
+	annotated := in.Classifier.IsManualHotfix(in.Live.GetAnnotations())
+	intent := AuditIntent(in.Classifier, fields)
+	hotfix := annotated || intent != nil
 	hold := Classify(in.Classifier, in.Desired.GetKind(), fields, hotfix)
+	obs := record.Observation{
+		Kustomization: in.Kustomization,
+		Policy:        in.Policy,
+		Object:        ObjectRef(in.Live),
+		Revision:      in.Revision,
+		Fields:        fields,
+		ManualHotfix:  hotfix,
+		HotfixBy:      intent,
+		Now:           in.Now,
+	}
+	if intent != nil && !annotated {
+		// Declared by the audit log: the object gets the annotation too,
+		// so the hotfix is visible where people look.
+		k, v := in.Classifier.HotfixAnnotation()
+		obs.Mark = map[string]string{k: v}
+	}
 	return Result{
-		Observation: record.Observation{
-			Kustomization: in.Kustomization,
-			Policy:        in.Policy,
-			Object:        ObjectRef(in.Live),
-			Revision:      in.Revision,
-			Fields:        fields,
-			ManualHotfix:  hotfix,
-			Now:           in.Now,
-		},
-		Hold: hold,
+		Observation: obs,
+		Hold:        hold.Hold,
+		HoldFor:     hold.For,
 	}
 }
 
@@ -87,9 +107,27 @@ func attribute(names Attributor, now time.Time, f *refluxv1.DriftField) {
 	if f.Modifier.Time != nil {
 		at = f.Modifier.Time.Time
 	}
-	if user := names(f.Modifier.Manager, at); user != "" {
-		f.Modifier.User = user
+	if who := names(f.Modifier.Manager, at); who.User != "" {
+		f.Modifier.User, f.Modifier.Groups = who.User, who.Groups
 	}
+}
+
+// AuditIntent returns the audit event that declares the drift a manual
+// hotfix: the first field (in pointer order) whose audited writer is in
+// the policy's manualHotfix.fromUsers or fromGroups. Nil when none is, or
+// no writer is known yet.
+func AuditIntent(c *classify.Classifier, fields []refluxv1.DriftField) *refluxv1.HotfixIntent {
+	for _, f := range fields {
+		m := f.Modifier
+		if m == nil {
+			continue
+		}
+		if matched, ok := c.HotfixFrom(m.User, m.Groups); ok {
+			return &refluxv1.HotfixIntent{User: m.User, Groups: append([]string(nil), m.Groups...), Matched: matched,
+				Manager: m.Manager}
+		}
+	}
+	return nil
 }
 
 // renderedFields returns the detector's fields with pointers into the

@@ -115,7 +115,7 @@ func TestClassify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			fields := []refluxv1.DriftField{tt.field}
-			g.Expect(Classify(c, tt.kind, fields, tt.hotfix)).To(Equal(tt.wantHold))
+			g.Expect(Classify(c, tt.kind, fields, tt.hotfix).Hold).To(Equal(tt.wantHold))
 			g.Expect(fields[0].Action).To(Equal(tt.want.Action))
 			g.Expect(fields[0].Severity).To(Equal(tt.want.Severity))
 			g.Expect(fields[0].Rule).To(Equal(tt.want.Rule))
@@ -134,7 +134,7 @@ func TestClassifyHoldNever(t *testing.T) {
 	for _, hotfix := range []bool{false, true} {
 		g := NewWithT(t)
 		fields := []refluxv1.DriftField{{Pointer: "/data/NEW", ChangeType: refluxv1.ChangeAdd, LiveValue: `"x"`, FluxReverts: true}}
-		g.Expect(Classify(c, "ConfigMap", fields, hotfix)).To(BeFalse(), "hotfix %v", hotfix)
+		g.Expect(Classify(c, "ConfigMap", fields, hotfix).Hold).To(BeFalse(), "hotfix %v", hotfix)
 		if hotfix {
 			g.Expect(fields[0].Action).To(Equal(refluxv1.IgnoreAction))
 			g.Expect(fields[0].Rule).To(Equal("manual-hotfix"))
@@ -163,9 +163,9 @@ func TestObserve(t *testing.T) {
 		Kustomization: refluxv1.KustomizationRef{Namespace: "flux-system", Name: "podinfo"}, Policy: "apps",
 		Revision: "main@sha1:abc", Live: live, Desired: want, Result: res, Index: idx,
 		Classifier: classifier(t), Now: now,
-		Attribute: func(manager string, when time.Time) string {
+		Attribute: func(manager string, when time.Time) Who {
 			asked = append(asked, manager+"@"+when.Format(time.RFC3339))
-			return "oncall@example.com"
+			return Who{User: "oncall@example.com", Groups: []string{"oncall"}}
 		},
 	})
 	g.Expect(got.Hold).To(BeTrue(), "a declared hotfix is held")
@@ -178,6 +178,7 @@ func TestObserve(t *testing.T) {
 	f := obs.Fields[0]
 	g.Expect(f.Origin).To(Equal(&refluxv1.FieldOrigin{File: "base/flags.yaml", Kind: "resource"}))
 	g.Expect(f.Modifier.User).To(Equal("oncall@example.com"))
+	g.Expect(f.Modifier.Groups).To(Equal([]string{"oncall"}))
 	g.Expect(asked).To(Equal([]string{"kubectl-edit@2026-12-01T02:00:00Z"}), "attributed at the write's own time")
 	g.Expect(f.Action).To(Equal(refluxv1.IgnoreAction))
 }

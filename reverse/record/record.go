@@ -64,6 +64,13 @@ type Observation struct {
 	// Fields are the drifted fields, already classified.
 	Fields       []refluxv1.DriftField
 	ManualHotfix bool
+	// HotfixBy is the audit event that declared the hotfix, when the
+	// policy's fromUsers or fromGroups did.
+	HotfixBy *refluxv1.HotfixIntent
+	// Mark is the manual-hotfix annotation to add to the live object, when
+	// the audit log declared the hotfix and the object lacks it. It is not
+	// part of the record.
+	Mark map[string]string
 	// Now is when the observation was made.
 	Now time.Time
 }
@@ -112,6 +119,19 @@ func Merge(existing *refluxv1.Drift, obs Observation) *refluxv1.Drift {
 	out.Spec.Revision = obs.Revision
 	out.Spec.Fields = fields
 	out.Spec.ManualHotfix = obs.ManualHotfix
+	switch {
+	case !obs.ManualHotfix:
+		out.Spec.ManualHotfixBy = nil
+	case obs.HotfixBy != nil:
+		by := obs.HotfixBy.DeepCopy()
+		if existing != nil && existing.Spec.ManualHotfixBy != nil && by.MarkedKey == "" {
+			by.MarkedKey = existing.Spec.ManualHotfixBy.MarkedKey
+		}
+		out.Spec.ManualHotfixBy = by
+	}
+	// Otherwise the intent the audit log declared earlier stays: once
+	// reflux has marked the object, the annotation carries the hotfix,
+	// and the audit store forgets the write after its TTL.
 	out.Spec.LastSeen = now
 	out.Spec.LastModifier = lastModifier(fields)
 	return out
@@ -144,11 +164,11 @@ func Summary(fields []refluxv1.DriftField) (refluxv1.Action, refluxv1.Severity) 
 	return action, severity
 }
 
-// IsOpen reports whether a record still asks for attention: not resolved
-// and not dismissed.
+// IsOpen reports whether a record still asks for attention: not resolved,
+// not dismissed, and not released because its hold expired.
 func IsOpen(d *refluxv1.Drift) bool {
 	switch d.Status.State {
-	case refluxv1.DriftResolved, refluxv1.DriftDismissed:
+	case refluxv1.DriftResolved, refluxv1.DriftDismissed, refluxv1.DriftExpired:
 		return false
 	}
 	return d.Annotations[refluxv1.DismissAnnotation] != "true"

@@ -95,7 +95,7 @@ func TestIsOpen(t *testing.T) {
 	d.Annotations = map[string]string{refluxv1.DismissAnnotation: "true"}
 	g.Expect(IsOpen(d)).To(BeFalse())
 	d.Annotations = nil
-	for _, s := range []refluxv1.DriftState{refluxv1.DriftResolved, refluxv1.DriftDismissed} {
+	for _, s := range []refluxv1.DriftState{refluxv1.DriftResolved, refluxv1.DriftDismissed, refluxv1.DriftExpired} {
 		d.Status.State = s
 		g.Expect(IsOpen(d)).To(BeFalse())
 	}

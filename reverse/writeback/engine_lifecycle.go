@@ -81,6 +81,42 @@ func (e *Engine) ListBranches(ctx context.Context, repo Repo, prefix, source str
 // branch. A branch that is already gone is not an error; one that is not
 // merged yields ErrNotMerged, and one outside prefix a branch sentinel.
 func (e *Engine) DeleteMerged(ctx context.Context, repo Repo, prefix, source, name string) error {
+	return e.deleteBranch(ctx, repo, prefix, source, name, func(c repository.Client, ref git.Ref) error {
+		src, err := sourceHead(c, source)
+		if err != nil {
+			return err
+		}
+		by, err := mergedBy(c, ref.Hash, src)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrGit, err)
+		}
+		if by == NotMerged {
+			return fmt.Errorf("%w: %s into %s", ErrNotMerged, name, source)
+		}
+		return nil
+	})
+}
+
+// DeleteClosed deletes a reflux branch whose pull request a reviewer
+// decided: closed without merging, so that the next drift of its
+// Kustomization starts a fresh branch and pull request instead of landing
+// on a decided one, or merged by the forge (a squash or rebase merge that
+// Git does not see) and left in place. Only the commit the reviewer
+// decided on is deleted: a branch that moved since yields ErrMoved, and
+// one already gone is not an error.
+func (e *Engine) DeleteClosed(ctx context.Context, repo Repo, prefix, source, name, commit string) error {
+	return e.deleteBranch(ctx, repo, prefix, source, name, func(_ repository.Client, ref git.Ref) error {
+		if ref.Hash != commit {
+			return fmt.Errorf("%w: %s is at %.12s, not %.12s", ErrMoved, name, ref.Hash, commit)
+		}
+		return nil
+	})
+}
+
+// deleteBranch deletes the reflux branch name once may agrees, leased on
+// the head may saw.
+func (e *Engine) deleteBranch(ctx context.Context, repo Repo, prefix, source, name string,
+	may func(repository.Client, git.Ref) error) error {
 	if err := branch.Check(prefix, source, name); err != nil {
 		return err
 	}
@@ -89,10 +125,6 @@ func (e *Engine) DeleteMerged(ctx context.Context, repo Repo, prefix, source, na
 		return err
 	}
 	defer unlock()
-	src, err := sourceHead(c, source)
-	if err != nil {
-		return err
-	}
 	ref, err := c.Branch(name)
 	if errors.Is(err, git.ErrBranchNotFound) {
 		return nil
@@ -100,12 +132,8 @@ func (e *Engine) DeleteMerged(ctx context.Context, repo Repo, prefix, source, na
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrGit, err)
 	}
-	by, err := mergedBy(c, ref.Hash, src)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrGit, err)
-	}
-	if by == NotMerged {
-		return fmt.Errorf("%w: %s into %s", ErrNotMerged, name, source)
+	if err := may(c, ref); err != nil {
+		return err
 	}
 	// The lease makes this a no-op failure if someone pushed since.
 	if err := c.Delete(ctx, name, ref.Hash); err != nil {

@@ -13,6 +13,9 @@ var (
 	// ErrNotMerged is returned when deleting a branch whose change is not
 	// in the source branch yet.
 	ErrNotMerged = errors.New("branch is not merged")
+	// ErrMoved is returned when deleting a branch whose head is no longer
+	// the commit the caller decided on: someone pushed since.
+	ErrMoved = errors.New("branch moved")
 	// ErrPropose is returned when the Proposer failed after a push.
 	ErrPropose = errors.New("proposing the change failed")
 )

@@ -73,3 +73,24 @@ func mergeAndKeep(t *testing.T, f *fixture, branch string) {
 	gitserver.Git(t, dir, "-c", "user.name=Rita", "-c", "user.email=rita@example.com", "merge", "-q", "--no-ff", "origin/"+branch)
 	gitserver.Git(t, dir, "push", "-q", "origin", "HEAD:main")
 }
+
+// TestDeleteClosed deletes a branch whose pull request was closed
+// unmerged, but only at the commit the reviewer decided on.
+func TestDeleteClosed(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, gitserver.StartHTTP)
+	req := f.request(fp1, setReplicas(5))
+	repo := Repo{URL: req.RepoURL, Auth: req.Auth}
+	closed := f.run(req)
+
+	g.Expect(f.eng.DeleteClosed(ctx, repo, "reflux/", "main", closed.Branch, "0123456789abcdef0123456789abcdef01234567")).
+		To(MatchError(ErrMoved), "a head the reviewer never saw stays")
+	g.Expect(f.srv.Head(t, repoName, closed.Branch)).To(Equal(closed.Commit))
+
+	g.Expect(f.eng.DeleteClosed(ctx, repo, "reflux/", "main", closed.Branch, closed.Commit)).To(Succeed())
+	g.Expect(f.srv.Head(t, repoName, closed.Branch)).To(BeEmpty())
+	g.Expect(f.eng.DeleteClosed(ctx, repo, "reflux/", "main", closed.Branch, closed.Commit)).To(Succeed(), "already gone")
+	g.Expect(f.eng.DeleteClosed(ctx, repo, "reflux/", "main", "main", closed.Commit)).To(MatchError(branch.ErrSourceBranch))
+	g.Expect(f.srv.Head(t, repoName, "main")).ToNot(BeEmpty())
+}

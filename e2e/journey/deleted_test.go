@@ -1,0 +1,102 @@
+package journey
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// settingsYAML declares the ConfigMap the deletion journey deletes; its
+// name is on line 5.
+const settingsYAML = "# Settings the payments API reads at start.\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  MODE: live\n"
+
+// TestDeletedObjectIsRecordedAndFluxRecreatesIt (issue 11 §5): a
+// `kubectl delete` of an object Flux applied is drift of the whole object:
+// a record with change type Remove at the document that declares it, the
+// user who deleted it from the audit log, a high Alert and a Warning
+// event, and no hold. Flux recreates the object at its next reconcile and
+// the record stays open as evidence. An object Flux prunes because Git
+// dropped it is not drift.
+func TestDeletedObjectIsRecordedAndFluxRecreatesIt(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	files := map[string]string{
+		"kustomization.yaml": kustomizationYAML + "  - settings.yaml\n  - legacy.yaml\n",
+		"settings.yaml":      settingsYAML,
+		"legacy.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: legacy\ndata:\n  OLD: \"1\"\n",
+	}
+	f := newFixture(t, "deleted", fixtureOptions{files: files})
+	ks := f.only()
+	before := f.get(g, "settings", &corev1.ConfigMap{})
+
+	_, err := env.KubectlAs(ctx, alice, "-n", f.name, "delete", "configmap/settings")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	rec := f.waitRecord(g, "ConfigMap", "settings", func(d *refluxv1.Drift) error {
+		fl, err := field(d, refluxv1.WholeObjectPointer)
+		if err != nil {
+			return err
+		}
+		if fl.Modifier == nil || fl.Modifier.User == "" {
+			return fmt.Errorf("record %s has no deleting user yet", d.Name)
+		}
+		return nil
+	})
+	g.Expect(rec.Spec.Fields).To(HaveLen(1))
+	fl := rec.Spec.Fields[0]
+	g.Expect(fl.ChangeType).To(Equal(refluxv1.ChangeRemove))
+	g.Expect(fl.Action).To(Equal(refluxv1.AlertAction))
+	g.Expect(fl.Severity).To(Equal(refluxv1.SeverityHigh))
+	g.Expect(fl.Rule).To(Equal("default:object-deleted"))
+	g.Expect(fl.Modifier.User).To(Equal(aliceName))
+	g.Expect(fl.Modifier.Operation).To(Equal("Delete"))
+	g.Expect(fl.Origin).NotTo(BeNil())
+	g.Expect(fl.Origin.File).To(Equal("settings.yaml"))
+	g.Expect(fl.Origin.Line).To(BeEquivalentTo(5), "the document's name line")
+	g.Expect(rec.Spec.Object.UID).To(Equal(string(before.GetUID())))
+	g.Expect(rec.Status.State).To(Equal(refluxv1.DriftDetected), "nothing is left to hold")
+	g.Expect(rec.Status.HeldSince).To(BeNil())
+	g.Expect(rec.Status.Severity).To(Equal(refluxv1.SeverityHigh))
+
+	ev := f.event(g, "DriftDetected", "settings was deleted live")
+	g.Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
+	g.Eventually(func() string { return f.condition(g, ks.Name, refluxv1.DriftedCondition) }, timeout, interval).
+		Should(HavePrefix("True/"))
+
+	// Flux recreates it; the record stays open as the evidence.
+	f.reconcile(g, ks.Name)
+	again := f.get(g, "settings", &corev1.ConfigMap{}).(*corev1.ConfigMap)
+	g.Expect(again.GetUID()).NotTo(Equal(before.GetUID()))
+	g.Expect(again.Data).To(HaveKeyWithValue("MODE", "live"))
+	g.Expect(isHeld(again)).To(BeFalse())
+	g.Consistently(func() refluxv1.DriftState {
+		recs := f.records(g, "ConfigMap", "settings")
+		if len(recs) != 1 {
+			return "missing"
+		}
+		return recs[0].Status.State
+	}, 3*time.Second, 300*time.Millisecond).Should(Equal(refluxv1.DriftDetected))
+
+	// Git drops legacy.yaml: Flux prunes the ConfigMap, which is no drift.
+	delete(files, "legacy.yaml")
+	files["kustomization.yaml"] = kustomizationYAML + "  - settings.yaml\n"
+	_, err = env.Git.PushDir(ctx, f.repo, tree(t, fixtureOptions{files: files}))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Reconcile(ctx, f.src)).To(Succeed())
+	f.reconcile(g, ks.Name)
+	g.Eventually(func() bool {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.name, Name: "legacy"}, &corev1.ConfigMap{})
+		return apierrors.IsNotFound(err)
+	}, timeout, interval).Should(BeTrue(), "Flux pruned legacy")
+	g.Consistently(func() int { return len(f.records(g, "ConfigMap", "legacy")) },
+		5*time.Second, 300*time.Millisecond).Should(BeZero(), "a prune is not drift")
+}

@@ -1,0 +1,120 @@
+package decide
+
+import (
+	"fmt"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// expiresAt is when a record's hold reaches its maximum age: its
+// heldSince plus the limit the policy sets (issue 11, "break-glass
+// expiry"). The age counts from the hold, not from the first sighting,
+// because the hold is what keeps Git's value out of the cluster: a drift
+// recorded unheld and held later gets the whole limit. A record without a
+// limited hold loses its HoldExpired condition with its expiry.
+func expiresAt(s refluxv1.DriftStatus, hold bool, holdFor time.Duration) (*metav1.Time, []metav1.Condition) {
+	if !hold || holdFor <= 0 || s.HeldSince == nil {
+		conds := append([]metav1.Condition(nil), s.Conditions...)
+		apimeta.RemoveStatusCondition(&conds, refluxv1.HoldExpiredCondition)
+		if len(conds) == 0 {
+			conds = nil
+		}
+		return nil, conds
+	}
+	at := metav1.NewTime(s.HeldSince.Add(holdFor))
+	return &at, s.Conditions
+}
+
+// ExpiryInput is what the expiry decision needs of one record.
+type ExpiryInput struct {
+	// Record is the record; nil when there is none.
+	Record *refluxv1.Drift
+	// OnExpiry is the policy's spec.manualHotfix.onExpiry; "" is Alert.
+	OnExpiry refluxv1.ExpiryAction
+	// LiveExists is false when the object is gone: nothing for Flux to
+	// restore, so no reconcile is requested.
+	LiveExists bool
+	// Now is the decision's time.
+	Now time.Time
+}
+
+// Expiry decides for a record whose hold may have reached its maximum age
+// (status.holdExpiresAt):
+//
+//	hold              HoldExpired    onExpiry   decision
+//	not yet expired   none           any        nothing
+//	not yet expired   True           any        SetStatus: drop it (the limit moved later)
+//	no limit any more True           any        SetStatus: drop it
+//	expired           none           Alert      Expire: HoldExpired=True (HoldKept), page, keep holding
+//	expired           True           Alert      nothing: paged once
+//	expired           any            Release    Expire: state Expired, HoldExpired=True (HoldReleased),
+//	                                            page, release, ask Flux to reconcile
+//
+// A closed record (or one being dismissed) has nothing left to expire.
+func Expiry(in ExpiryInput) Decision {
+	rec := in.Record
+	if rec == nil || !record.IsOpen(rec) || DismissRequested(rec) {
+		return Decision{Why: "no open record"}
+	}
+	cond := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.HoldExpiredCondition)
+	exp := rec.Status.HoldExpiresAt
+	if exp == nil || rec.Status.HeldSince == nil || in.Now.Before(exp.Time) {
+		if cond == nil {
+			return Decision{Why: "the hold has not reached its maximum age"}
+		}
+		next := rec.DeepCopy()
+		apimeta.RemoveStatusCondition(&next.Status.Conditions, refluxv1.HoldExpiredCondition)
+		return Decision{Action: SetStatus, Record: next, Why: "the hold's maximum age moved later, or went"}
+	}
+	release := in.OnExpiry == refluxv1.ExpiryRelease
+	if !release && cond != nil && cond.Status == metav1.ConditionTrue {
+		return Decision{Why: "expired, kept held and already paged"}
+	}
+	next := rec.DeepCopy()
+	c := metav1.Condition{Type: refluxv1.HoldExpiredCondition, Status: metav1.ConditionTrue,
+		ObservedGeneration: rec.Generation, LastTransitionTime: metav1.NewTime(in.Now)}
+	since := rec.Status.HeldSince.UTC().Format(time.RFC3339)
+	d := Decision{Action: Expire, Record: next, Expired: true}
+	if release {
+		c.Reason = refluxv1.HoldReleasedReason
+		c.Message = fmt.Sprintf("held since %s, past its maximum age at %s: released so that Flux restores Git (onExpiry: Release)",
+			since, exp.UTC().Format(time.RFC3339))
+		next.Status.State, next.Status.HeldSince = refluxv1.DriftExpired, nil
+		d.Hold, d.RequestReconcile, d.Why = Release, in.LiveExists, "the hold expired: released"
+		d.Unmark = Marked(rec)
+	} else {
+		c.Reason = refluxv1.HoldKeptReason
+		c.Message = fmt.Sprintf("held since %s, past its maximum age at %s: kept held until a person decides (onExpiry: Alert)",
+			since, exp.UTC().Format(time.RFC3339))
+		d.Why = "the hold expired: kept, paged"
+	}
+	apimeta.SetStatusCondition(&next.Status.Conditions, c)
+	return d
+}
+
+// ExpiryDue says whether the expiry decision has anything to do for a
+// record, and after how long: the time left to its expiry, or 0 when it
+// is due now. It lets the engine arm one timer per record instead of
+// looking at every record on a schedule.
+func ExpiryDue(rec *refluxv1.Drift, now time.Time) (time.Duration, bool) {
+	if rec == nil || !record.IsOpen(rec) || DismissRequested(rec) {
+		return 0, false
+	}
+	cond := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.HoldExpiredCondition)
+	exp := rec.Status.HoldExpiresAt
+	switch {
+	case exp == nil || rec.Status.HeldSince == nil:
+		return 0, cond != nil
+	case cond != nil && cond.Status == metav1.ConditionTrue:
+		// Paged already; only a limit moved later has anything to undo.
+		return 0, now.Before(exp.Time)
+	case now.Before(exp.Time):
+		return exp.Sub(now), true
+	}
+	return 0, true
+}

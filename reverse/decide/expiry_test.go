@@ -1,0 +1,160 @@
+package decide
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// limited is an open record held at t0 whose hold expires after limit.
+func limited(limit time.Duration) *refluxv1.Drift {
+	d := Decide(Input{Name: name, Live: Live{Exists: true}, Evaluated: true, Observation: observed(t0, flag(`"true"`)),
+		WantHold: true, HoldFor: limit, Now: t0})
+	return d.Record
+}
+
+func expiredCond(d *refluxv1.Drift) *metav1.Condition {
+	return apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.HoldExpiredCondition)
+}
+
+func withExpired(d *refluxv1.Drift, reason string) *refluxv1.Drift {
+	return with(d, func(d *refluxv1.Drift) {
+		apimeta.SetStatusCondition(&d.Status.Conditions, metav1.Condition{Type: refluxv1.HoldExpiredCondition,
+			Status: metav1.ConditionTrue, Reason: reason, LastTransitionTime: metav1.NewTime(t0)})
+	})
+}
+
+// TestDecideSetsHoldExpiry: the live path writes the expiry time with the
+// hold, counted from heldSince, and drops it with the hold or the limit.
+func TestDecideSetsHoldExpiry(t *testing.T) {
+	g := NewWithT(t)
+	rec := limited(time.Hour)
+	g.Expect(rec.Status.HoldExpiresAt).NotTo(BeNil())
+	g.Expect(rec.Status.HoldExpiresAt.Time).To(BeTemporally("==", t0.Add(time.Hour)))
+
+	// Seen again later: the age still counts from the hold.
+	again := Decide(Input{Name: name, Record: rec, Live: held, Evaluated: true,
+		Observation: observed(t0.Add(10*time.Minute), flag(`"false"`)), WantHold: true, HoldFor: time.Hour, Now: t0.Add(10 * time.Minute)})
+	g.Expect(again.Record.Status.HoldExpiresAt.Time).To(BeTemporally("==", t0.Add(time.Hour)))
+
+	// The policy's limit went: no expiry, and a HoldExpired condition goes with it.
+	paged := withExpired(rec, refluxv1.HoldKeptReason)
+	lifted := Decide(Input{Name: name, Record: paged, Live: held, Evaluated: true,
+		Observation: observed(t0.Add(time.Second), flag(`"true"`)), WantHold: true, Now: t0.Add(time.Second)})
+	g.Expect(lifted.Record.Status.HoldExpiresAt).To(BeNil())
+	g.Expect(expiredCond(lifted.Record)).To(BeNil())
+	g.Expect(lifted.WriteStatus).To(BeTrue())
+
+	// No hold, no expiry.
+	g.Expect(recorded(t0, false, flag(`"true"`)).Status.HoldExpiresAt).To(BeNil())
+}
+
+func TestExpiry(t *testing.T) {
+	open := limited(time.Hour)
+	deleted := metav1.NewTime(t0)
+	after := t0.Add(time.Hour)
+	tests := []struct {
+		name     string
+		in       ExpiryInput
+		want     Action
+		hold     HoldAction
+		expired  bool
+		reconc   bool
+		state    refluxv1.DriftState
+		reason   string // HoldExpired's reason on the decided record; "" for none
+		due      bool   // ExpiryDue on the input record
+		dueAfter time.Duration
+	}{
+		{name: "no record", in: ExpiryInput{Now: after}, want: Keep},
+		{name: "before its age: nothing", in: ExpiryInput{Record: open, Now: t0.Add(59 * time.Minute)}, want: Keep,
+			due: true, dueAfter: time.Minute},
+		{name: "at its age, Alert: page and keep holding", in: ExpiryInput{Record: open, Now: after, LiveExists: true},
+			want: Expire, expired: true, state: refluxv1.DriftHeld, reason: refluxv1.HoldKeptReason, due: true},
+		{name: "onExpiry unset is Alert", in: ExpiryInput{Record: open, OnExpiry: "", Now: after.Add(time.Hour), LiveExists: true},
+			want: Expire, expired: true, state: refluxv1.DriftHeld, reason: refluxv1.HoldKeptReason, due: true},
+		{name: "Alert, already paged: nothing", in: ExpiryInput{Record: withExpired(open, refluxv1.HoldKeptReason), Now: after.Add(time.Hour)},
+			want: Keep},
+		{name: "at its age, Release: close as Expired, release, reconcile", in: ExpiryInput{Record: open,
+			OnExpiry: refluxv1.ExpiryRelease, Now: after, LiveExists: true},
+			want: Expire, hold: Release, expired: true, reconc: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasedReason, due: true},
+		{name: "Release after an Alert page (policy switched): release", in: ExpiryInput{Record: withExpired(open, refluxv1.HoldKeptReason),
+			OnExpiry: refluxv1.ExpiryRelease, Now: after, LiveExists: true},
+			want: Expire, hold: Release, expired: true, reconc: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasedReason},
+		{name: "Release, object gone: release, no reconcile", in: ExpiryInput{Record: open, OnExpiry: refluxv1.ExpiryRelease, Now: after},
+			want: Expire, hold: Release, expired: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasedReason, due: true},
+		{name: "paged, then the limit moved later: drop the condition", in: ExpiryInput{Record: with(withExpired(open, refluxv1.HoldKeptReason),
+			func(d *refluxv1.Drift) { d.Status.HoldExpiresAt = &metav1.Time{Time: t0.Add(3 * time.Hour)} }), Now: after},
+			want: SetStatus, state: refluxv1.DriftHeld, due: true},
+		{name: "paged, then the limit went: drop the condition", in: ExpiryInput{Record: with(withExpired(open, refluxv1.HoldKeptReason),
+			func(d *refluxv1.Drift) { d.Status.HoldExpiresAt = nil }), Now: after},
+			want: SetStatus, state: refluxv1.DriftHeld, due: true},
+		{name: "no limit: nothing", in: ExpiryInput{Record: recorded(t0, true, flag(`"true"`)), Now: after.Add(1000 * time.Hour)}, want: Keep},
+		{name: "unheld (Proposed without a hold): nothing", in: ExpiryInput{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State, d.Status.HeldSince = refluxv1.DriftProposed, nil
+		}), Now: after}, want: Keep},
+		{name: "already Expired: closed, nothing", in: ExpiryInput{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State = refluxv1.DriftExpired
+		}), OnExpiry: refluxv1.ExpiryRelease, Now: after}, want: Keep},
+		{name: "dismissal asked: left to the dismissal", in: ExpiryInput{Record: with(open, func(d *refluxv1.Drift) {
+			d.DeletionTimestamp = &deleted
+		}), OnExpiry: refluxv1.ExpiryRelease, Now: after}, want: Keep},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			d := Expiry(tt.in)
+			g.Expect(d.Action).To(Equal(tt.want), d.Why)
+			g.Expect(d.Hold).To(Equal(tt.hold), d.Why)
+			g.Expect(d.Expired).To(Equal(tt.expired), "expired")
+			g.Expect(d.RequestReconcile).To(Equal(tt.reconc), "reconcile")
+			if tt.state != "" {
+				g.Expect(d.Record.Status.State).To(Equal(tt.state))
+			}
+			if d.Record != nil {
+				c := expiredCond(d.Record)
+				if tt.reason == "" {
+					g.Expect(c).To(BeNil())
+				} else {
+					g.Expect(c).NotTo(BeNil())
+					g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+					g.Expect(c.Reason).To(Equal(tt.reason))
+					g.Expect(c.Message).To(ContainSubstring(tt.in.Record.Status.HoldExpiresAt.UTC().Format(time.RFC3339)))
+					g.Expect(d.Record.Status.HoldExpiresAt).NotTo(BeNil(), "the record still shows when it expired")
+				}
+				g.Expect(tt.in.Record.Status.State).NotTo(Equal(refluxv1.DriftExpired), "the input is never mutated")
+			}
+			after, due := ExpiryDue(tt.in.Record, tt.in.Now)
+			g.Expect(due).To(Equal(tt.due), "due")
+			g.Expect(after).To(Equal(tt.dueAfter), "due after")
+		})
+	}
+}
+
+// TestDecideAfterExpiry: a record closed as Expired is not held again for
+// the same drift while Flux restores Git, and a new drift reopens it.
+func TestDecideAfterExpiry(t *testing.T) {
+	g := NewWithT(t)
+	exp := Expiry(ExpiryInput{Record: limited(time.Hour), OnExpiry: refluxv1.ExpiryRelease, Now: t0.Add(time.Hour), LiveExists: true}).Record
+	same := Decide(Input{Name: name, Record: exp, Live: unheld, Evaluated: true,
+		Observation: observed(t0.Add(time.Hour+time.Second), flag(`"true"`)), WantHold: true, HoldFor: time.Hour, Now: t0.Add(time.Hour + time.Second)})
+	g.Expect(same.Action).To(Equal(Keep), same.Why)
+	g.Expect(same.Hold).To(Equal(HoldNone), "never held again for the drift that expired")
+
+	stillHeld := Decide(Input{Name: name, Record: exp, Live: held, Evaluated: true,
+		Observation: observed(t0.Add(time.Hour+time.Second), flag(`"true"`)), WantHold: true, Now: t0.Add(time.Hour + time.Second)})
+	g.Expect(stillHeld.Hold).To(Equal(Release), "a release that failed is finished")
+
+	later := t0.Add(2 * time.Hour)
+	again := Decide(Input{Name: name, Record: exp, Live: unheld, Evaluated: true,
+		Observation: observed(later, flag(`"other"`)), WantHold: true, HoldFor: time.Hour, Now: later})
+	g.Expect(again.Action).To(Equal(Reopen), again.Why)
+	g.Expect(again.Hold).To(Equal(Hold))
+	g.Expect(again.Record.Status.State).To(Equal(refluxv1.DriftHeld))
+	g.Expect(again.Record.Status.HoldExpiresAt.Time).To(BeTemporally("==", later.Add(time.Hour)))
+	g.Expect(expiredCond(again.Record)).To(BeNil())
+}

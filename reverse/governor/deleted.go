@@ -1,0 +1,137 @@
+package governor
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/observe"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// deleterRetries bounds how often a deletion waits for the audit log to
+// name who deleted the object. The apiserver batches audit events (about a
+// second here), so a few tries half a second apart cover the usual delay;
+// after that the deletion is recorded without a user rather than kept
+// from the record.
+const deleterRetries = 6
+
+// deletion decides for a governed object someone deleted. The applied
+// revision still declaring the object is what tells a deletion apart from
+// Flux's own garbage collection: kustomize-controller prunes only what a
+// revision it is applying no longer renders, or everything when its
+// Kustomization is deleted. A deletion seen while the render is not
+// current is parked like any change, because it may be that prune.
+//
+// The record has one field, the whole object (the empty JSON pointer)
+// removed, and no hold: nothing is left to hold, and Flux recreates the
+// object at its next reconcile.
+//
+// It reports whether the change was kept for later.
+func (gv *Governor) deletion(ctx context.Context, k objKey, c change) (bool, error) {
+	last := c.deleted
+	snap, governed := gv.snapshotOf(c.owner)
+	if !governed || !snap.gov.Kustomization.DeletionTimestamp.IsZero() {
+		// Not governed, or Flux garbage-collecting a deleted Kustomization.
+		return false, nil
+	}
+	if !snap.current {
+		if !gv.park(c.owner, k, c) {
+			return true, nil // kept until the render is current
+		}
+		if snap, governed = gv.snapshotOf(c.owner); !governed {
+			return false, nil
+		}
+	}
+	want, declared := snap.render.Object(desired.KeyOf(last))
+	if !declared {
+		return false, nil // pruned: the applied revision no longer renders it
+	}
+	deleter, known := gv.deleter(last, c.seen)
+	if !known && gv.waitForDeleter(k, c) {
+		return true, nil
+	}
+	if deleter.Flux {
+		// kustomize-controller recreating an object whose immutable
+		// field changed (spec.force), or pruning: Flux's own deletion.
+		return false, nil
+	}
+	obs := deletionObservation(snap.gov, snap.render, want, last, deleter, c.seen, gv.now())
+	ks := snap.gov.ref()
+	obj := objectRef(k.GVK, last)
+	name := record.Name(ks, obj)
+	p := plan{name: name, namespace: ks.Namespace, obj: obj, ks: snap.gov.Kustomization, seen: c.seen}
+	return false, gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		return decide.Decide(decide.Input{Name: name, Record: rec, Live: decide.Live{}, Evaluated: true,
+			Observation: obs, Now: gv.now()}), nil
+	})
+}
+
+// Deleter is who deleted an object, from the audit log.
+type Deleter struct {
+	// User is the authenticated (or impersonated) user.
+	User string
+	// Flux is true when the request came from kustomize-controller.
+	Flux bool
+}
+
+// deleter asks the audit log who deleted last.
+func (gv *Governor) deleter(last *unstructured.Unstructured, at time.Time) (Deleter, bool) {
+	if gv.opts.Attributor == nil {
+		return Deleter{}, true // no audit log: nothing to wait for
+	}
+	return gv.opts.Attributor.Deleter(last, at)
+}
+
+// waitForDeleter looks at a deletion again shortly while the audit log has
+// not named its user, keeping the change. It reports false once the tries
+// are used up: the deletion is then recorded without a user.
+func (gv *Governor) waitForDeleter(k objKey, c change) bool {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	if gv.attributionTries[k] >= deleterRetries {
+		delete(gv.attributionTries, k)
+		return false
+	}
+	gv.attributionTries[k]++
+	gv.pending[k] = c.merge(gv.pending[k])
+	gv.live.AddAfter(k, 500*time.Millisecond)
+	return true
+}
+
+// deletionObservation is the observation of a deleted object: the whole
+// object removed, at the document that declares it, classified by the
+// policy (Alert, high, by default) and never held.
+func deletionObservation(g *Governed, r *desired.Render, want, last *unstructured.Unstructured, who Deleter,
+	seen, now time.Time) record.Observation {
+	when := seen
+	if when.IsZero() {
+		when = now
+	}
+	at := metav1.NewTime(when)
+	f := refluxv1.DriftField{
+		Pointer:     refluxv1.WholeObjectPointer,
+		ChangeType:  refluxv1.ChangeRemove,
+		FluxReverts: true,
+		Modifier:    &refluxv1.Modifier{Operation: "Delete", User: who.User, Time: &at},
+	}
+	// The name line of the document (or, for a generated object, where
+	// its generator is declared) is the place a reviewer looks.
+	f.Origin = observe.Origin(r.Index, origin.RefOf(want), "/metadata/name")
+	fields := []refluxv1.DriftField{f}
+	observe.Classify(g.Classifier, want.GetKind(), fields, false)
+	return record.Observation{
+		Kustomization: g.ref(),
+		Policy:        g.Policy.Name,
+		Object:        observe.ObjectRef(last),
+		Revision:      r.Revision,
+		Fields:        fields,
+		Now:           now,
+	}
+}

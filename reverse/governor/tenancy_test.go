@@ -1,0 +1,51 @@
+package governor
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestDenyKeepsTheChangeWithoutAHold(t *testing.T) {
+	g := NewWithT(t)
+	tenant := "system:serviceaccount:flux-system:tenant"
+	owner := types.NamespacedName{Namespace: "flux-system", Name: "podinfo"}
+	k := objKey{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: "team-b", Name: "shared"}
+	refused := fmt.Errorf("holding ConfigMap/shared team-b: %w", apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "shared",
+		errors.New(`User "`+tenant+`" cannot patch resource "configmaps" in API group "" in the namespace "team-b"`)))
+	var notified []types.NamespacedName
+	gv := &Governor{opts: Options{Log: logr.Discard(), Notify: func(id types.NamespacedName) { notified = append(notified, id) }},
+		entries: map[types.NamespacedName]*entry{}}
+	e := &entry{gov: governed(nil), parked: map[objKey]change{k: {owner: owner, held: true}}}
+	gv.entries[owner] = e
+
+	g.Expect(gv.deny(owner, k, change{owner: owner}, refused)).To(BeFalse(),
+		"reflux's own identity refused is an ordinary error, retried with backoff")
+	e.gov = governed(func(_ *kustomizev1.Kustomization, gd *Governed) { gd.Identity = tenant })
+	g.Expect(gv.deny(owner, k, change{owner: owner}, errors.New("connection refused"))).To(BeFalse(), "only a refusal is a denial")
+
+	g.Expect(gv.deny(owner, k, change{owner: owner, reverted: true}, refused)).To(BeTrue())
+	g.Expect(gv.deny(owner, k, change{owner: owner}, refused)).To(BeTrue())
+	g.Expect(notified).To(HaveLen(1), "the reconciler hears of a new denial once")
+	s := gv.statusLocked(e)
+	g.Expect(s.Denied).To(HaveLen(1))
+	g.Expect(s.Denied[0].Object).To(Equal("ConfigMap/team-b/shared"))
+	g.Expect(s.Denied[0].Err.Verb).To(Equal("patch"))
+	g.Expect(s.Held).To(BeZero(), "the refused hold is not counted as one")
+	g.Expect(s.Parked).To(Equal(1), "the change stays kept")
+	g.Expect(e.denied[k].change.reverted).To(BeTrue(), "what is known of the change is merged, not replaced")
+
+	g.Expect(gv.deny(types.NamespacedName{Name: "gone"}, k, change{}, refused)).To(BeFalse(), "not governed")
+	gv.allow(owner, k)
+	g.Expect(gv.statusLocked(e).Denied).To(BeEmpty())
+	g.Expect(notified).To(HaveLen(2), "and of its end")
+	gv.allow(owner, k)
+	g.Expect(notified).To(HaveLen(2), "allowing what was never denied says nothing")
+}
