@@ -33,7 +33,7 @@ var (
 	alice  testenv.User
 	aliceC ctrlclient.Client
 	reflux *testenv.RefluxProcess
-	audit  *auditRecorder
+	audit  *testenv.AuditRecorder
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -56,11 +56,11 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
-	if audit, err = startAuditRecorder(env.AuditWebhookAddr); err != nil {
+	if audit, err = testenv.StartAuditRecorder(env.AuditWebhookAddr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer audit.srv.Close() //nolint:errcheck // test teardown
+	defer audit.Close() //nolint:errcheck // test teardown
 	code := 1
 	if err := setup(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "setting up:", err)

@@ -46,12 +46,12 @@ func TestTenantDriftIsHeldInItsNamespace(t *testing.T) {
 	// acts as the tenant for its applies.
 	asTenant := And(HaveField("User.Username", testenv.RefluxUser), HaveField("ImpersonatedUser.Username", tenantUser(ns)),
 		HaveField("Verb", "patch"), HaveField("ResponseStatus.Code", BeEquivalentTo(200)))
-	g.Eventually(func() []auditv1.Event { return audit.writesOf(ns, "settings") }, timeout, interval).Should(And(
+	g.Eventually(func() []auditv1.Event { return audit.WritesOf(ns, "settings") }, timeout, interval).Should(And(
 		ContainElement(And(asTenant, HaveField("RequestURI", ContainSubstring("dryRun=All")))),
 		ContainElement(And(asTenant, HaveField("RequestURI", Not(ContainSubstring("dryRun")))))))
-	g.Expect(audit.writesOf(ns, "settings")).To(ContainElement(And(HaveField("ImpersonatedUser.Username", tenantUser(ns)),
+	g.Expect(audit.WritesOf(ns, "settings")).To(ContainElement(And(HaveField("ImpersonatedUser.Username", tenantUser(ns)),
 		HaveField("User.Username", testenv.KustomizeControllerUser))), "Flux applied as the tenant too")
-	g.Expect(audit.writesOf(ns, "settings")).NotTo(ContainElement(And(HaveField("User.Username", testenv.RefluxUser),
+	g.Expect(audit.WritesOf(ns, "settings")).NotTo(ContainElement(And(HaveField("User.Username", testenv.RefluxUser),
 		HaveField("ImpersonatedUser", BeNil()))), "reflux never wrote the tenant's object as itself")
 }
 

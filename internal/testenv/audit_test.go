@@ -24,7 +24,7 @@ func TestAuditWebhookReceivesWrites(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, cm, client.FieldOwner("audit-probe-writer"))).To(Succeed())
 
 	g.Eventually(func() []auditv1.Event {
-		return audit.find(func(e auditv1.Event) bool {
+		return audit.Find(func(e auditv1.Event) bool {
 			return e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Name == "audit-probe" &&
 				e.Stage == auditv1.StageResponseComplete
 		})
@@ -37,7 +37,7 @@ func TestAuditWebhookReceivesWrites(t *testing.T) {
 	// Reads are not audited: the policy keeps the stream to writes.
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cm), cm)).To(Succeed())
 	g.Consistently(func() []auditv1.Event {
-		return audit.find(func(e auditv1.Event) bool {
+		return audit.Find(func(e auditv1.Event) bool {
 			return e.Verb == "get" && e.ObjectRef != nil && e.ObjectRef.Name == "audit-probe"
 		})
 	}, time.Second, 200*time.Millisecond).Should(BeEmpty())
@@ -68,7 +68,7 @@ func TestFluxWritesAreAttributedToControllerUser(t *testing.T) {
 	g.Expect(env.Reconcile(ctx, ks)).To(Succeed())
 
 	g.Eventually(func() []auditv1.Event {
-		return audit.find(func(e auditv1.Event) bool {
+		return audit.Find(func(e auditv1.Event) bool {
 			return e.ObjectRef != nil && e.ObjectRef.Name == "attributed" && e.ObjectRef.Namespace == ns &&
 				e.Stage == auditv1.StageResponseComplete
 		})
@@ -90,7 +90,7 @@ func TestAddedUsersAreAttributed(t *testing.T) {
 	g.Expect(c.Create(ctx, cm)).To(Succeed())
 
 	g.Eventually(func() []auditv1.Event {
-		return audit.find(func(e auditv1.Event) bool {
+		return audit.Find(func(e auditv1.Event) bool {
 			return e.Verb == "create" && e.ObjectRef != nil && e.ObjectRef.Name == "alice-probe"
 		})
 	}, 30*time.Second, 200*time.Millisecond).Should(ContainElement(HaveField("User.Username", "alice")))
