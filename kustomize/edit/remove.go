@@ -100,7 +100,8 @@ func (p *planner) removeBlock(o origin.Origin, leaf, ptr string) error {
 		return fmt.Errorf("%w: removing %s would leave %s:%d without a document", ErrUnsupported, ptr, o.File, o.Line)
 	}
 	e := chain[i]
-	if e.parent.Style&yaml.FlowStyle != 0 || e.node.Style&yaml.FlowStyle != 0 && e.node.Kind != yaml.ScalarNode {
+	if e.parent.Style&yaml.FlowStyle != 0 {
+		// Inside `{a: 1, b: 2}` an entry is part of a line, not lines.
 		return fmt.Errorf("%w: %s:%d is flow-style YAML", ErrUnsupported, o.File, e.node.Line)
 	}
 	start, startCol := e.node.Line, e.node.Column

@@ -35,6 +35,18 @@ const deleterRetries = 6
 //
 // It reports whether the change was kept for later.
 func (gv *Governor) deletion(ctx context.Context, k objKey, c change) (bool, error) {
+	kept, err := gv.decideDeletion(ctx, k, c)
+	if !kept {
+		// Decided (or given up): the next deletion of this object waits
+		// for the audit log afresh.
+		gv.mu.Lock()
+		delete(gv.deleterTries, k)
+		gv.mu.Unlock()
+	}
+	return kept, err
+}
+
+func (gv *Governor) decideDeletion(ctx context.Context, k objKey, c change) (bool, error) {
 	last := c.deleted
 	snap, governed := gv.snapshotOf(c.owner)
 	if !governed || !snap.gov.Kustomization.DeletionTimestamp.IsZero() {
@@ -95,11 +107,10 @@ func (gv *Governor) deleter(last *unstructured.Unstructured, at time.Time) (Dele
 func (gv *Governor) waitForDeleter(k objKey, c change) bool {
 	gv.mu.Lock()
 	defer gv.mu.Unlock()
-	if gv.attributionTries[k] >= deleterRetries {
-		delete(gv.attributionTries, k)
+	if gv.deleterTries[k] >= deleterRetries {
 		return false
 	}
-	gv.attributionTries[k]++
+	gv.deleterTries[k]++
 	gv.pending[k] = c.merge(gv.pending[k])
 	gv.live.AddAfter(k, 500*time.Millisecond)
 	return true

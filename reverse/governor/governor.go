@@ -197,6 +197,10 @@ type Governor struct {
 	resyncItems map[objKey]change
 	// attributionTries counts re-evaluations waiting for the audit log.
 	attributionTries map[objKey]int
+	// deleterTries counts looks at a deletion waiting for the audit log
+	// to name who deleted the object (deletion): apart from
+	// attributionTries, whose entries also hold write-back back.
+	deleterTries map[objKey]int
 }
 
 // New returns a Governor; call Start to run its workers.
@@ -216,6 +220,7 @@ func New(opts Options) (*Governor, error) {
 		pending:          map[objKey]change{},
 		resyncItems:      map[objKey]change{},
 		attributionTries: map[objKey]int{},
+		deleterTries:     map[objKey]int{},
 	}
 	gv.exec = &executor{client: opts.Client, fresh: opts.APIReader, holder: opts.Holder, events: opts.Events,
 		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex(), sealer: opts.Sealer,
