@@ -20,9 +20,8 @@ const giteaDraft = "WIP: "
 const maxPages = 20
 
 type giteaBackend struct {
-	ggp         gitprovider.Client
+	providerRepo
 	raw         *sdk.Client
-	ref         gitprovider.OrgRepositoryRef
 	owner, repo string
 }
 
@@ -39,14 +38,9 @@ func newGitea(opts Options, owner, repo string, copts []gitprovider.ClientOption
 	if !ok {
 		return nil, fmt.Errorf("go-git-providers' gitea client is a %T", c.Raw())
 	}
-	return &giteaBackend{ggp: c, raw: raw, owner: owner, repo: repo, ref: gitprovider.OrgRepositoryRef{
+	return &giteaBackend{raw: raw, owner: owner, repo: repo, providerRepo: providerRepo{ggp: c, ref: gitprovider.OrgRepositoryRef{
 		OrganizationRef: gitprovider.OrganizationRef{Domain: domain, Organization: owner}, RepositoryName: repo,
-	}}, nil
-}
-
-func (g *giteaBackend) check(ctx context.Context) error {
-	_, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
-	return err
+	}}}, nil
 }
 
 func (g *giteaBackend) title(req Request) string {
@@ -84,16 +78,7 @@ func (g *giteaBackend) find(_ context.Context, head string) (*PullRequest, error
 }
 
 func (g *giteaBackend) create(ctx context.Context, req Request) (*PullRequest, error) {
-	repo, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := repo.PullRequests().Create(ctx, g.title(req), req.Head, req.Base, req.Body)
-	if err != nil {
-		return nil, err
-	}
-	info := pr.Get()
-	return &PullRequest{Number: info.Number, URL: info.WebURL, State: Open, Title: g.title(req), Body: req.Body}, nil
+	return g.open(ctx, g.title(req), req.Head, req.Base, req.Body)
 }
 
 func (g *giteaBackend) update(_ context.Context, number int, title, body string) error {

@@ -11,9 +11,8 @@ import (
 )
 
 type githubBackend struct {
-	ggp         gitprovider.Client
+	providerRepo
 	raw         *github.Client
-	ref         gitprovider.OrgRepositoryRef
 	owner, repo string
 }
 
@@ -36,14 +35,9 @@ func newGitHub(opts Options, owner, repo string, copts []gitprovider.ClientOptio
 	if !ok {
 		return nil, fmt.Errorf("go-git-providers' github client is a %T", c.Raw())
 	}
-	return &githubBackend{ggp: c, raw: raw, owner: owner, repo: repo, ref: gitprovider.OrgRepositoryRef{
+	return &githubBackend{raw: raw, owner: owner, repo: repo, providerRepo: providerRepo{ggp: c, ref: gitprovider.OrgRepositoryRef{
 		OrganizationRef: gitprovider.OrganizationRef{Domain: c.SupportedDomain(), Organization: owner}, RepositoryName: repo,
-	}}, nil
-}
-
-func (g *githubBackend) check(ctx context.Context) error {
-	_, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
-	return err
+	}}}, nil
 }
 
 // title: GitHub has a real draft flag, so the title is left alone.
@@ -82,16 +76,7 @@ func (g *githubBackend) create(ctx context.Context, req Request) (*PullRequest, 
 		}
 		return githubPR(pr), nil
 	}
-	repo, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := repo.PullRequests().Create(ctx, req.Title, req.Head, req.Base, req.Body)
-	if err != nil {
-		return nil, err
-	}
-	info := pr.Get()
-	return &PullRequest{Number: info.Number, URL: info.WebURL, State: Open, Title: req.Title, Body: req.Body}, nil
+	return g.open(ctx, req.Title, req.Head, req.Base, req.Body)
 }
 
 func (g *githubBackend) update(ctx context.Context, number int, title, body string) error {

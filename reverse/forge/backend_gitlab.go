@@ -14,9 +14,8 @@ import (
 const gitlabDraft = "Draft: "
 
 type gitlabBackend struct {
-	ggp gitprovider.Client
+	providerRepo
 	raw *gitlab.Client
-	ref gitprovider.OrgRepositoryRef
 	// pid is the project path, group/subgroup/name.
 	pid string
 }
@@ -35,14 +34,9 @@ func newGitLab(opts Options, owner, repo string, copts []gitprovider.ClientOptio
 	if !ok {
 		return nil, fmt.Errorf("go-git-providers' gitlab client is a %T", c.Raw())
 	}
-	return &gitlabBackend{ggp: c, raw: raw, pid: owner + "/" + repo, ref: gitprovider.OrgRepositoryRef{
+	return &gitlabBackend{raw: raw, pid: owner + "/" + repo, providerRepo: providerRepo{ggp: c, ref: gitprovider.OrgRepositoryRef{
 		OrganizationRef: gitprovider.OrganizationRef{Domain: c.SupportedDomain(), Organization: owner}, RepositoryName: repo,
-	}}, nil
-}
-
-func (g *gitlabBackend) check(ctx context.Context) error {
-	_, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
-	return err
+	}}}, nil
 }
 
 func (g *gitlabBackend) title(req Request) string {
@@ -80,16 +74,7 @@ func (g *gitlabBackend) find(ctx context.Context, head string) (*PullRequest, er
 }
 
 func (g *gitlabBackend) create(ctx context.Context, req Request) (*PullRequest, error) {
-	repo, err := g.ggp.OrgRepositories().Get(ctx, g.ref)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := repo.PullRequests().Create(ctx, g.title(req), req.Head, req.Base, req.Body)
-	if err != nil {
-		return nil, err
-	}
-	info := pr.Get()
-	return &PullRequest{Number: info.Number, URL: info.WebURL, State: Open, Title: g.title(req), Body: req.Body}, nil
+	return g.open(ctx, g.title(req), req.Head, req.Base, req.Body)
 }
 
 func (g *gitlabBackend) update(ctx context.Context, number int, title, body string) error {
