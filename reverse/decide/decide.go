@@ -185,7 +185,9 @@ func settle(in Input, heldByUs, finish bool) Decision {
 	case !in.Declared:
 		return Decision{Why: "no drift live, but Git does not declare what was seen: kept as evidence"}
 	}
-	return withRelease(Decision{Action: Resolve, Record: rec, Why: "the applied revision declares the live value"},
+	// A hotfix reflux marked from the audit log loses the mark when Git
+	// takes its value, or the object's next edit would count as one too.
+	return withRelease(Decision{Action: Resolve, Record: rec, Unmark: Marked(rec), Why: "the applied revision declares the live value"},
 		heldByUs || rec.Status.HeldSince != nil)
 }
 

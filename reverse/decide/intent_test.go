@@ -51,6 +51,11 @@ func TestDecideAuditHotfix(t *testing.T) {
 	dis := Decide(Input{Name: name, Record: dismissed, Live: held, Evaluated: true, Observation: later, Now: t0.Add(2 * time.Minute)})
 	g.Expect(dis.Action).To(Equal(Dismiss))
 	g.Expect(dis.Unmark).To(Equal([]string{"ops.source"}))
+	// Resolved (Git now declares the hotfix's value): the mark goes too,
+	// or the object's next edit would count as a hotfix.
+	res := Decide(Input{Name: name, Record: again.Record, Live: held, Evaluated: true, Declared: true, Now: t0.Add(2 * time.Minute)})
+	g.Expect(res.Action).To(Equal(Resolve), res.Why)
+	g.Expect(res.Unmark).To(Equal([]string{"ops.source"}))
 	limitedHotfix := with(again.Record, func(d *refluxv1.Drift) {
 		d.Status.HoldExpiresAt = d.Status.HeldSince.DeepCopy()
 	})

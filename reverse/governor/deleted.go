@@ -78,7 +78,7 @@ func (gv *Governor) decideDeletion(ctx context.Context, k objKey, c change) (boo
 	ks := snap.gov.ref()
 	obj := objectRef(k.GVK, last)
 	name := record.Name(ks, obj)
-	p := plan{name: name, namespace: ks.Namespace, obj: obj, ks: snap.gov.Kustomization, seen: c.seen}
+	p := plan{name: name, namespace: ks.Namespace, obj: obj, ks: snap.gov.Kustomization, seen: c.seen, as: snap.gov.Identity}
 	return false, gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
 		return decide.Decide(decide.Input{Name: name, Record: rec, Live: decide.Live{}, Evaluated: true,
 			Observation: obs, Now: gv.now()}), nil

@@ -155,8 +155,10 @@ func (gv *Governor) evaluate(ctx context.Context, snap snapshot, k objKey, live 
 		gv.markClean(owner, k, "", live.GetResourceVersion())
 	} else {
 		gv.forgetClean(owner, k)
-		gv.retryAttribution(k, owner, obs.Observation.Fields)
 	}
+	// Also with no fields: an attribution that was pending ends here, or
+	// its entry would hold write-back back (awaitingAttribution).
+	gv.retryAttribution(k, owner, obs.Observation.Fields)
 	return d, nil
 }
 
@@ -170,6 +172,7 @@ func (gv *Governor) gone(ctx context.Context, k objKey, c change) error {
 	name := record.Name(ks, c.obj)
 	p := plan{name: name, namespace: c.owner.Namespace, obj: c.obj}
 	gv.mu.Lock()
+	delete(gv.attributionTries, k) // nothing left to attribute
 	e := gv.entries[c.owner]
 	if e != nil {
 		delete(e.parked, k)
