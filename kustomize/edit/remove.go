@@ -125,6 +125,9 @@ func (p *planner) removeBlock(o origin.Origin, leaf, ptr string) error {
 		return fmt.Errorf("%w: %s:%d shares its line with the list item that holds it", ErrUnsupported, o.File, start)
 	}
 	end := entryEnd(lines, start, startCol)
+	if e.key != nil && indentless(e.node, lines, startCol) {
+		end = indentlessEnd(lines, start, startCol)
+	}
 	from, to := 0, 0
 	for j, l := range lines {
 		if j < start-1 {
@@ -136,6 +139,37 @@ func (p *planner) removeBlock(o origin.Origin, leaf, ptr string) error {
 	}
 	p.write(o.File, data, span{from, to}, "")
 	return nil
+}
+
+// indentless reports whether n is a block list written at its key's own
+// column ("env:" then "- name: X" under the e of env), which YAML allows
+// and entryEnd, stopping at the first line no deeper than the key, would
+// cut off after the key.
+func indentless(n *yaml.Node, lines []string, keyCol int) bool {
+	if n.Kind != yaml.SequenceNode || n.Style&yaml.FlowStyle != 0 || len(n.Content) == 0 {
+		return false
+	}
+	first := lines[n.Content[0].Line-1]
+	trimmed := strings.TrimLeft(first, " ")
+	return len(first)-len(trimmed) == keyCol-1 && strings.HasPrefix(trimmed, "-")
+}
+
+// indentlessEnd is entryEnd for a key whose list is indentless: its items'
+// lines, at the key's column and starting with a dash, belong to it.
+func indentlessEnd(lines []string, line, col int) int {
+	end := line
+	for i := line; i < len(lines); i++ {
+		t := strings.TrimSpace(lines[i])
+		if t == "" {
+			continue
+		}
+		ind := len(lines[i]) - len(strings.TrimLeft(lines[i], " "))
+		if t == "---" || ind < col-1 || ind == col-1 && !strings.HasPrefix(t, "-") {
+			break
+		}
+		end = i + 1
+	}
+	return end
 }
 
 // removeLine deletes the line holding a generator literal or env entry.
