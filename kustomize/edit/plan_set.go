@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
 
@@ -123,7 +122,7 @@ func (d *draft) planOne(before *Before, ch Change, i int, set map[string]int) (s
 	}
 	if v, found, err := before.Value(Change{Object: ref, Pointer: ch.Pointer}); err != nil {
 		return "", err
-	} else if ch.Remove && !found || !ch.Remove && found && jsonptr.Equal(v, ch.Value) {
+	} else if ch.HeldBy(v, found) {
 		return "", errUnchanged
 	}
 	p := &planner{draft: d, ref: ref}

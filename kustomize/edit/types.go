@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 )
@@ -25,6 +26,15 @@ type Change struct {
 	// Remove asks for the field (a leaf, or everything below a map or
 	// list) to be absent instead; Value is then ignored.
 	Remove bool
+}
+
+// HeldBy reports whether a render whose field holds v (found false: the
+// field is absent) already has what the change asks for.
+func (ch Change) HeldBy(v any, found bool) bool {
+	if ch.Remove {
+		return !found
+	}
+	return found && jsonptr.Equal(v, ch.Value)
 }
 
 // Options configures Plan, PlanAll and PlanSet.

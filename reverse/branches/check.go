@@ -51,7 +51,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		return out, fmt.Errorf("%w: %w", errForge, err)
 	}
 	prs := &pullRequests{forge: fg, seen: map[string]forge.PullRequest{}}
-	present := map[string]string{} // branch -> its commit
+	present := map[string]bool{}
 	slug := set.Kustomization.Namespace + "-" + set.Kustomization.Name
 	var errs []error
 	for _, st := range states {
@@ -59,7 +59,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		if err != nil || info.Slug != slug {
 			continue
 		}
-		present[st.Name] = st.Commit
+		present[st.Name] = true
 		pr, err := prs.of(ctx, st.Name)
 		if err != nil {
 			return out, err
@@ -84,7 +84,9 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 				if waiting[st.Name] {
 					continue
 				}
-				switch err := b.DeleteClosed(ctx, repo, prefix, set.Source.Branch, st.Name, pr.HeadCommit); {
+				// Leased on the commit just listed, as for a closed one:
+				// a Stale pull request was filtered out above.
+				switch err := b.DeleteClosed(ctx, repo, prefix, set.Source.Branch, st.Name, st.Commit); {
 				case errors.Is(err, writeback.ErrMoved):
 					// Pushed to after the merge: not reflux's to drop.
 				case err != nil:
@@ -142,7 +144,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		switch {
 		case pr.State == forge.Closed:
 			out.Closed = append(out.Closed, r.Name)
-		case present[r.Status.Branch] == "" && pr.State != forge.Merged && prs.refused == nil:
+		case !present[r.Status.Branch] && pr.State != forge.Merged && prs.refused == nil:
 			// Without the forge's word (it refused the token) a deleted
 			// branch may be a merged pull request: dismiss nothing.
 			out.Closed = append(out.Closed, r.Name)

@@ -128,7 +128,7 @@ func (e *editor) changes(before *edit.Before, plain []fieldRef) ([]edit.Change, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("finding %s in the render: %w", ch.Object, err)
 		}
-		if ch.Remove && !found || !ch.Remove && found && jsonptr.Equal(current, ch.Value) {
+		if ch.HeldBy(current, found) {
 			continue // Git already holds it
 		}
 		if f.field.GitValue != "" && !jsonptr.Matches(current, f.field.GitValue) {
@@ -145,11 +145,11 @@ func (e *editor) changes(before *edit.Before, plain []fieldRef) ([]edit.Change, 
 func (e *editor) planSet(ctx context.Context, dir string, opts edit.Options, before *edit.Before, changes []edit.Change,
 	fields []fieldRef, changed map[string]bool) error {
 	res, err := edit.PlanSet(ctx, opts, before, changes)
-	var ve *edit.VerifyError
-	if errors.As(err, &ve) && hasRemoval(changes) {
+	if err != nil && hasRemoval(changes) {
 		// A removal that brings back a value declared underneath (a base
-		// the patch overrode) fails the set's re-render: refuse the
-		// removals with what the render said, and write the rest.
+		// the patch overrode), or that the build does not take, fails the
+		// set's re-render: refuse the removals with what the render said,
+		// and write the rest, rather than fail the whole set every retry.
 		var keep []edit.Change
 		var keepFields []fieldRef
 		for i, ch := range changes {

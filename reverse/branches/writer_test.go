@@ -342,3 +342,32 @@ func TestWriteBuildsOncePerAttempt(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(builds).To(Equal(2), "before and after")
 }
+
+// TestRemovalTheBuildRefusesLeavesTheRestWritten: a removal whose
+// re-render fails (here the Deployment's name, without which kustomize
+// does not build) is refused by name, and the set's other fields are still
+// written, rather than the whole branch failing on every retry.
+func TestRemovalTheBuildRefusesLeavesTheRestWritten(t *testing.T) {
+	g := NewWithT(t)
+	srv, url := gitServer(t)
+	set := shopSet(url)
+	flags := set.Records[0]
+	removed := set.Records[1]
+	removed.Spec.Fields = []refluxv1.DriftField{{
+		Pointer: "/metadata/name", ChangeType: refluxv1.ChangeRemove, GitValue: `"checkout"`,
+		Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, FirstSeen: flags.Spec.Fields[0].FirstSeen,
+		Origin: &refluxv1.FieldOrigin{File: "base/deployment.yaml", Line: 4, Column: 9, Kind: "resource"},
+	}}
+	set.Records = []refluxv1.Drift{flags, removed}
+	set.Fingerprint = reverse.Fingerprint(set.Records)
+
+	proposals, err := newWriter(t).Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals).To(HaveLen(1))
+	p := proposals[0]
+	g.Expect(p.Outcome).To(Equal(refluxv1.BranchPushedReason), p.Reason)
+	g.Expect(p.Reason).To(ContainSubstring("/metadata/name"))
+	g.Expect(p.Reason).To(ContainSubstring("removing it does not leave the render without it"))
+	dir := clone(t, srv, p.Branch)
+	g.Expect(strings.TrimSpace(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).To(Equal("base/kustomization.yaml"))
+}
