@@ -35,12 +35,17 @@ func waitForPolicy(t *testing.T) {
 	for i := 0; ; i++ {
 		probe := configMap(fmt.Sprintf("probe-%d", i), true, map[string]string{refluxv1.DefaultManualHotfixKey: "manual"})
 		hotfixErr := bob.Create(ctx, probe)
-		driftErr := bob.Create(ctx, drift(fmt.Sprintf("probe-%d", i)))
+		record := drift(fmt.Sprintf("probe-%d", i))
+		driftErr := bob.Create(ctx, record)
 		if apierrors.IsForbidden(hotfixErr) && apierrors.IsForbidden(driftErr) {
 			return
 		}
+		// A probe that got in before the policy did is not left behind.
 		if hotfixErr == nil {
 			_ = env.Client.Delete(ctx, probe)
+		}
+		if driftErr == nil {
+			_ = env.Client.Delete(ctx, record)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("policies not enforced after 60s: hotfix %v, drift %v", hotfixErr, driftErr)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 const (
@@ -85,9 +86,7 @@ func field(d *refluxv1.Drift, pointer string) (refluxv1.DriftField, error) {
 	return refluxv1.DriftField{}, fmt.Errorf("record %s has no field %s (has %s)", d.Name, pointer, strings.Join(have, ", "))
 }
 
-func isHeld(obj client.Object) bool {
-	return obj.GetAnnotations()["kustomize.toolkit.fluxcd.io/reconcile"] == "disabled"
-}
+func isHeld(obj client.Object) bool { return testenv.Held(obj) }
 
 // forceReconcile makes kustomize-controller reconcile now and waits for it.
 func forceReconcile(g Gomega) {

@@ -54,6 +54,21 @@ func TestInProcessAgreesOnCorpus(t *testing.T) {
 			}
 			for _, obj := range c.Render.Objects {
 				ctx := context.Background()
+				// The corpus is shared with the suite's other tests, which
+				// compare the live objects with what Flux applied: the
+				// drift comes back out, also when this check fails.
+				t.Cleanup(func() {
+					live, err := getLive(ctx, obj)
+					if err != nil {
+						t.Errorf("taking the drift out of %s: %v", inventoryID(obj), err)
+						return
+					}
+					unannotate := client.RawPatch(types.MergePatchType,
+						[]byte(`{"metadata":{"annotations":{"`+inProcessAnnotation+`":null}}}`))
+					if err := env.Client.Patch(ctx, live, unannotate, client.FieldOwner("kubectl-edit")); err != nil {
+						t.Errorf("taking the drift out of %s: %v", inventoryID(obj), err)
+					}
+				})
 				g.Eventually(func(g Gomega) {
 					live, err := getLive(ctx, obj)
 					g.Expect(err).NotTo(HaveOccurred())
@@ -79,14 +94,6 @@ func TestInProcessAgreesOnCorpus(t *testing.T) {
 						g.Expect(want.Fields).NotTo(BeEmpty(), "%s: the annotation is drift", inventoryID(obj))
 					}
 				}, settleTimeout, 250*time.Millisecond).Should(Succeed())
-				// The corpus is shared with the other tests of the suite,
-				// which compare the live objects with what Flux applied:
-				// take the drift back out.
-				live, err := getLive(ctx, obj)
-				g.Expect(err).NotTo(HaveOccurred())
-				unannotate := client.RawPatch(types.MergePatchType,
-					[]byte(`{"metadata":{"annotations":{"`+inProcessAnnotation+`":null}}}`))
-				g.Expect(env.Client.Patch(ctx, live, unannotate, client.FieldOwner("kubectl-edit"))).To(Succeed())
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
@@ -23,7 +24,7 @@ const hotfixMaxAge = 5 * time.Second
 // expiringHotfix makes a fixture whose policy bounds manual hotfixes to
 // hotfixMaxAge with onExpiry, declares a hotfix on its worker as alice,
 // and returns the record once it is held with its expiry time.
-func expiringHotfix(t *testing.T, name string, onExpiry refluxv1.ExpiryAction) (*fixture, *refluxv1.Drift) {
+func expiringHotfix(t *testing.T, name string, onExpiry refluxv1.ExpiryAction) (*fixture, *refluxv1.Drift, testenv.RequestCounts) {
 	g := NewWithT(t)
 	f := newFixture(t, name, fixtureOptions{files: map[string]string{
 		"kustomization.yaml": kustomizationYAML + "  - worker.yaml\n",
@@ -32,6 +33,8 @@ func expiringHotfix(t *testing.T, name string, onExpiry refluxv1.ExpiryAction) (
 		p.Spec.ManualHotfix = refluxv1.ManualHotfix{Key: refluxv1.DefaultManualHotfixKey, Value: refluxv1.DefaultManualHotfixValue,
 			MaxAge: &metav1.Duration{Duration: hotfixMaxAge}, OnExpiry: onExpiry}
 	}})
+	// Counted before the edit: a push made as the record is written counts.
+	before := env.Git.Requests(f.repo)
 	_, err := env.KubectlAs(context.Background(), alice, "-n", f.name, "patch", "deployment/worker", "--type=merge",
 		"-p", `{"metadata":{"annotations":{"ops.source":"manual"}},"spec":{"replicas":4}}`)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -48,7 +51,7 @@ func expiringHotfix(t *testing.T, name string, onExpiry refluxv1.ExpiryAction) (
 		g.Expect(rec.Status.HoldExpiresAt.Time).To(BeTemporally("==", rec.Status.HeldSince.Add(hotfixMaxAge)),
 			"the age counts from the hold")
 	}
-	return f, rec
+	return f, rec, before
 }
 
 // expiredCondition waits for the record's HoldExpired condition.
@@ -84,8 +87,7 @@ func expiredGauge(g Gomega, f *fixture, onExpiry refluxv1.ExpiryAction) {
 func TestManualHotfixHoldExpiresAndAlerts(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f, _ := expiringHotfix(t, "expiry-alert", refluxv1.ExpiryAlert)
-	before := env.Git.Requests(f.repo)
+	f, _, before := expiringHotfix(t, "expiry-alert", refluxv1.ExpiryAlert)
 
 	rec := expiredCondition(g, f, refluxv1.HoldKeptReason, refluxv1.DriftHeld)
 	g.Expect(rec.Status.HeldSince).NotTo(BeNil(), "still held")
@@ -107,8 +109,7 @@ func TestManualHotfixHoldExpiresAndAlerts(t *testing.T) {
 func TestManualHotfixHoldExpiresAndReleases(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f, _ := expiringHotfix(t, "expiry-release", refluxv1.ExpiryRelease)
-	before := env.Git.Requests(f.repo)
+	f, _, before := expiringHotfix(t, "expiry-release", refluxv1.ExpiryRelease)
 
 	rec := expiredCondition(g, f, refluxv1.HoldReleasedReason, refluxv1.DriftExpired)
 	g.Expect(rec.Status.HoldExpiresAt).NotTo(BeNil(), "the record shows when it expired")

@@ -83,15 +83,14 @@ func TestLeaderFailover(t *testing.T) {
 		}
 		return err
 	}, leaseDuration+2*retryPeriod+2*time.Second, 200*time.Millisecond).Should(Succeed())
-	took := time.Since(killed)
-	t.Logf("%s took over %s after the leader was killed", other.Name, took)
-	g.Expect(took).To(BeNumerically("<=", leaseDuration+2*retryPeriod+2*time.Second), "within the lease time")
+	t.Logf("%s took over %s after the leader was killed", other.Name, time.Since(killed))
 
 	during := f.waitRecord(g, "ConfigMap", "search-flags", proposed)
 	g.Expect(f.records(g, "ConfigMap", "search-flags")).To(HaveLen(1), "recorded once")
 	g.Expect(f.records(g, "ConfigMap", "cart-flags")).To(HaveLen(1))
 	g.Expect(during.Status.Branch).To(Equal(before.Status.Branch), "both Merge fields go on the Kustomization's one branch")
-	g.Eventually(func() []string { return branches(t, f.repo) }, timeout, interval).Should(ConsistOf(before.Status.Branch), "no duplicate branch")
+	// Both records are pushed (proposed): every branch there will be is there.
+	g.Expect(branches(t, f.repo)).To(ConsistOf(before.Status.Branch), "no duplicate branch")
 	g.Expect(isHeld(f.get(g, "search-flags", &corev1.ConfigMap{}))).To(BeTrue())
 	dir := cloneBranch(t, f.repo, during.Status.Branch)
 	_, added, _ := diffLines(gitCLI(t, dir, "diff", "-U0", "origin/main", "HEAD"))

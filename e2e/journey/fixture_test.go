@@ -262,9 +262,7 @@ func hasField(pointer string) func(*refluxv1.Drift) error {
 	}
 }
 
-func isHeld(obj client.Object) bool {
-	return obj.GetAnnotations()[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled
-}
+func isHeld(obj client.Object) bool { return testenv.Held(obj) }
 
 // reconcile makes kustomize-controller reconcile a Kustomization now and
 // waits for it.

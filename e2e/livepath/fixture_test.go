@@ -163,9 +163,7 @@ func state(want refluxv1.DriftState) func(*refluxv1.Drift) error {
 	}
 }
 
-func held(cm *corev1.ConfigMap) bool {
-	return cm.Annotations[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled && cm.Annotations[refluxv1.HeldByAnnotation] != ""
-}
+func held(cm *corev1.ConfigMap) bool { return testenv.Held(cm) }
 
 // configMaps renders n ConfigMaps with four keys each, as one
 // multi-document file a base grows into.

@@ -105,9 +105,7 @@ func waitRecord(g Gomega, ns, kind, name, pointer string) *refluxv1.Drift {
 }
 
 // isHeld reports whether reflux's hold is on obj.
-func isHeld(obj client.Object) bool {
-	return obj.GetAnnotations()[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled
-}
+func isHeld(obj client.Object) bool { return testenv.Held(obj) }
 
 // access is one question for SelfSubjectAccessReview.
 type access struct {

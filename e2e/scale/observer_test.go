@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // observer is the benchmark's own view of the cluster, on an admin
@@ -162,10 +163,7 @@ func applied(ks *kustomizev1.Kustomization, ready *metav1.Condition) bool {
 		ks.Status.LastAppliedRevision != "" && ks.Status.LastAppliedRevision == ks.Status.LastAttemptedRevision
 }
 
-func held(obj client.Object) bool {
-	a := obj.GetAnnotations()
-	return a[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled && a[refluxv1.HeldByAnnotation] != ""
-}
+func held(obj client.Object) bool { return testenv.Held(obj) }
 
 // recordShows reports whether d is a Held record carrying value live.
 func recordShows(d *refluxv1.Drift, value string) bool {

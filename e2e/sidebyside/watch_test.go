@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // sighting is the moment a watch first delivered an object that matched.
@@ -79,10 +80,7 @@ func await(ctx context.Context, s sighting, timeout time.Duration) (time.Time, b
 	return time.Time{}, false
 }
 
-func held(obj client.Object) bool {
-	a := obj.GetAnnotations()
-	return a[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled && a[refluxv1.HeldByAnnotation] != ""
-}
+func held(obj client.Object) bool { return testenv.Held(obj) }
 
 // recordShows reports whether d is a Held record carrying value live.
 func recordShows(d *refluxv1.Drift, value string) bool {

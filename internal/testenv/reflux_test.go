@@ -3,6 +3,7 @@ package testenv_test
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -28,7 +29,7 @@ func TestStartReflux(t *testing.T) {
 		Args: []string{"--concurrent=2"},
 	})
 	if errors.Is(err, testenv.ErrMissingReflux) {
-		t.Skipf("%v (make test builds it first)", err)
+		skipWithoutReflux(t, err)
 	}
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { g.Expect(r.Stop()).To(Succeed()) }()
@@ -90,7 +91,7 @@ func TestStartRefluxPassesArgs(t *testing.T) {
 		Args: []string{"--no-such-flag"},
 	})
 	if errors.Is(err, testenv.ErrMissingReflux) {
-		t.Skipf("%v (make test builds it first)", err)
+		skipWithoutReflux(t, err)
 	}
 	g.Expect(err).To(MatchError(ContainSubstring("reflux-bad-flag exited")))
 }
@@ -110,4 +111,14 @@ func TestInstallRefluxAppliesConfigDefault(t *testing.T) {
 	g.Expect(binding.Subjects).To(ContainElement(HaveField("Name", testenv.RefluxServiceAccount)))
 	sa := &corev1.ServiceAccount{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: testenv.RefluxNamespace, Name: testenv.RefluxServiceAccount}, sa)).To(Succeed())
+}
+
+// skipWithoutReflux skips a bare `go test` run without bin/reflux; make
+// test builds it first, so in CI a missing binary is a failure.
+func skipWithoutReflux(t *testing.T, err error) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%v in CI: make test builds it first", err)
+	}
+	t.Skipf("%v (make test builds it first)", err)
 }
