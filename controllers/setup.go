@@ -214,6 +214,10 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 	gopts.Impersonation = impersonation{clients: clients, detector: detector}
 	if opts.Audit != nil {
 		gopts.Attributor = auditAttributor{store: opts.Audit, mapper: mgr.GetRESTMapper()}
+		// The mark is reflux's own statement, made as reflux, not as the
+		// tenant: config/admission's reflux-manual-hotfix policy admits
+		// the annotation from reflux and break-glass groups only, and the
+		// object was just held as the tenant, so the tenant may touch it.
 		gopts.Marker = HotfixMarker{Client: mgr.GetClient()}
 	}
 	gov, err := governor.New(gopts)
