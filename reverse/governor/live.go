@@ -173,7 +173,7 @@ func (gv *Governor) processLive(ctx context.Context) bool {
 	defer gv.live.Done(k)
 	c := gv.take(k)
 	if err := gv.handle(ctx, k, c, false); err != nil {
-		if gv.deny(c.owner, k, c, err) {
+		if gv.deny(c.owner, k, err) {
 			gv.live.Forget(k)
 			return true
 		}

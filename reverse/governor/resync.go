@@ -62,7 +62,7 @@ func (gv *Governor) processResync(ctx context.Context) bool {
 		return true
 	}
 	if err := gv.handle(ctx, k, c, true); err != nil {
-		if gv.deny(c.owner, k, c, err) {
+		if gv.deny(c.owner, k, err) {
 			gv.resync.Forget(k)
 			gv.resyncDone(c.owner, k)
 			return true

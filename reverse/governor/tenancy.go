@@ -55,13 +55,14 @@ func (x *executor) holderFor(user string) (Holder, error) {
 	return h, nil
 }
 
-// deny keeps a change that failed because the Kustomization's identity
+// deny records that a change failed because the Kustomization's identity
 // lacks a permission. It reports false when err is not such a refusal, so
-// the caller retries it as any other error. A change kept here is not
-// retried with backoff: a missing permission does not come back by
-// itself; the resync at the Kustomization's interval, or the object's
-// next change, looks again.
-func (gv *Governor) deny(owner types.NamespacedName, k objKey, c change, err error) bool {
+// the caller retries it as any other error. Such a change is not retried
+// with backoff: a missing permission does not come back by itself. It is
+// not lost either: it stays on the live object (and a parked one stays
+// parked), and the resync at the Kustomization's interval, or the
+// object's next change, looks again.
+func (gv *Governor) deny(owner types.NamespacedName, k objKey, err error) bool {
 	gv.mu.Lock()
 	e := gv.entries[owner]
 	if e == nil {
@@ -77,7 +78,7 @@ func (gv *Governor) deny(owner types.NamespacedName, k objKey, c change, err err
 		e.denied = map[objKey]denial{}
 	}
 	prev, seen := e.denied[k]
-	e.denied[k] = denial{change: c.merge(prev.change), err: f}
+	e.denied[k] = denial{err: f}
 	if p, ok := e.parked[k]; ok {
 		// Parked, but its hold was refused: it is kept without one.
 		p.held = false
@@ -106,10 +107,11 @@ func (gv *Governor) allow(owner types.NamespacedName, k objKey) {
 	}
 }
 
-// denial is a kept change and why it could not be evaluated.
+// denial is why an object's change could not be evaluated or held. The
+// change itself stays where it is, on the live object: the next look at
+// the object (its next change, or the resync) sees it there.
 type denial struct {
-	change change
-	err    *tenancy.ForbiddenError
+	err *tenancy.ForbiddenError
 }
 
 func (e *entry) deniedOf(k objKey) (denial, bool) {

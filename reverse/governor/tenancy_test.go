@@ -26,13 +26,13 @@ func TestDenyKeepsTheChangeWithoutAHold(t *testing.T) {
 	e := &entry{gov: governed(nil), parked: map[objKey]change{k: {owner: owner, held: true}}}
 	gv.entries[owner] = e
 
-	g.Expect(gv.deny(owner, k, change{owner: owner}, refused)).To(BeFalse(),
+	g.Expect(gv.deny(owner, k, refused)).To(BeFalse(),
 		"reflux's own identity refused is an ordinary error, retried with backoff")
 	e.gov = governed(func(_ *kustomizev1.Kustomization, gd *Governed) { gd.Identity = tenant })
-	g.Expect(gv.deny(owner, k, change{owner: owner}, errors.New("connection refused"))).To(BeFalse(), "only a refusal is a denial")
+	g.Expect(gv.deny(owner, k, errors.New("connection refused"))).To(BeFalse(), "only a refusal is a denial")
 
-	g.Expect(gv.deny(owner, k, change{owner: owner, reverted: true}, refused)).To(BeTrue())
-	g.Expect(gv.deny(owner, k, change{owner: owner}, refused)).To(BeTrue())
+	g.Expect(gv.deny(owner, k, refused)).To(BeTrue())
+	g.Expect(gv.deny(owner, k, refused)).To(BeTrue())
 	g.Expect(notified).To(HaveLen(1), "the reconciler hears of a new denial once")
 	s := gv.statusLocked(e)
 	g.Expect(s.Denied).To(HaveLen(1))
@@ -40,9 +40,8 @@ func TestDenyKeepsTheChangeWithoutAHold(t *testing.T) {
 	g.Expect(s.Denied[0].Err.Verb).To(Equal("patch"))
 	g.Expect(s.Held).To(BeZero(), "the refused hold is not counted as one")
 	g.Expect(s.Parked).To(Equal(1), "the change stays kept")
-	g.Expect(e.denied[k].change.reverted).To(BeTrue(), "what is known of the change is merged, not replaced")
 
-	g.Expect(gv.deny(types.NamespacedName{Name: "gone"}, k, change{}, refused)).To(BeFalse(), "not governed")
+	g.Expect(gv.deny(types.NamespacedName{Name: "gone"}, k, refused)).To(BeFalse(), "not governed")
 	gv.allow(owner, k)
 	g.Expect(gv.statusLocked(e).Denied).To(BeEmpty())
 	g.Expect(notified).To(HaveLen(2), "and of its end")
