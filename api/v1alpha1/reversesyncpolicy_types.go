@@ -412,6 +412,12 @@ const (
 // the applied revision declares it.
 const WholeObjectPointer = ""
 
+// DeletesObject reports whether the field records its whole object
+// deleted live.
+func (f DriftField) DeletesObject() bool {
+	return f.Pointer == WholeObjectPointer && f.ChangeType == ChangeRemove
+}
+
 // Rule classifies the drifted fields it matches. Every criterion that is
 // set must match; within one criterion, any entry may match.
 // +kubebuilder:validation:XValidation:rule="has(self.paths) || has(self.kinds) || has(self.fields) || has(self.changeTypes)",message="a rule must match on at least one of paths, kinds, fields or changeTypes"

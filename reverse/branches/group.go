@@ -70,7 +70,7 @@ func split(records []refluxv1.Drift, alerts, encrypt bool) []group {
 // unwritable says why a field cannot be written from its record, or "".
 func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string {
 	switch {
-	case f.Pointer == refluxv1.WholeObjectPointer && f.ChangeType == refluxv1.ChangeRemove:
+	case f.DeletesObject():
 		// Flux recreates the object; whether it should leave Git too is
 		// for a reviewer to decide, not for a branch to propose.
 		return "the object was deleted live; removing it from Git is not proposed"

@@ -2,6 +2,7 @@ package governor
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -93,12 +94,7 @@ func hasAction(fields []refluxv1.DriftField, a refluxv1.Action) bool {
 
 // deleted reports whether the fields record the whole object deleted.
 func deleted(fields []refluxv1.DriftField) bool {
-	for _, f := range fields {
-		if f.Pointer == refluxv1.WholeObjectPointer && f.ChangeType == refluxv1.ChangeRemove {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(fields, refluxv1.DriftField.DeletesObject)
 }
 
 // fieldSummary lists up to five fields as `pointer (severity action)`.
