@@ -47,10 +47,13 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		}
 	}
 	fg, err := h.connect(ctx, set)
-	if err != nil {
-		return out, fmt.Errorf("%w: %w", errForge, err)
-	}
 	prs := &pullRequests{forge: fg, seen: map[string]forge.PullRequest{}}
+	if err != nil {
+		// A forge that cannot be reached is no reason to stop the branch
+		// clean-up Git alone decides: go on without its word, as for a
+		// refused token. Write, which needs it, reports it and backs off.
+		prs.unheard = fmt.Errorf("%w: %w", errForge, err)
+	}
 	present := map[string]bool{}
 	slug := set.Kustomization.Namespace + "-" + set.Kustomization.Name
 	var errs []error
@@ -60,10 +63,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			continue
 		}
 		present[st.Name] = true
-		pr, err := prs.of(ctx, st.Name)
-		if err != nil {
-			return out, err
-		}
+		pr := prs.of(ctx, st.Name)
 		if pr.Stale(st.Commit) {
 			// Closed or merged for an earlier branch of this name: the
 			// branch now carries a drift nobody has decided.
@@ -119,11 +119,11 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			if st.NeedsDecision {
 				action = refluxv1.AlertAction
 			}
-			if pr.URL == "" && prs.forge != nil && prs.refused == nil {
+			if pr.URL == "" && prs.forge != nil && prs.unheard == nil {
 				// Pushed while the forge refused the token or was down:
 				// open it now, at the check's bounded pace.
 				if pr, err = h.openMissing(ctx, prs.forge, set, st.Name, st.Commit, action); err != nil {
-					return out, err
+					prs.unheard = err
 				}
 			}
 			out.Pending = append(out.Pending, reverse.BranchResult{Action: action, Branch: st.Name, Commit: st.Commit,
@@ -137,16 +137,14 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		if !decide.BranchPushed(&r) {
 			continue
 		}
-		pr, err := prs.of(ctx, r.Status.Branch)
-		if err != nil {
-			return out, err
-		}
+		pr := prs.of(ctx, r.Status.Branch)
 		switch {
 		case pr.State == forge.Closed:
 			out.Closed = append(out.Closed, r.Name)
-		case !present[r.Status.Branch] && pr.State != forge.Merged && prs.refused == nil:
-			// Without the forge's word (it refused the token) a deleted
-			// branch may be a merged pull request: dismiss nothing.
+		case !present[r.Status.Branch] && pr.State != forge.Merged && prs.unheard == nil:
+			// Without the forge's word (it refused the token, or did not
+			// answer) a deleted branch may be a merged pull request:
+			// dismiss nothing.
 			out.Closed = append(out.Closed, r.Name)
 		}
 	}
@@ -157,28 +155,26 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 type pullRequests struct {
 	forge Forge
 	seen  map[string]forge.PullRequest
-	// refused is the forge's refusal of the token: write-back reports it,
-	// and the check goes on with Git's word alone.
-	refused error
+	// unheard is why the forge's word is missing: it refused the token,
+	// or could not be reached. Write-back reports it, and the check goes
+	// on with Git's word alone.
+	unheard error
 }
 
 // of returns the branch's pull request; the zero value when the policy
-// opens none or the branch has none.
-func (p *pullRequests) of(ctx context.Context, head string) (forge.PullRequest, error) {
-	if p.forge == nil || p.refused != nil {
-		return forge.PullRequest{}, nil
+// opens none, the branch has none, or the forge's word is unheard.
+func (p *pullRequests) of(ctx context.Context, head string) forge.PullRequest {
+	if p.forge == nil || p.unheard != nil {
+		return forge.PullRequest{}
 	}
 	if pr, ok := p.seen[head]; ok {
-		return pr, nil
+		return pr
 	}
 	pr, _, err := p.forge.Find(ctx, head)
-	if forge.Unauthorized(err) {
-		p.refused = err
-		return forge.PullRequest{}, nil
-	}
 	if err != nil {
-		return pr, fmt.Errorf("%w: %w", errForge, err)
+		p.unheard = fmt.Errorf("%w: %w", errForge, err)
+		return forge.PullRequest{}
 	}
 	p.seen[head] = pr
-	return pr, nil
+	return pr
 }

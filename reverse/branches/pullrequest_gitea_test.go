@@ -14,6 +14,8 @@ import (
 	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/forge"
+	"github.com/reflux-dev/reflux/reverse/writeback"
+	"github.com/reflux-dev/reflux/reverse/writeback/git"
 )
 
 // giteaShop serves testdata/shop from a real Gitea and returns a drift
@@ -294,4 +296,41 @@ func TestSquashMergedBranchTheForgeLeftIsDeletedOnceResolved(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(bc.Deleted).To(ContainElement(merge.Branch))
 	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+merge.Branch, nil, nil)).To(MatchError(ContainSubstring("404")))
+}
+
+// TestCheckWithForgeDownGoesOnWithGit: a forge that does not answer stops
+// neither the branch check nor what Git alone decides, and dismisses
+// nothing on its missing word: a branch deleted meanwhile may be a merged
+// pull request's.
+func TestCheckWithForgeDownGoesOnWithGit(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	_, set := giteaShop(t)
+	results, err := newWriter(t).Write(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	for i := range set.Records {
+		r := &set.Records[i]
+		for _, res := range results {
+			if res.Records[0] == r.Name {
+				r.Status.Branch, r.Status.Commit, r.Status.State = res.Branch, res.Commit, refluxv1.DriftProposed
+			}
+		}
+	}
+	// One pushed branch disappears (a reviewer merged it on the forge with
+	// auto-delete, or deleted it: only the forge could say which).
+	gone := results[0].Branch
+	auth, err := git.NewAuth(set.Source.URL, set.Source.AuthData)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(newWriter(t).Git.DeleteClosed(ctx, writeback.Repo{URL: set.Source.URL, Auth: auth},
+		set.Policy.Spec.Git.BranchPrefix, "main", gone, results[0].Commit)).To(Succeed())
+
+	h := newWriter(t)
+	h.Forges = func(ctx context.Context, o forge.Options) (Forge, error) {
+		o.APIURL = "http://127.0.0.1:1" // nothing listens
+		return forge.New(ctx, o)
+	}
+	bc, err := h.Check(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred(), "the check goes on with Git's word")
+	g.Expect(bc.Closed).To(BeEmpty(), "nothing is dismissed on the forge's missing word")
+	g.Expect(bc.Pending).To(ConsistOf(HaveField("Branch", results[1].Branch)))
 }
