@@ -73,6 +73,11 @@ func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool)
 				return decide.Decision{Why: "no longer governed"}, nil
 			}
 		}
+		if resync && p.seen.IsZero() {
+			// Read under the record's lock: a live worker that took the
+			// change waits on it, so the resync is first to record it.
+			p.seen = gv.sighting(owner, k)
+		}
 		return gv.evaluate(ctx, snap, k, live, rec, name, resync)
 	})
 	if err == nil {

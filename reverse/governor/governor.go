@@ -193,6 +193,10 @@ type Governor struct {
 	entries map[types.NamespacedName]*entry
 	// pending holds what is known of each queued live change.
 	pending map[objKey]change
+	// inflight holds the live changes a live worker has taken and is
+	// evaluating, so a resync that records the drift first still knows
+	// when the change reached the watch (sighting).
+	inflight map[objKey]change
 	// resyncItems are the objects queued for a resync, with their owner.
 	resyncItems map[objKey]change
 	// attributionTries counts re-evaluations waiting for the audit log.
@@ -218,6 +222,7 @@ func New(opts Options) (*Governor, error) {
 		expiry:           newExpiryQueue(),
 		entries:          map[types.NamespacedName]*entry{},
 		pending:          map[objKey]change{},
+		inflight:         map[objKey]change{},
 		resyncItems:      map[objKey]change{},
 		attributionTries: map[objKey]int{},
 		deleterTries:     map[objKey]int{},

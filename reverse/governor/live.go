@@ -144,13 +144,36 @@ func (gv *Governor) enqueue(k objKey, c change) {
 	gv.live.Add(k)
 }
 
-// take returns and clears what is known of an object's queued changes.
+// take returns and clears what is known of an object's queued changes;
+// until done, the change is in flight.
 func (gv *Governor) take(k objKey) change {
 	gv.mu.Lock()
 	defer gv.mu.Unlock()
 	c := gv.pending[k]
 	delete(gv.pending, k)
+	gv.inflight[k] = c
 	return c
+}
+
+// done ends the evaluation of a change take returned.
+func (gv *Governor) done(k objKey) {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	delete(gv.inflight, k)
+}
+
+// sighting is when the earliest live change of an object not yet
+// evaluated reached the watch: queued, in flight or parked. A resync that
+// finds the drift before the live worker does records it with this time,
+// so the change is still timed; zero when there is none.
+func (gv *Governor) sighting(owner types.NamespacedName, k objKey) time.Time {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	c := gv.pending[k].merge(gv.inflight[k])
+	if e := gv.entries[owner]; e != nil {
+		c = c.merge(e.parked[k])
+	}
+	return c.seen
 }
 
 // restore puts a change back after a failed attempt, so the retry keeps
@@ -172,6 +195,7 @@ func (gv *Governor) processLive(ctx context.Context) bool {
 	}
 	defer gv.live.Done(k)
 	c := gv.take(k)
+	defer gv.done(k)
 	if err := gv.handle(ctx, k, c, false); err != nil {
 		if gv.deny(c.owner, k, err) {
 			gv.live.Forget(k)

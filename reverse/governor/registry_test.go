@@ -80,3 +80,54 @@ func TestChangesCoalesce(t *testing.T) {
 	g.Expect(resync.merge(flux).seen).To(Equal(flux.seen), "a resync keeps a live change's sighting")
 	g.Expect(resync.merge(flux).benign).To(BeFalse(), "a resync always looks")
 }
+
+// A resync that records a drift before the live worker gets to it still
+// times the live change: queued, in flight or parked, whichever is first.
+func TestSightingOfAChangeNotYetEvaluated(t *testing.T) {
+	owner := types.NamespacedName{Namespace: "checkout", Name: "checkout"}
+	k := objKey{Namespace: "checkout", Name: "checkout-limits"}
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name                      string
+		pending, inflight, parked *change
+		want                      time.Time
+	}{
+		{name: "nothing seen: a resync's own finding", want: time.Time{}},
+		{name: "queued", pending: &change{owner: owner, seen: t0}, want: t0},
+		{name: "taken by a live worker", inflight: &change{owner: owner, seen: t0}, want: t0},
+		{name: "parked until the render is current", parked: &change{owner: owner, seen: t0}, want: t0},
+		{name: "the earliest of them", pending: &change{owner: owner, seen: t0.Add(2 * time.Second)},
+			inflight: &change{owner: owner, seen: t0.Add(time.Second)}, parked: &change{owner: owner, seen: t0}, want: t0},
+		{name: "a record's change carries no sighting", pending: &change{owner: owner}, want: time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gv := &Governor{pending: map[objKey]change{}, inflight: map[objKey]change{},
+				entries: map[types.NamespacedName]*entry{owner: {parked: map[objKey]change{}}}}
+			if tt.pending != nil {
+				gv.pending[k] = *tt.pending
+			}
+			if tt.inflight != nil {
+				gv.inflight[k] = *tt.inflight
+			}
+			if tt.parked != nil {
+				gv.entries[owner].parked[k] = *tt.parked
+			}
+			NewWithT(t).Expect(gv.sighting(owner, k)).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestTakeKeepsTheChangeInFlightUntilDone(t *testing.T) {
+	g := NewWithT(t)
+	owner := types.NamespacedName{Namespace: "checkout", Name: "checkout"}
+	k := objKey{Namespace: "checkout", Name: "checkout-flags"}
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	gv := &Governor{pending: map[objKey]change{k: {owner: owner, seen: t0}}, inflight: map[objKey]change{},
+		entries: map[types.NamespacedName]*entry{}}
+	c := gv.take(k)
+	g.Expect(c.seen).To(Equal(t0))
+	g.Expect(gv.sighting(owner, k)).To(Equal(t0), "in flight")
+	gv.done(k)
+	g.Expect(gv.sighting(owner, k)).To(BeZero(), "evaluated")
+}
