@@ -66,3 +66,19 @@ func isKustomizeController(w audit.Write) bool {
 	return strings.HasSuffix(w.User, ":kustomize-controller") && strings.HasPrefix(w.User, "system:serviceaccount:") ||
 		strings.HasPrefix(w.UserAgent, "kustomize-controller/")
 }
+
+// auditedWrite is the engine's view of an audited Secret write. The
+// manager is the request's fieldManager or, as the apiserver defaults it,
+// the product of the user agent ("kubectl/v1.35.0 (linux/amd64)" is
+// kubectl), so that --allowed-field-managers apply as they do to
+// managedFields.
+func auditedWrite(key audit.ObjectKey, w audit.Write) governor.AuditedWrite {
+	manager := w.FieldManager
+	if manager == "" {
+		manager, _, _ = strings.Cut(w.UserAgent, "/")
+	}
+	return governor.AuditedWrite{
+		Namespace: key.Namespace, Name: key.Name, Verb: w.Verb, Manager: manager,
+		User: w.User, Groups: append([]string(nil), w.Groups...), Flux: isKustomizeController(w), Time: w.Time,
+	}
+}

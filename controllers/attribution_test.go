@@ -28,3 +28,34 @@ func TestIsKustomizeController(t *testing.T) {
 		})
 	}
 }
+
+func TestAuditedWrite(t *testing.T) {
+	key := audit.ObjectKey{Resource: "secrets", Namespace: "payments", Name: "payments-api"}
+	tests := []struct {
+		name        string
+		w           audit.Write
+		manager     string
+		fromFluxSet bool
+	}{
+		{"kubectl sends its field manager", audit.Write{User: "alice@example.com", FieldManager: "kubectl-patch",
+			UserAgent: "kubectl/v1.36.4 (linux/amd64) kubernetes/abc"}, "kubectl-patch", false},
+		{"a client without one is named as the apiserver names it", audit.Write{User: "bob@example.com",
+			UserAgent: "rotate-keys/v2 (linux/amd64)"}, "rotate-keys", false},
+		{"Flux's apply", audit.Write{User: "system:serviceaccount:flux-system:kustomize-controller",
+			FieldManager: "kustomize-controller"}, "kustomize-controller", true},
+		{"no user agent either", audit.Write{User: "carol@example.com"}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.w.Verb, tt.w.Groups = "patch", []string{"oncall"}
+			got := auditedWrite(key, tt.w)
+			if got.Manager != tt.manager || got.Flux != tt.fromFluxSet {
+				t.Errorf("auditedWrite(%+v) = manager %q, Flux %v; want %q, %v", tt.w, got.Manager, got.Flux, tt.manager, tt.fromFluxSet)
+			}
+			if got.Namespace != "payments" || got.Name != "payments-api" || got.User != tt.w.User || got.Verb != "patch" ||
+				len(got.Groups) != 1 || got.Groups[0] != "oncall" {
+				t.Errorf("auditedWrite lost the write's identity: %+v", got)
+			}
+		})
+	}
+}

@@ -77,8 +77,9 @@ type Options struct {
 	// WatchNamespaces, when set, restrict the live watches to these
 	// namespaces (with WatchNamespace, if set).
 	WatchNamespaces []string
-	// IgnoreSecrets never watches Secrets (--secrets=ignore).
-	IgnoreSecrets bool
+	// Secrets is how reflux treats the Secrets Flux applies (--secrets);
+	// empty is SecretsRead.
+	Secrets SecretAccess
 	// WatchSelector is the shard's --watch-label-selector; the manager's
 	// cache must apply it to Kustomizations and ReverseSyncPolicies. Nil
 	// selects everything.
@@ -198,7 +199,9 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 	if err != nil {
 		return nil, nil, err
 	}
-	watcher := NewWatcher(dyn, mgr.GetRESTMapper(), WatcherOptions{Namespace: opts.WatchNamespace, Namespaces: opts.WatchNamespaces, IgnoreSecrets: opts.IgnoreSecrets, Log: opts.Log.WithName("live")})
+	readSecrets := opts.Secrets == "" || opts.Secrets == SecretsRead
+	watcher := NewWatcher(dyn, mgr.GetRESTMapper(), WatcherOptions{Namespace: opts.WatchNamespace, Namespaces: opts.WatchNamespaces,
+		IgnoreSecrets: !readSecrets, Log: opts.Log.WithName("live")})
 	gopts := governor.Options{
 		Sealer: sealer,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Detector: detector, Holder: Holder{Client: mgr.GetClient()},
@@ -225,7 +228,43 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 		return nil, nil, err
 	}
 	watcher.Handle(gov)
+	if opts.Secrets == SecretsMetadata {
+		secretsFromAudit(opts.Audit, gov, opts.Log)
+	}
 	return gov, watcher, nil
+}
+
+// SecretAccess is how reflux treats the Secrets Flux applies.
+type SecretAccess string
+
+const (
+	// SecretsRead watches Secrets like any applied kind: drift is found
+	// key by key and SOPS-encrypted back to Git. It needs get, list, watch
+	// and patch on Secrets (the opt-in config/components/secrets).
+	SecretsRead SecretAccess = "read"
+	// SecretsMetadata never reads a Secret: Secret drift is reported from
+	// the audit log (who wrote which declared Secret, when), never held
+	// and never written. RBAC has no metadata-only read, so this is what
+	// a profile without Secret access can know.
+	SecretsMetadata SecretAccess = "metadata"
+	// SecretsIgnore never watches Secrets and reports nothing of them.
+	SecretsIgnore SecretAccess = "ignore"
+)
+
+// secretsFromAudit sends the audit log's Secret writes to the engine.
+// Without the audit webhook reflux cannot see Secrets at all, which it
+// says once, at start, naming the flag that would fix it.
+func secretsFromAudit(store *audit.Store, gov *governor.Governor, log logr.Logger) {
+	if store == nil {
+		log.Info("Secret drift is not detected: --secrets=metadata reports it from the audit log, and no audit webhook is configured (--audit-addr)")
+		return
+	}
+	store.Notify(func(key audit.ObjectKey, w audit.Write) {
+		if key.APIGroup != "" || key.Resource != "secrets" {
+			return
+		}
+		gov.OnAuditedSecretWrite(auditedWrite(key, w))
+	})
 }
 
 func newBranchWriter(opts Options) (governor.Writer, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -94,6 +95,11 @@ func (t targets) liveSecrets(ctx context.Context, set *reverse.DriftSet) error {
 	for _, d := range set.Records {
 		o := d.Spec.Object
 		if o.Kind != "Secret" || o.APIVersion != "v1" || d.Spec.ManualHotfix {
+			continue
+		}
+		if !slices.ContainsFunc(d.Spec.Fields, func(f refluxv1.DriftField) bool { return !f.ContentUnknown() }) {
+			// Recorded from the audit log (--secrets=metadata): reflux
+			// reads no Secret it was not allowed to watch.
 			continue
 		}
 		data, err := t.secretData(ctx, o.Namespace, o.Name)

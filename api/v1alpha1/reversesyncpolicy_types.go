@@ -400,7 +400,9 @@ type ChangeType string
 const (
 	// ChangeAdd is a field present live and absent in Git.
 	ChangeAdd ChangeType = "Add"
-	// ChangeUpdate is a field whose live value differs from Git's.
+	// ChangeUpdate is a field whose live value differs from Git's, or, at
+	// WholeObjectPointer, a declared object written live whose content
+	// reflux does not read (a Secret under --secrets=metadata).
 	ChangeUpdate ChangeType = "Update"
 	// ChangeRemove is a field declared in Git and absent live, or, at
 	// WholeObjectPointer, a declared object deleted live.
@@ -409,13 +411,20 @@ const (
 
 // WholeObjectPointer is the JSON pointer of a whole object (RFC 6901's
 // empty pointer): a Remove at it is a live object someone deleted while
-// the applied revision declares it.
+// the applied revision declares it, an Update one written whose content
+// reflux does not read.
 const WholeObjectPointer = ""
 
 // DeletesObject reports whether the field records its whole object
 // deleted live.
 func (f DriftField) DeletesObject() bool {
 	return f.Pointer == WholeObjectPointer && f.ChangeType == ChangeRemove
+}
+
+// ContentUnknown reports whether the field records its whole object
+// written live, from the audit log, without reflux reading what changed.
+func (f DriftField) ContentUnknown() bool {
+	return f.Pointer == WholeObjectPointer && f.ChangeType == ChangeUpdate
 }
 
 // Rule classifies the drifted fields it matches. Every criterion that is

@@ -190,3 +190,21 @@ func FuzzIngest(f *testing.F) {
 		}
 	})
 }
+
+func TestNotifySeesEveryRecordedWrite(t *testing.T) {
+	g := NewWithT(t)
+	s := NewStore()
+	var got []ObjectKey
+	s.Notify(func(k ObjectKey, w Write) {
+		// Called outside the store's lock: looking the write up works.
+		_, ok := s.Lookup(k, w.FieldManager, w.Time)
+		g.Expect(ok).To(BeTrue())
+		got = append(got, k)
+	})
+	secret := ObjectKey{Resource: "secrets", Namespace: "payments", Name: "payments-api"}
+	cm := ObjectKey{Resource: "configmaps", Namespace: "payments", Name: "flags"}
+	now := time.Now()
+	s.Record(secret, Write{User: "alice@example.com", FieldManager: "kubectl-patch", Verb: "patch", Time: now})
+	s.Record(cm, Write{User: "bob@example.com", Verb: "update", Time: now})
+	g.Expect(got).To(Equal([]ObjectKey{secret, cm}))
+}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -39,6 +40,8 @@ type Store struct {
 	perObject int
 	ttl       time.Duration
 	now       func() time.Time
+	// notify are called with every write recorded (Notify).
+	notify []func(ObjectKey, Write)
 }
 
 // StoreOption configures a Store.
@@ -66,7 +69,6 @@ func NewStore(opts ...StoreOption) *Store {
 // Record remembers a write.
 func (s *Store) Record(key ObjectKey, w Write) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	list := append(s.writes[key], w)
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Time.Before(list[j].Time) })
 	if len(list) > s.perObject {
@@ -74,6 +76,21 @@ func (s *Store) Record(key ObjectKey, w Write) {
 	}
 	s.writes[key] = list
 	s.expireLocked()
+	notify := s.notify
+	s.mu.Unlock()
+	// Outside the lock: a subscriber may look the write up again.
+	for _, fn := range notify {
+		fn(key, w)
+	}
+}
+
+// Notify calls fn with every write recorded from now on, on the webhook's
+// request goroutine: fn must not block. It is how writes no watch sees
+// (Secrets reflux may not read) reach the drift engine.
+func (s *Store) Notify(fn func(ObjectKey, Write)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notify = append(slices.Clone(s.notify), fn)
 }
 
 // Lookup returns the latest write to key at or before at (allowing a second

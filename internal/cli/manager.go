@@ -48,8 +48,9 @@ type ManagerOptions struct {
 	// WatchNamespaces restrict reflux to these namespaces: its caches and
 	// live watches list nothing elsewhere (the namespaced profile).
 	WatchNamespaces []string
-	// Secrets is --secrets: read (watch Secrets like any applied kind) or
-	// ignore (never watch them, for RBAC without Secret access).
+	// Secrets is --secrets: read (watch Secrets like any applied kind),
+	// metadata (never read them; report their drift from the audit log)
+	// or ignore (never watch them, report nothing).
 	Secrets string
 	// OverrideManagers mirror kustomize-controller's --override-manager:
 	// Flux reverts everything they write, so their changes are held.
@@ -116,8 +117,8 @@ func NewManagerCommand() *cobra.Command {
 		"Govern only Kustomizations and ReverseSyncPolicies with matching labels, e.g. 'sharding.fluxcd.io/key=shard1'.")
 	fs.StringSliceVar(&opts.WatchNamespaces, "watch-namespaces", nil,
 		"Restrict reflux to these namespaces (comma-separated), for RBAC granted by Roles in them only: Kustomizations, policies and live objects elsewhere are not watched, nor cluster-scoped live objects.")
-	fs.StringVar(&opts.Secrets, "secrets", "read",
-		"Whether reflux reads the Secrets Flux applies: 'read' watches them for drift (needs get, list and watch on Secrets), 'ignore' never watches them, for profiles that grant no Secret access.")
+	fs.StringVar(&opts.Secrets, "secrets", string(controllers.SecretsMetadata),
+		"Whether reflux reads the Secrets Flux applies: 'read' watches them for drift and writes it back SOPS-encrypted (needs get, list, watch and patch on Secrets: config/components/secrets); 'metadata' never reads them and reports who wrote a declared Secret, and when, from the audit webhook (--audit-addr), never holding or writing it; 'ignore' reports nothing of them.")
 	fs.StringSliceVar(&opts.OverrideManagers, "override-manager", nil,
 		"Field managers kustomize-controller runs with --override-manager: Flux reverts all they write, so reflux holds their changes at once.")
 	fs.StringVar(&opts.Comparison, "comparison", string(drift.ComparisonDryRun),
@@ -160,8 +161,10 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if opts.Concurrent < 1 {
 		return errors.New("--concurrent must be at least 1")
 	}
-	if opts.Secrets != "read" && opts.Secrets != "ignore" {
-		return fmt.Errorf("--secrets: unknown value %q: want \"read\" or \"ignore\"", opts.Secrets)
+	switch controllers.SecretAccess(opts.Secrets) {
+	case controllers.SecretsRead, controllers.SecretsMetadata, controllers.SecretsIgnore:
+	default:
+		return fmt.Errorf("--secrets: unknown value %q: want \"read\", \"metadata\" or \"ignore\"", opts.Secrets)
 	}
 	comparison, err := drift.ParseComparison(opts.Comparison)
 	if err != nil {
@@ -214,7 +217,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		WriteBackTimeout:      opts.WriteBackTimeout,
 		WatchNamespace:        watchNamespace(opts),
 		WatchNamespaces:       opts.WatchNamespaces,
-		IgnoreSecrets:         opts.Secrets == "ignore",
+		Secrets:               controllers.SecretAccess(opts.Secrets),
 		WatchSelector:         selector,
 		GitCacheDir:           opts.GitCacheDir,
 		AllowInsecureHTTP:     opts.InsecureAllowHTTP,

@@ -1,11 +1,15 @@
 package testenv
 
 import (
+	"bufio"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -31,6 +35,13 @@ const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
+# Secrets at Metadata, as the Kubernetes audit documentation advises: a
+# Request-level event would carry their data. Reads too, so that a test
+# can show who read a Secret (Env.AuditEvents).
+- level: Metadata
+  resources:
+  - group: ""
+    resources: ["secrets"]
 - level: None
   resources:
   - group: coordination.k8s.io
@@ -43,6 +54,38 @@ rules:
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
 - level: None
 `
+
+// auditLogFile is the apiserver's audit log, in the environment's dir.
+const auditLogFile = "audit.log"
+
+// AuditEvents returns the events of the apiserver's audit log that match,
+// in order. The log has every write, and every request for a Secret.
+func (e *Env) AuditEvents(match func(auditv1.Event) bool) ([]auditv1.Event, error) {
+	if e.opts.AuditWebhook == nil {
+		return nil, errors.New("the environment has no audit log: set Options.AuditWebhook")
+	}
+	f, err := os.Open(filepath.Join(e.Dir, auditLogFile))
+	if err != nil {
+		return nil, fmt.Errorf("opening the audit log: %w", err)
+	}
+	defer f.Close()
+	var out []auditv1.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		var ev auditv1.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return nil, fmt.Errorf("decoding the audit log: %w", err)
+		}
+		if match(ev) {
+			out = append(out, ev)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return out, nil
+}
 
 // auditWebhookConfig is the kubeconfig kube-apiserver reads to find the
 // webhook. Plain HTTP is accepted for a loopback test receiver.
@@ -96,6 +139,11 @@ func configureAudit(api *envtest.APIServer, dir string, opts AuditWebhook) (stri
 	args.Set("audit-webhook-config-file", webhookPath)
 	args.Set("audit-webhook-mode", "batch")
 	args.Set("audit-webhook-batch-max-wait", wait.String())
+	// The log backend too, blocking: an event is in the file before its
+	// request returns, so a test can assert a request was never made.
+	args.Set("audit-log-path", filepath.Join(dir, auditLogFile))
+	args.Set("audit-log-format", "json")
+	args.Set("audit-log-mode", "blocking")
 	// The default 10s backoff would delay events for the whole test after
 	// the receiver starts late; retry quickly instead.
 	args.Set("audit-webhook-initial-backoff", "100ms")

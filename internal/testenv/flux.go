@@ -40,9 +40,12 @@ func startFlux(ctx context.Context, o *Options, cp *controlPlane, dir string) (*
 	return src, kc, nil
 }
 
-// extraArgs returns a controller's own flags, given its working directory;
-// it may reserve further ports.
-type extraArgs func(dir string) ([]string, error)
+// extraArgs returns a controller's own flags, given its working directory
+// and a loopback address reserved together with its metrics and health
+// addresses: reserving them apart could hand one just-closed port out
+// twice (seen in CI as source-controller's artifact server failing to
+// bind its own metrics port).
+type extraArgs func(dir, spareAddr string) ([]string, error)
 
 // startController starts one Flux controller as user with the flags both
 // controllers share plus extra's.
@@ -59,7 +62,7 @@ func startController(o *Options, cp *controlPlane, dir, name, user string, extra
 	if _, err := cp.kubeconfig(kubeconfig, user, fluxGroups...); err != nil {
 		return nil, err
 	}
-	addrs, err := freeAddrs(2)
+	addrs, err := freeAddrs(3)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +75,7 @@ func startController(o *Options, cp *controlPlane, dir, name, user string, extra
 		"--log-level=debug",
 		"--log-encoding=console",
 	}
-	own, err := extra(home)
+	own, err := extra(home, addrs[2])
 	if err != nil {
 		return nil, err
 	}
@@ -90,8 +93,8 @@ func startController(o *Options, cp *controlPlane, dir, name, user string, extra
 
 // withArgs appends the caller's flags to a controller's own.
 func withArgs(own extraArgs, callers []string) extraArgs {
-	return func(dir string) ([]string, error) {
-		args, err := own(dir)
+	return func(dir, spareAddr string) ([]string, error) {
+		args, err := own(dir, spareAddr)
 		if err != nil {
 			return nil, err
 		}
@@ -101,26 +104,22 @@ func withArgs(own extraArgs, callers []string) extraArgs {
 
 // sourceArgs serves artifacts on loopback; kustomize-controller downloads
 // them from the advertised address, which must therefore be reachable here.
-func sourceArgs(home string) ([]string, error) {
-	addrs, err := freeAddrs(1)
-	if err != nil {
-		return nil, err
-	}
+func sourceArgs(home, addr string) ([]string, error) {
 	storage := filepath.Join(home, "storage")
 	if err := os.MkdirAll(storage, 0o700); err != nil {
 		return nil, fmt.Errorf("creating artifact storage: %w", err)
 	}
 	return []string{
 		"--storage-path=" + storage,
-		"--storage-addr=" + addrs[0],
-		"--storage-adv-addr=" + addrs[0],
+		"--storage-addr=" + addr,
+		"--storage-adv-addr=" + addr,
 	}, nil
 }
 
 // kustomizeArgs shortens the dependency requeue so tests with dependsOn do
 // not wait the default 30s, and forbids remote bases so an overlay can
 // never make the environment reach beyond loopback.
-func kustomizeArgs(string) ([]string, error) {
+func kustomizeArgs(string, string) ([]string, error) {
 	return []string{"--requeue-dependency=2s", "--no-remote-bases=true"}, nil
 }
 

@@ -74,6 +74,9 @@ func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string
 		// Flux recreates the object; whether it should leave Git too is
 		// for a reviewer to decide, not for a branch to propose.
 		return "the object was deleted live; removing it from Git is not proposed"
+	case f.ContentUnknown():
+		// Only the audit log saw the write: there is no value to write.
+		return "reflux does not read this Secret (--secrets=metadata): the audit log says it was written, not to what"
 	case isSecret(rec) && !encrypt:
 		// Plaintext Secret values never go to Git.
 		return "Secret values are written only SOPS-encrypted, and the policy has no recipients (spec.git.encryption)"

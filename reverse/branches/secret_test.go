@@ -88,6 +88,11 @@ func TestSecretRefusals(t *testing.T) {
 		{"no recipients", func(s *shopDriftSet) { s.Policy.Spec.Git.Encryption = nil }, "no recipients"},
 		{"no decryption on the Kustomization", func(s *shopDriftSet) { s.Spec.Spec.Decryption = nil }, "no SOPS decryption"},
 		{"live Secret unavailable", func(s *shopDriftSet) { s.LiveSecrets = nil }, "not available"},
+		{"recorded from the audit log: content never read", func(s *shopDriftSet) {
+			s.Records[0].Spec.Fields = []refluxv1.DriftField{{Pointer: refluxv1.WholeObjectPointer, ChangeType: refluxv1.ChangeUpdate,
+				Action: refluxv1.AlertAction, Severity: refluxv1.SeverityHigh, FluxReverts: true}}
+			s.LiveSecrets = nil
+		}, "does not read this Secret"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

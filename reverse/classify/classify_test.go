@@ -25,6 +25,9 @@ func TestBuiltinDefaults(t *testing.T) {
 		{"a declared object deleted live",
 			Field{Kind: "ConfigMap", Pointer: refluxv1.WholeObjectPointer, ChangeType: refluxv1.ChangeRemove},
 			refluxv1.AlertAction, refluxv1.SeverityHigh, "default:object-deleted"},
+		{"a declared Secret written live, content not read",
+			Field{Kind: "Secret", Pointer: refluxv1.WholeObjectPointer, ChangeType: refluxv1.ChangeUpdate},
+			refluxv1.AlertAction, refluxv1.SeverityHigh, "default:content-not-read"},
 		{"new configmap key merges",
 			Field{Kind: "ConfigMap", Pointer: "/data/NEW_FLAG", ChangeType: refluxv1.ChangeAdd, LiveValue: "on"},
 			refluxv1.MergeAction, refluxv1.SeverityLow, "default:configmap-new-key"},
@@ -73,8 +76,9 @@ func TestBuiltinDefaults(t *testing.T) {
 			g.Expect(d.Action).To(Equal(tt.action))
 			g.Expect(d.Severity).To(Equal(tt.severity))
 			g.Expect(d.Rule).To(Equal(tt.rule))
-			// Every default holds, but a deleted object has nothing to hold.
-			g.Expect(d.Hold).To(Equal(tt.rule != "default:object-deleted"))
+			// Every default holds, but a deleted object has nothing to
+			// hold, and a Secret reflux may not read is never patched.
+			g.Expect(d.Hold).To(Equal(tt.rule != "default:object-deleted" && tt.rule != "default:content-not-read"))
 		})
 	}
 }

@@ -19,6 +19,10 @@ func (c *Classifier) builtin(f Field) Decision {
 		// A declared object deleted live: there is nothing to hold, and
 		// Flux recreates it, but someone removed a workload or its config.
 		return Decision{Action: refluxv1.AlertAction, Severity: refluxv1.SeverityHigh, Rule: "default:object-deleted"}
+	case f.Pointer == refluxv1.WholeObjectPointer && f.ChangeType == refluxv1.ChangeUpdate:
+		// A Secret written live that reflux may not read: who and when
+		// are known, what is not, so nothing can be held or merged.
+		return Decision{Action: refluxv1.AlertAction, Severity: refluxv1.SeverityHigh, Rule: "default:content-not-read"}
 	case isConfigMapKeyAdd(f, seg):
 		return Decision{Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, Rule: "default:configmap-new-key", Hold: true}
 	case isContainerImage(seg):

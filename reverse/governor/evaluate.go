@@ -21,6 +21,12 @@ import (
 // known of it. resync is true for the resync's own checks, which are
 // throttled and skip objects known clean.
 func (gv *Governor) handle(ctx context.Context, k objKey, c change, resync bool) error {
+	if c.audited != nil {
+		// A Secret reflux does not watch (--secrets=metadata): what the
+		// audit log says is all there is to decide on.
+		_, err := gv.auditedSecret(ctx, k, c)
+		return err
+	}
 	live, ok := gv.opts.Live.Get(k.GVK, k.Namespace, k.Name)
 	if c.deleted != nil && (!ok || live.GetUID() != c.deleted.GetUID()) {
 		// Deleted, and perhaps recreated by Flux since: the deletion is

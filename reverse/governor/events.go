@@ -76,8 +76,11 @@ func driftEvent(rec EventRecorder, ks *kustomizev1.Kustomization, d *refluxv1.Dr
 		meta[eventMetaKey("reflux-modifier")] = who
 	}
 	what := "drifted from Git"
-	if deleted(d.Spec.Fields) {
+	switch {
+	case deleted(d.Spec.Fields):
 		what = "was deleted live while the applied revision declares it; Flux recreates it at its next reconcile"
+	case slices.ContainsFunc(d.Spec.Fields, refluxv1.DriftField.ContentUnknown):
+		what = "was written live, the audit log says; reflux does not read Secrets (--secrets=metadata), so what changed is unknown and nothing is written back"
 	}
 	rec.AnnotatedEventf(ks, meta, eventType, reason, "%s%s %s/%s %s: %s",
 		prefix, d.Spec.Object.Kind, d.Spec.Object.Namespace, d.Spec.Object.Name, what, fieldSummary(d.Spec.Fields))

@@ -197,6 +197,9 @@ type Governor struct {
 	// evaluating, so a resync that records the drift first still knows
 	// when the change reached the watch (sighting).
 	inflight map[objKey]change
+	// unowned are audited Secret writes no current render declares, kept
+	// while a render that may declare them is not current (secrets.go).
+	unowned map[objKey]unownedWrite
 	// resyncItems are the objects queued for a resync, with their owner.
 	resyncItems map[objKey]change
 	// attributionTries counts re-evaluations waiting for the audit log.
@@ -223,6 +226,7 @@ func New(opts Options) (*Governor, error) {
 		entries:          map[types.NamespacedName]*entry{},
 		pending:          map[objKey]change{},
 		inflight:         map[objKey]change{},
+		unowned:          map[objKey]unownedWrite{},
 		resyncItems:      map[objKey]change{},
 		attributionTries: map[objKey]int{},
 		deleterTries:     map[objKey]int{},

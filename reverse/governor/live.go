@@ -42,6 +42,9 @@ type change struct {
 	// deleted is the object as last seen when a watch saw it deleted: a
 	// deletion is drift when the applied revision still declares it.
 	deleted *unstructured.Unstructured
+	// audited is the latest write to a Secret the audit log reported,
+	// under --secrets=metadata, where no watch sees Secrets (secrets.go).
+	audited *AuditedWrite
 }
 
 // merge folds an earlier change of the same object into c.
@@ -61,6 +64,9 @@ func (c change) merge(earlier change) change {
 	out.held = c.held || earlier.held
 	if out.deleted == nil {
 		out.deleted = earlier.deleted
+	}
+	if out.audited == nil {
+		out.audited = earlier.audited
 	}
 	return out
 }

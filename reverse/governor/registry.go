@@ -158,6 +158,9 @@ func (gv *Governor) flushLocked(e *entry) {
 			"kustomization", e.gov.Key().String(), "changes", len(e.parked), "revision", e.render.Revision)
 	}
 	e.parked = map[objKey]change{}
+	if len(gv.unowned) > 0 {
+		gv.rerouteSecretsLocked()
+	}
 }
 
 // Forget stops governing a Kustomization, everywhere at once: its state,
@@ -168,6 +171,10 @@ func (gv *Governor) Forget(ctx context.Context, id types.NamespacedName) {
 	gv.mu.Lock()
 	e := gv.entries[id]
 	delete(gv.entries, id)
+	if len(gv.unowned) > 0 {
+		// Writes that waited on this render may have no owner now.
+		gv.rerouteSecretsLocked()
+	}
 	gv.mu.Unlock()
 	gv.wb.forget(id)
 	gv.opts.Metrics.forget(id)
