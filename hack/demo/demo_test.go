@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -58,8 +59,11 @@ func checkRefluxDeath(t *testing.T, d *demo) {
 	g.Expect(d.refluxGone()).To(Succeed(), "reflux is alive before the kill")
 	g.Expect(d.reflux.Kill()).To(Succeed())
 	var out bytes.Buffer
-	err := d.watchReflux(context.Background(), &out)
-	g.Expect(err).To(MatchError(errRefluxExited))
+	// Bounded: a demo that missed the death would wait for Ctrl-C forever.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := d.watchReflux(ctx, &out)
+	g.Expect(err).To(MatchError(errRefluxExited), "the demo noticed reflux's death before the timeout")
 	g.Expect(out.String()).To(And(
 		ContainSubstring("reflux died: reflux exited: signal: killed"),
 		ContainSubstring("--- end of "+d.refluxLogPath()+" ---\n20"), // a log line's timestamp
