@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -26,6 +27,9 @@ type TypeResolver interface {
 // It is safe for concurrent use.
 type OpenAPITypes struct {
 	client openapi.Client
+
+	// fetches makes concurrent misses of one group-version share a fetch.
+	fetches singleflight.Group
 
 	mu sync.Mutex
 	// byGV caches one converter per group-version, with the document URL it
@@ -50,45 +54,65 @@ var _ TypeResolver = &OpenAPITypes{}
 // TypeConverter returns the converter of gvk's group-version. A kind the
 // cached document lacks (a CRD installed since) refreshes it once.
 func (o *OpenAPITypes) TypeConverter(gvk schema.GroupVersionKind) (managedfields.TypeConverter, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	gv := gvk.GroupVersion()
-	if c, ok := o.byGV[gv]; ok && knows(c.converter, gvk) {
-		return c.converter, nil
+	o.mu.Lock()
+	cached, ok := o.byGV[gv]
+	o.mu.Unlock()
+	if ok && knows(cached.converter, gvk) {
+		return cached.converter, nil
 	}
+	// One fetch per group-version at a time, and none under the lock:
+	// a slow document for one group must not stall the others' lookups.
+	v, err, _ := o.fetches.Do(gv.String(), func() (any, error) { return o.fetch(gv) })
+	if err != nil {
+		return nil, err
+	}
+	c := v.(cachedTypes)
+	if !knows(c.converter, gvk) {
+		return nil, fmt.Errorf("OpenAPI v3 document for %s has no kind %s", gv, gvk.Kind)
+	}
+	return c.converter, nil
+}
+
+// fetch reads and caches gv's document, unless the cached one is already
+// the document the apiserver serves.
+func (o *OpenAPITypes) fetch(gv schema.GroupVersion) (cachedTypes, error) {
 	paths, err := o.client.Paths()
 	if err != nil {
-		return nil, fmt.Errorf("listing OpenAPI v3 documents: %w", err)
+		return cachedTypes{}, fmt.Errorf("listing OpenAPI v3 documents: %w", err)
 	}
 	doc, ok := paths[openAPIPath(gv)]
 	if !ok {
-		return nil, fmt.Errorf("no OpenAPI v3 document for %s", gv)
+		return cachedTypes{}, fmt.Errorf("no OpenAPI v3 document for %s", gv)
 	}
-	if c, ok := o.byGV[gv]; ok && c.url == doc.ServerRelativeURL() {
-		return nil, fmt.Errorf("OpenAPI v3 document for %s has no kind %s", gv, gvk.Kind)
+	o.mu.Lock()
+	cached, ok := o.byGV[gv]
+	o.mu.Unlock()
+	if ok && cached.url == doc.ServerRelativeURL() {
+		return cached, nil // unchanged: the kind is not in it
 	}
 	raw, err := doc.Schema("application/json")
 	if err != nil {
-		return nil, fmt.Errorf("reading OpenAPI v3 document for %s: %w", gv, err)
+		return cachedTypes{}, fmt.Errorf("reading OpenAPI v3 document for %s: %w", gv, err)
 	}
 	var spec spec3.OpenAPI
 	if err := json.Unmarshal(raw, &spec); err != nil {
-		return nil, fmt.Errorf("parsing OpenAPI v3 document for %s: %w", gv, err)
+		return cachedTypes{}, fmt.Errorf("parsing OpenAPI v3 document for %s: %w", gv, err)
 	}
 	if spec.Components == nil {
-		return nil, fmt.Errorf("OpenAPI v3 document for %s has no schemas", gv)
+		return cachedTypes{}, fmt.Errorf("OpenAPI v3 document for %s has no schemas", gv)
 	}
 	// preserveUnknownFields is the legacy CRD field, false for every
 	// apiextensions.k8s.io/v1 CRD; the apiserver passes the same.
 	tc, err := managedfields.NewTypeConverter(spec.Components.Schemas, false)
 	if err != nil {
-		return nil, fmt.Errorf("building types for %s: %w", gv, err)
+		return cachedTypes{}, fmt.Errorf("building types for %s: %w", gv, err)
 	}
-	o.byGV[gv] = cachedTypes{url: doc.ServerRelativeURL(), converter: tc}
-	if !knows(tc, gvk) {
-		return nil, fmt.Errorf("OpenAPI v3 document for %s has no kind %s", gv, gvk.Kind)
-	}
-	return tc, nil
+	c := cachedTypes{url: doc.ServerRelativeURL(), converter: tc}
+	o.mu.Lock()
+	o.byGV[gv] = c
+	o.mu.Unlock()
+	return c, nil
 }
 
 // openAPIPath is the key /openapi/v3 lists a group-version under.
