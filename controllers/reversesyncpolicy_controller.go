@@ -37,6 +37,10 @@ type ReverseSyncPolicyReconciler struct {
 	// RetryInterval is how soon a policy waiting on a missing Secret is
 	// checked again.
 	RetryInterval time.Duration
+
+	// forgeChecks spares the forge a check that passed recently; nil
+	// checks on every reconcile.
+	forgeChecks *forgeChecks
 }
 
 // +kubebuilder:rbac:groups=reflux.dev,resources=reversesyncpolicies,verbs=get;list;watch

@@ -2,8 +2,10 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -44,9 +46,16 @@ func (r *ReverseSyncPolicyReconciler) checkForge(ctx context.Context, obj *reflu
 			continue // the Kustomization reports its own missing source
 		}
 		seen[url] = true
-		c, err := forge.New(ctx, forge.Options{Provider: string(pr.Provider), Token: token, APIURL: pr.APIURL, RepoURL: url})
+		opts := forge.Options{Provider: string(pr.Provider), Token: token, APIURL: pr.APIURL, RepoURL: url}
+		if r.forgeChecks.fresh(opts) {
+			continue
+		}
+		c, err := forge.New(ctx, opts)
 		if err == nil {
 			err = c.Check(ctx)
+		}
+		if err == nil {
+			r.forgeChecks.passed(opts)
 		}
 		if err != nil {
 			err = fmt.Errorf("%s repository %s: %w", pr.Provider, url, err)
@@ -89,4 +98,57 @@ func (r *ReverseSyncPolicyReconciler) sourceURL(ctx context.Context, ks *kustomi
 		return "", err
 	}
 	return repo.Spec.URL, nil
+}
+
+// forgeCheckTTL is how long a passed forge check stands. The policy is
+// reconciled on every change of its Drift records, and a forge's API is
+// rate-limited (GitHub: 5,000 requests an hour per token): each
+// reconcile asking would spend the budget write-back needs. A token or
+// repository that changes is checked at once, a failure on every
+// reconcile.
+const forgeCheckTTL = 10 * time.Minute
+
+// forgeChecks remembers which forge checks passed, and when. A nil
+// *forgeChecks remembers nothing. It is safe for concurrent use.
+type forgeChecks struct {
+	mu     sync.Mutex
+	now    func() time.Time
+	passes map[[sha256.Size]byte]time.Time
+}
+
+func newForgeChecks(now func() time.Time) *forgeChecks {
+	return &forgeChecks{now: now, passes: map[[sha256.Size]byte]time.Time{}}
+}
+
+// key identifies a check by everything that decides its outcome, the
+// token hashed so that it is not kept in memory twice.
+func (*forgeChecks) key(o forge.Options) [sha256.Size]byte {
+	return sha256.Sum256([]byte(strings.Join([]string{o.Provider, o.APIURL, o.RepoURL, o.Token}, "\x00")))
+}
+
+// fresh reports whether the same check passed within forgeCheckTTL.
+func (f *forgeChecks) fresh(o forge.Options) bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at, ok := f.passes[f.key(o)]
+	return ok && f.now().Sub(at) < forgeCheckTTL
+}
+
+// passed records a check that passed.
+func (f *forgeChecks) passed(o forge.Options) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	for k, at := range f.passes {
+		if now.Sub(at) >= forgeCheckTTL {
+			delete(f.passes, k) // bounded by the checks of the last TTL
+		}
+	}
+	f.passes[f.key(o)] = now
 }

@@ -128,6 +128,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	}
 	policies := &ReverseSyncPolicyReconciler{
 		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), RetryInterval: opts.PolicyRetry,
+		forgeChecks: newForgeChecks(time.Now),
 	}
 	if err := policies.SetupWithManager(ctx, mgr, ReverseSyncPolicyReconcilerOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up ReverseSyncPolicy controller: %w", err)
