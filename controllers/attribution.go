@@ -60,11 +60,15 @@ func (a auditAttributor) key(u *unstructured.Unstructured) (audit.ObjectKey, boo
 
 // isKustomizeController reports whether a write came from Flux's
 // kustomize-controller: its ServiceAccount (kustomize-controller, in
-// whatever namespace Flux is installed), or its client's user agent, which
-// client-go derives from the binary's name.
+// whatever namespace Flux is installed) wrote, or impersonated the
+// Kustomization's ServiceAccount to write. Identities, not the user agent:
+// any client can send "kustomize-controller/v1.9.6" and pass for Flux.
 func isKustomizeController(w audit.Write) bool {
-	return strings.HasSuffix(w.User, ":kustomize-controller") && strings.HasPrefix(w.User, "system:serviceaccount:") ||
-		strings.HasPrefix(w.UserAgent, "kustomize-controller/")
+	return isKustomizeControllerAccount(w.User) || isKustomizeControllerAccount(w.Impersonator)
+}
+
+func isKustomizeControllerAccount(user string) bool {
+	return strings.HasPrefix(user, "system:serviceaccount:") && strings.HasSuffix(user, ":kustomize-controller")
 }
 
 // auditedWrite is the engine's view of an audited Secret write. The

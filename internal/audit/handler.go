@@ -104,13 +104,14 @@ func toWrite(ev *auditv1.Event) (ObjectKey, Write, bool) {
 	// Subresource writes (scale, status) change the object too: the
 	// HPA's replicas arrive as a write to deployments/scale.
 	key := ObjectKey{APIGroup: ref.APIGroup, Resource: ref.Resource, Namespace: ref.Namespace, Name: ref.Name}
-	user := ev.User
+	user, impersonator := ev.User, ""
 	if ev.ImpersonatedUser != nil {
-		user = *ev.ImpersonatedUser
+		user, impersonator = *ev.ImpersonatedUser, ev.User.Username
 	}
 	return key, Write{
 		User:         user.Username,
 		Groups:       user.Groups,
+		Impersonator: impersonator,
 		FieldManager: fieldManager(ev.RequestURI),
 		Verb:         ev.Verb,
 		UserAgent:    ev.UserAgent,

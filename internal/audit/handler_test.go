@@ -101,6 +101,9 @@ func TestHandlerRecordsSuccessfulWrites(t *testing.T) {
 	w, ok = h.Store.Lookup(cm, "", at("2026-11-29T10:00:30Z"))
 	g.Expect(ok).To(BeTrue())
 	g.Expect(w.User).To(Equal("bob@example.com"))
+	g.Expect(w.Impersonator).To(Equal("system:serviceaccount:ci:deployer"), "who acted as bob")
+	deploy2, _ := h.Store.Lookup(deploy, "kubectl-edit", at("2026-11-29T10:00:30Z"))
+	g.Expect(deploy2.Impersonator).To(BeEmpty(), "alice acted as herself")
 
 	// Writes after the moment asked about are not attributed to it.
 	_, ok = h.Store.Lookup(cm, "", at("2026-11-29T10:00:07Z"))

@@ -22,6 +22,10 @@ type Write struct {
 	User string
 	// Groups of the user.
 	Groups []string
+	// Impersonator is the authenticated user who acted as User, when the
+	// request impersonated: kustomize-controller applying as a tenant's
+	// ServiceAccount.
+	Impersonator string
 	// FieldManager from the request, when the client sent one.
 	FieldManager string
 	// Verb is update, patch, create or delete.
