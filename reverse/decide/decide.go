@@ -154,12 +154,28 @@ func Decide(in Input) Decision {
 	// failed, finish it whatever else is decided.
 	finish := rec != nil && !record.IsOpen(rec) && heldByUs
 	if !in.Evaluated {
-		return withRelease(Decision{Why: "not evaluated against the applied revision"}, finish)
+		return finishRelease(in, Decision{Why: "not evaluated against the applied revision"}, finish)
 	}
 	if len(in.Observation.Fields) == 0 {
 		return settle(in, heldByUs, finish)
 	}
 	return drifted(in, heldByUs, finish)
+}
+
+// finishRelease finishes the release of a closed record whose earlier
+// release failed. A record dismissed, or released as its hold expired,
+// was closed so that Flux restores Git: the release asks Flux to
+// reconcile again, as the first attempt would have once released.
+func finishRelease(in Input, d Decision, finish bool) Decision {
+	if !finish {
+		return d
+	}
+	d.Hold = Release
+	switch in.Record.Status.State {
+	case refluxv1.DriftDismissed, refluxv1.DriftExpired:
+		d.RequestReconcile = in.Live.Exists
+	}
+	return d
 }
 
 func withRelease(d Decision, release bool) Decision {
@@ -199,7 +215,7 @@ func drifted(in Input, heldByUs, finish bool) Decision {
 		action = Create
 	} else if !record.IsOpen(rec) {
 		if !rec.DeletionTimestamp.IsZero() || rec.Status.Fingerprint == reverse.Fingerprint([]refluxv1.Drift{*record.Merge(nil, obs)}) {
-			return withRelease(Decision{Why: "the closed drift persists while Flux restores Git"}, finish)
+			return finishRelease(in, Decision{Why: "the closed drift persists while Flux restores Git"}, finish)
 		}
 		rec, action = reopened(rec, in.Now), Reopen
 	}

@@ -109,9 +109,18 @@ func TestDecide(t *testing.T) {
 		{name: "dismissed, same drift while Flux restores: nothing", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State, d.Status.HeldSince = refluxv1.DriftDismissed, nil
 		}), Live: unheld, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep},
-		{name: "dismissed, but the release failed: finish it", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+		{name: "dismissed, but the release failed: finish it, and Flux restores Git now", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State = refluxv1.DriftDismissed
-		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep, hold: Release},
+		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep, hold: Release, reconc: true},
+		{name: "released as its hold expired, but the release failed: the same", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State = refluxv1.DriftExpired
+		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep, hold: Release, reconc: true},
+		{name: "expired, release failed, not evaluated yet: finish it all the same", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State = refluxv1.DriftExpired
+		}), Live: held}, want: Keep, hold: Release, reconc: true},
+		{name: "resolved, but the release failed: finish it; Git has the value already", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State = refluxv1.DriftResolved
+		}), Live: held}, want: Keep, hold: Release},
 		{name: "resolved, then a new drift: reopen and hold", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State, d.Status.HeldSince = refluxv1.DriftResolved, nil
 		}), Live: unheld, Evaluated: true, Observation: observed(t0.Add(time.Hour), flag(`"later"`)), WantHold: true, Now: t0.Add(time.Hour)},

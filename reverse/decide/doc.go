@@ -13,6 +13,7 @@
 //	open              none           Resolve when the applied revision declares what was seen
 //	                                 live (merged), else keep it open as evidence
 //	closed            same           nothing while Flux restores Git; finish a failed release
+//	                                 (dismissed or expired: and ask Flux to reconcile)
 //	closed            other          Reopen: a new divergence, a clean record
 //	dismiss asked     any            Dismiss: release, ask Flux to reconcile
 //	deleted+dismissed none           Finalize: let the record go

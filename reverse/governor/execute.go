@@ -131,7 +131,15 @@ func (x *executor) applyRecord(ctx context.Context, p *plan, d decide.Decision) 
 		}
 		return x.finalize(ctx, d.Record)
 	default:
-		return x.hold(ctx, p, d)
+		if err := x.hold(ctx, p, d); err != nil {
+			return err
+		}
+		if d.Hold == decide.Release && d.RequestReconcile && p.ks != nil {
+			// A release finished late (finishRelease): Flux restores
+			// Git now rather than at its next interval.
+			return x.requestReconcile(ctx, p.ks)
+		}
+		return nil
 	}
 }
 
