@@ -144,7 +144,7 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, meta.ProgressingWithRetryReason, "%s", err)
 		return ctrl.Result{}, err
 	}
-	open, err := r.report(ctx, obj, rendering, status)
+	open, err := r.report(ctx, obj, rendering, status, r.Watcher.Forbidden(keyOf(obj)))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -176,7 +176,7 @@ func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src sou
 // report writes the Drifted and ReverseSynced conditions and the drift
 // gauges, and hands the records to the engine's write-back.
 func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.Kustomization, rendering desired.State,
-	status governor.Status) ([]refluxv1.Drift, error) {
+	status governor.Status, watchDenied []*WatchForbiddenError) ([]refluxv1.Drift, error) {
 	id := keyOf(obj)
 	all, err := r.records(ctx, id)
 	if err != nil {
@@ -191,7 +191,7 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 	r.Drift.Report(obj, open)
 	r.Drift.ReportExpired(obj, all)
 	if c := driftedCondition(driftedInput{
-		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open,
+		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open, WatchDenied: watchDenied,
 		Previous: conditions.Get(obj, refluxv1.DriftedCondition), SlowRender: r.slowRender(), Now: time.Now(),
 	}); c != nil {
 		c.ObservedGeneration = obj.Generation
