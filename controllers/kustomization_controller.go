@@ -60,14 +60,17 @@ type KustomizationReconciler struct {
 
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations/status,verbs=get;patch;update
-// Dry-run applies (drift detection) and holds patch any kind Flux applies;
-// the live watches list and watch them.
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts/finalizers,verbs=update
+// substituteFrom ConfigMaps are read uncached, by name (ClientOptions).
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
-// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch;patch
+// The objects Flux applies are not granted here: the live watches list
+// and watch them, dry runs and holds patch them, under the aggregated
+// ClusterRole reflux-workloads (config/rbac/workloads_role.yaml), an
+// explicit list of kinds users extend. A */* grant would read every
+// Secret in the cluster (issue 11).
 // Dry runs, holds and releases impersonate a Kustomization's
 // ServiceAccount, as kustomize-controller's applies do.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
