@@ -43,7 +43,6 @@ func TestWatchForbidden(t *testing.T) {
 			`grant get, list, watch and patch on it in a ClusterRole labelled rbac.reflux.dev/aggregate-to-workloads: "true"; `+
 			`the other kinds are watched: 1 field\(s\) in 1 object\(s\) drifted`)),
 	))
-	g.Expect(logLines(g, name, "watch forbidden", "Kind=Widget")).To(HaveLen(1), "the refusal is logged once, not at each retry")
 
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "reflux-workloads-widgets", Labels: map[string]string{refluxv1.WorkloadsAggregationLabel: "true"}},
@@ -60,7 +59,6 @@ func TestWatchForbidden(t *testing.T) {
 		HaveField("Status", metav1.ConditionTrue),
 		HaveField("Reason", refluxv1.DriftDetectedReason),
 	), "the granted watch clears the condition")
-	g.Expect(logLines(g, name, "watch allowed", "Kind=Widget")).To(HaveLen(1))
 
 	widget := &unstructured.Unstructured{}
 	widget.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
@@ -68,6 +66,8 @@ func TestWatchForbidden(t *testing.T) {
 	widget.SetNamespace(a.ns)
 	kubectlEdit(g, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(5), "spec", "size")).To(Succeed()) })
 	waitRecord(g, a.ns, "Widget", "gadget", "/spec/size")
+	g.Expect(logLines(g, name, "watch forbidden", "Kind=Widget")).To(HaveLen(1), "the refusal is logged once, not at each retry")
+	g.Expect(logLines(g, name, "watch allowed", "Kind=Widget")).To(HaveLen(1))
 }
 
 // drifted returns ks's Drifted condition as it stands.
