@@ -18,7 +18,8 @@ import (
 // reading Secrets, in a profile the way a Flux Kustomization's
 // spec.components would: under the full profile the ServiceAccount may
 // list, watch and patch Secrets, reflux runs --secrets=read, and a kubectl
-// edit of the Secret Flux applies is recorded and held. The read-only
+// edit of the Secret Flux applies is recorded and held. Under the
+// namespaced profile the grant holds in its namespaces only; the read-only
 // profile's variant, config/components/secrets-read-only, reads them and
 // patches nothing.
 func TestSecretsComponent(t *testing.T) {
@@ -43,31 +44,55 @@ func TestSecretsComponent(t *testing.T) {
 		g.Expect(forbidden(g, name)).To(BeEmpty(), "requests the apiserver refused reflux")
 	})
 
-	t.Run("read-only", func(t *testing.T) {
+	t.Run("namespaced", func(t *testing.T) {
+		// The component's role aggregates into reflux-workloads, which
+		// this profile binds in tenant-a only.
 		g := NewWithT(t)
-		ctx := context.Background()
-		p := profile{path: "profiles/read-only", components: []string{"components/secrets-read-only"}}
-		g.Expect(lastSecretsFlag(profileFlags(t, p))).To(Equal("--secrets=read"))
-		user, err := testenv.ProfileUser(p.path, p.components...)(ctx, env)
-		g.Expect(err).NotTo(HaveOccurred())
-		t.Cleanup(func() {
-			if err := env.UninstallProfile(context.Background(), p.path, p.components...); err != nil {
-				t.Errorf("uninstalling %s: %v", p, err)
-			}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tenant-a"}}
+		g.Expect(client.IgnoreAlreadyExists(env.Client.Create(context.Background(), ns))).To(Succeed())
+		expectGrants(t, profile{path: "profiles/namespaced", components: []string{"components/secrets"}}, []grant{
+			{access{"list", "", "secrets", "tenant-a"}, true},
+			{access{"watch", "", "secrets", "tenant-a"}, true},
+			{access{"patch", "", "secrets", "tenant-a"}, true},
+			{access{"list", "", "secrets", "default"}, false},
+			{access{"get", "", "secrets", "default"}, false},
 		})
-		for _, tt := range []struct {
-			access
-			want bool
-		}{
+	})
+
+	t.Run("read-only", func(t *testing.T) {
+		expectGrants(t, profile{path: "profiles/read-only", components: []string{"components/secrets-read-only"}}, []grant{
 			{access{"get", "", "secrets", "default"}, true},
 			{access{"list", "", "secrets", ""}, true},
 			{access{"watch", "", "secrets", "default"}, true},
 			{access{"patch", "", "secrets", "default"}, false},
 			{access{"patch", "", "configmaps", "default"}, false},
-		} {
-			g.Expect(allowed(g, user.Config, tt.access)).To(Equal(tt.want), "%s", tt.access)
+		})
+	})
+}
+
+// grant is an access and whether the profile allows it.
+type grant struct {
+	access
+	want bool
+}
+
+// expectGrants installs p, asks the apiserver each question as its
+// ServiceAccount, and uninstalls it again. p must run reflux with
+// --secrets=read, as the components make it.
+func expectGrants(t *testing.T, p profile, grants []grant) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Expect(lastSecretsFlag(profileFlags(t, p))).To(Equal("--secrets=read"))
+	user, err := testenv.ProfileUser(p.path, p.components...)(context.Background(), env)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() {
+		if err := env.UninstallProfile(context.Background(), p.path, p.components...); err != nil {
+			t.Errorf("uninstalling %s: %v", p, err)
 		}
 	})
+	for _, tt := range grants {
+		g.Expect(allowed(g, user.Config, tt.access)).To(Equal(tt.want), "%s under %s", tt.access, p)
+	}
 }
 
 // lastSecretsFlag returns the --secrets flag that wins: the last one.
