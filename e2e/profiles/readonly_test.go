@@ -18,7 +18,7 @@ import (
 // Deployment is recorded, computed in-process because the ServiceAccount
 // may not patch; neither object is held, reflux opens no git session and
 // the apiserver refuses it nothing, not even a watch of the Secret the
-// Kustomization applies (--secrets=ignore).
+// Kustomization applies (--secrets=metadata, the Deployment's).
 func TestReadOnlyProfile(t *testing.T) {
 	g := NewWithT(t)
 	const name = "reflux-read-only"
