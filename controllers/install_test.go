@@ -54,6 +54,8 @@ func TestInstallManifestsServerDryRun(t *testing.T) {
 		"customresourcedefinition.apiextensions.k8s.io/reversesyncpolicies.reflux.dev",
 		"customresourcedefinition.apiextensions.k8s.io/drifts.reflux.dev",
 		"clusterrole.rbac.authorization.k8s.io/reflux-manager",
+		"clusterrole.rbac.authorization.k8s.io/reflux-workloads",
+		"clusterrole.rbac.authorization.k8s.io/reflux-workloads-common",
 		"deployment.apps/reflux-controller",
 		"(server dry run)",
 	} {

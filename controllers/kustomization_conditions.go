@@ -23,6 +23,9 @@ type driftedInput struct {
 	Engine governor.Status
 	// Open are the open records.
 	Open []refluxv1.Drift
+	// WatchDenied are the live watches of the Kustomization's kinds that
+	// reflux's own RBAC does not allow.
+	WatchDenied []*WatchForbiddenError
 	// Previous is the condition as it stands; nil when unset.
 	Previous *metav1.Condition
 	// SlowRender is how long a render may take before the condition says
@@ -38,6 +41,8 @@ func driftedCondition(in driftedInput) *metav1.Condition {
 	switch {
 	case len(in.Engine.Denied) > 0:
 		return forbiddenCondition(in.Engine.Denied)
+	case len(in.WatchDenied) > 0:
+		return watchForbiddenCondition(in.WatchDenied, in.Open)
 	case !in.Engine.Current && in.Render.Err != nil && !in.Engine.RollingOut:
 		reason := refluxv1.RenderFailedReason
 		if errors.Is(in.Render.Err, desired.ErrRevisionUnavailable) {

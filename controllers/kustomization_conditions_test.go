@@ -8,6 +8,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -23,6 +24,10 @@ func TestDriftedCondition(t *testing.T) {
 	open := refluxv1.Drift{}
 	open.Spec.Fields = []refluxv1.DriftField{{Pointer: "/spec/replicas", Severity: refluxv1.SeverityLow, Action: refluxv1.AlertAction}}
 	current := governor.Status{Current: true, Checked: true}
+	widgetsDenied := &WatchForbiddenError{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+		Resource: schema.GroupResource{Group: "example.com", Resource: "widgets"}, Namespace: "team-a", Verb: "list"}
+	secretsDenied := &WatchForbiddenError{GVK: schema.GroupVersionKind{Version: "v1", Kind: "Secret"},
+		Resource: schema.GroupResource{Resource: "secrets"}, Verb: "watch"}
 	tests := []struct {
 		name string
 		in   driftedInput
@@ -59,6 +64,15 @@ func TestDriftedCondition(t *testing.T) {
 			Open: []refluxv1.Drift{open}}, want: "Unknown/ImpersonationForbidden",
 			contains: `system:serviceaccount:team-a:tenant cannot patch resource "configmaps" in API group "" in the namespace "team-b" ` +
 				`(ConfigMap/team-b/shared, and 1 more object(s)); 2 live change(s) kept without a hold until the permission is granted`},
+		{name: "a kind reflux may not watch is reported over its other kinds' drift", in: driftedInput{Engine: current,
+			Open: []refluxv1.Drift{open}, WatchDenied: []*WatchForbiddenError{widgetsDenied, secretsDenied}},
+			want: "Unknown/WatchForbidden",
+			contains: `reflux may not list widgets.example.com (kind Widget) in namespace team-a: grant get, list, watch and patch ` +
+				`on it in a ClusterRole labelled rbac.reflux.dev/aggregate-to-workloads: "true" (and 1 more refused watch(es)); ` +
+				`the other kinds are watched: 1 field(s) in 1 object(s) drifted`},
+		{name: "the tenant's missing permission comes first", in: driftedInput{Engine: governor.Status{Current: true, Checked: true,
+			Denied: []governor.Denial{{Object: "ConfigMap/team-b/shared", Err: &tenancy.ForbiddenError{}}}},
+			WatchDenied: []*WatchForbiddenError{widgetsDenied}}, want: "Unknown/ImpersonationForbidden"},
 		{name: "records are news whether or not the check is done", in: driftedInput{Engine: governor.Status{Current: true, Unchecked: 40},
 			Previous: noDrift, Open: []refluxv1.Drift{open}}, want: "True/DriftDetected"},
 	}
@@ -77,6 +91,24 @@ func TestDriftedCondition(t *testing.T) {
 			g.Expect(c.Message).To(ContainSubstring(tt.contains))
 		})
 	}
+}
+
+func TestWatchForbiddenErrorSaysTheFix(t *testing.T) {
+	g := NewWithT(t)
+	secrets := &WatchForbiddenError{GVK: schema.GroupVersionKind{Version: "v1", Kind: "Secret"},
+		Resource: schema.GroupResource{Resource: "secrets"}, Verb: "watch", Err: errors.New("forbidden")}
+	g.Expect(secrets.Error()).To(Equal("reflux may not watch secrets (kind Secret): reading Secrets is opt-in, include config/components/secrets"))
+	g.Expect(errors.Unwrap(secrets)).To(MatchError("forbidden"))
+
+	gr := schema.GroupResource{Group: "example.com", Resource: "widgets"}
+	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	refused := apierrors.NewForbidden(gr, "", errors.New(`User "reflux" cannot list resource "widgets"`))
+	var denied *WatchForbiddenError
+	g.Expect(errors.As(forbiddenAs(refused, "list", gvk, gr, "team-a"), &denied)).To(BeTrue())
+	g.Expect(*denied).To(Equal(WatchForbiddenError{GVK: gvk, Resource: gr, Namespace: "team-a", Verb: "list", Err: refused}))
+	gone := apierrors.NewNotFound(gr, "")
+	g.Expect(forbiddenAs(gone, "list", gvk, gr, "")).To(BeIdenticalTo(error(gone)), "other errors are client-go's to handle")
+	g.Expect(forbiddenAs(nil, "watch", gvk, gr, "")).To(Succeed())
 }
 
 func TestWatchedKinds(t *testing.T) {

@@ -60,14 +60,17 @@ type KustomizationReconciler struct {
 
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations/status,verbs=get;patch;update
-// Dry-run applies (drift detection) and holds patch any kind Flux applies;
-// the live watches list and watch them.
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories;ocirepositories;buckets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts/finalizers,verbs=update
+// substituteFrom ConfigMaps are read uncached, by name (ClientOptions).
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
-// +kubebuilder:rbac:groups=*,resources=*,verbs=get;list;watch;patch
+// The objects Flux applies are not granted here: the live watches list
+// and watch them, dry runs and holds patch them, under the aggregated
+// ClusterRole reflux-workloads (config/rbac/workloads_role.yaml), an
+// explicit list of kinds users extend. A */* grant would read every
+// Secret in the cluster (issue 11).
 // Dry runs, holds and releases impersonate a Kustomization's
 // ServiceAccount, as kustomize-controller's applies do.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
@@ -144,7 +147,7 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, meta.ProgressingWithRetryReason, "%s", err)
 		return ctrl.Result{}, err
 	}
-	open, err := r.report(ctx, obj, rendering, status)
+	open, err := r.report(ctx, obj, rendering, status, r.Watcher.Forbidden(keyOf(obj)))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -176,7 +179,7 @@ func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src sou
 // report writes the Drifted and ReverseSynced conditions and the drift
 // gauges, and hands the records to the engine's write-back.
 func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.Kustomization, rendering desired.State,
-	status governor.Status) ([]refluxv1.Drift, error) {
+	status governor.Status, watchDenied []*WatchForbiddenError) ([]refluxv1.Drift, error) {
 	id := keyOf(obj)
 	all, err := r.records(ctx, id)
 	if err != nil {
@@ -191,7 +194,7 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 	r.Drift.Report(obj, open)
 	r.Drift.ReportExpired(obj, all)
 	if c := driftedCondition(driftedInput{
-		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open,
+		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open, WatchDenied: watchDenied,
 		Previous: conditions.Get(obj, refluxv1.DriftedCondition), SlowRender: r.slowRender(), Now: time.Now(),
 	}); c != nil {
 		c.ObservedGeneration = obj.Generation

@@ -53,6 +53,14 @@ func (r *KustomizationReconciler) SetupWithManager(mgr ctrl.Manager, opts Kustom
 	if opts.Notifications != nil {
 		b = b.WatchesRawSource(source.Channel(opts.Notifications, &handler.EnqueueRequestForObject{}))
 	}
+	if r.Watcher != nil {
+		// A live watch refused or allowed again changes the Drifted
+		// condition of the Kustomizations using its kind.
+		b = b.WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			r.Watcher.OnAccessChange(func(ks types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: ks}) })
+			return nil
+		}))
+	}
 	return b.Complete(r)
 }
 

@@ -72,13 +72,16 @@ type Watcher struct {
 	informers map[schema.GroupVersionKind]*gvkInformer
 	users     map[types.NamespacedName]map[schema.GroupVersionKind]bool
 	skipped   map[schema.GroupVersionKind]bool
+	onAccess  func(types.NamespacedName)
 }
 
 // gvkInformer watches one GVK: one informer for the whole cluster, keyed
 // "", or one per restricted namespace.
 type gvkInformer struct {
 	byNamespace map[string]toolscache.SharedIndexInformer
-	stop        chan struct{}
+	// access is whether each informer's watch is allowed, by the same key.
+	access map[string]*access
+	stop   chan struct{}
 }
 
 func (g *gvkInformer) run() {
@@ -268,33 +271,52 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 			resources[ns] = w.dyn.Resource(mapping.Resource).Namespace(ns)
 		}
 	}
-	out := &gvkInformer{byNamespace: map[string]toolscache.SharedIndexInformer{}, stop: make(chan struct{})}
+	out := &gvkInformer{byNamespace: map[string]toolscache.SharedIndexInformer{}, access: map[string]*access{},
+		stop: make(chan struct{})}
 	for ns, res := range resources {
-		inf, err := w.informerFor(gvk, res)
+		a := &access{changed: w.accessChanged, log: w.logAccess}
+		inf, err := w.informerFor(gvk, mapping.Resource.GroupResource(), ns, res, a)
 		if err != nil {
 			return nil, err
 		}
-		out.byNamespace[ns] = inf
+		out.byNamespace[ns], out.access[ns] = inf, a
 	}
 	return out, nil
 }
 
-// informerFor builds the informer of one GVK over res.
-func (w *Watcher) informerFor(gvk schema.GroupVersionKind, res dynamic.ResourceInterface) (toolscache.SharedIndexInformer, error) {
+// informerFor builds the informer of one GVK over res, the resource gr in
+// namespace ns ("" for the cluster), reporting to a whether the apiserver
+// lets it watch.
+func (w *Watcher) informerFor(gvk schema.GroupVersionKind, gr schema.GroupResource, ns string,
+	res dynamic.ResourceInterface, a *access) (toolscache.SharedIndexInformer, error) {
 	// Flux labels every object it applies: caching only those keeps the
 	// rest of the cluster out of reflux's memory.
 	selector := governor.FluxNameLabel
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = selector
-			return res.List(ctx, o)
+			list, err := res.List(ctx, o)
+			return list, forbiddenAs(err, "list", gvk, gr, ns)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = selector
-			return res.Watch(ctx, o)
+			wi, err := res.Watch(ctx, o)
+			if err != nil {
+				return nil, forbiddenAs(err, "watch", gvk, gr, ns)
+			}
+			// A watch, even one that streams the initial list, is
+			// what the informer lacked.
+			a.allowed()
+			return wi, nil
 		},
 	}
 	informer := toolscache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, toolscache.Indexers{})
+	// A refused list or watch is retried with backoff for as long as the
+	// informer runs; the handler reports it once, on the Kustomizations
+	// using the kind, instead of client-go logging every retry.
+	if err := informer.SetWatchErrorHandlerWithContext(a.onWatchError); err != nil {
+		return nil, fmt.Errorf("watching %s: %w", gvk, err)
+	}
 	h := w.handler
 	_, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(oldObj, newObj interface{}) {

@@ -48,6 +48,11 @@ type ReverseSyncPolicyReconciler struct {
 // +kubebuilder:rbac:groups=reflux.dev,resources=reversesyncpolicies/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=source.toolkit.fluxcd.io,resources=gitrepositories,verbs=get;list;watch
+// Get, by name and uncached, is for the Secrets policies and sources
+// name: the signing key, the forge token, Git credentials, decryption keys
+// and substituteFrom Secrets. RBAC cannot narrow get to the names they
+// reference. Listing and watching Secrets (their drift) is opt-in:
+// config/components/secrets.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 

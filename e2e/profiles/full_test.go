@@ -20,18 +20,32 @@ func TestFullProfile(t *testing.T) {
 	g := NewWithT(t)
 	const name = "reflux-full"
 	a := newApp(t, "full", func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.ReportOnly = true })
-	r := startReflux(t, name, "profiles/full")
+	r := startReflux(t, name, profile{path: "profiles/full"})
 
 	for _, tt := range []struct {
 		access
 		want bool
 	}{
+		{access{"get", "", "configmaps", a.ns}, true},
+		{access{"list", "", "configmaps", a.ns}, true},
+		{access{"watch", "", "configmaps", a.ns}, true},
 		{access{"patch", "", "configmaps", a.ns}, true},
+		{access{"list", "apps", "deployments", a.ns}, true},
+		{access{"watch", "apps", "deployments", a.ns}, true},
 		{access{"patch", "apps", "deployments", a.ns}, true},
 		{access{"create", "reflux.dev", "drifts", a.ns}, true},
 		// The dry run and the hold patch; nothing creates or deletes.
 		{access{"create", "", "configmaps", a.ns}, false},
 		{access{"delete", "apps", "deployments", a.ns}, false},
+		// Secrets: get by name for the credentials policies and sources
+		// name; listing and watching them is opt-in (TestSecretsComponent).
+		{access{"get", "", "secrets", a.ns}, true},
+		{access{"list", "", "secrets", a.ns}, false},
+		{access{"watch", "", "secrets", a.ns}, false},
+		{access{"patch", "", "secrets", a.ns}, false},
+		// Not in the shipped list of kinds: RBAC objects and CRDs.
+		{access{"list", "rbac.authorization.k8s.io", "roles", a.ns}, false},
+		{access{"list", "apiextensions.k8s.io", "customresourcedefinitions", ""}, false},
 	} {
 		g.Expect(allowed(g, r.User.Config, tt.access)).To(Equal(tt.want), "%s", tt.access)
 	}

@@ -19,7 +19,6 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/testenv"
-	"github.com/reflux-dev/reflux/kustomize"
 )
 
 // app is one namespace with testdata/app pushed to its own repository and
@@ -29,14 +28,20 @@ type app struct {
 	ks       *kustomizev1.Kustomization
 }
 
-// newApp sets up ns and waits for Flux to apply it. policy adjusts the
-// ReverseSyncPolicy before it is created.
+// newApp sets up ns with testdata/app and waits for Flux to apply it.
+// policy adjusts the ReverseSyncPolicy before it is created.
 func newApp(t *testing.T, ns string, policy func(*refluxv1.ReverseSyncPolicy)) *app {
+	t.Helper()
+	return newAppFrom(t, ns, "testdata/app", policy)
+}
+
+// newAppFrom is newApp with the tree in dir.
+func newAppFrom(t *testing.T, ns, dir string, policy func(*refluxv1.ReverseSyncPolicy)) *app {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	a := &app{ns: ns, repo: ns + ".git"}
-	_, err := env.Git.PushDir(ctx, a.repo, "testdata/app")
+	_, err := env.Git.PushDir(ctx, a.repo, dir)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(env.CreateNamespace(ctx, ns)).To(Succeed())
 	src, err := env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "app", Namespace: ns, Repo: a.repo})
@@ -132,15 +137,31 @@ func allowed(g Gomega, cfg *rest.Config, a access) bool {
 // the rest (addresses, leader election, logging) are the test's own.
 var scopeFlags = []string{"--comparison=", "--secrets=", "--watch-namespaces=", "--watch-all-namespaces="}
 
-// profileFlags returns the scope flags config/<profile>'s Deployment
-// starts reflux with, so the binary runs as the profile ships it.
-func profileFlags(t *testing.T, profile string) []string {
-	t.Helper()
-	res, err := kustomize.Build(context.Background(), kustomize.BuildOptions{Root: filepath.Join("..", "..", "config"), Path: profile})
-	if err != nil {
-		t.Fatalf("rendering config/%s: %v", profile, err)
+// profile is what a test installs: config/<path> with kustomize
+// Components (relative to config/) included, as a Flux Kustomization's
+// spec.components includes them.
+type profile struct {
+	path       string
+	components []string
+}
+
+func (p profile) String() string {
+	if len(p.components) == 0 {
+		return "config/" + p.path
 	}
-	for _, obj := range res.Objects {
+	return fmt.Sprintf("config/%s with %s", p.path, strings.Join(p.components, ", "))
+}
+
+// profileFlags returns the scope flags p's Deployment starts reflux with,
+// in order (a repeated flag overrides the one before it), so the binary
+// runs as the profile ships it.
+func profileFlags(t *testing.T, p profile) []string {
+	t.Helper()
+	objs, err := env.RenderProfile(context.Background(), p.path, p.components...)
+	if err != nil {
+		t.Fatalf("rendering %s: %v", p, err)
+	}
+	for _, obj := range objs {
 		if obj.GetKind() != "Deployment" || obj.GetName() != "reflux-controller" {
 			continue
 		}
@@ -159,32 +180,31 @@ func profileFlags(t *testing.T, profile string) []string {
 		}
 		return out
 	}
-	t.Fatalf("config/%s has no reflux-controller Deployment", profile)
+	t.Fatalf("%s has no reflux-controller Deployment", p)
 	return nil
 }
 
-// startReflux runs the reflux binary as the ServiceAccount of profile
-// (config/<profile>), with the profile Deployment's scope flags, and
-// registers its log for the dump.
-func startReflux(t *testing.T, name, profile string) *testenv.RefluxProcess {
+// startReflux runs the reflux binary as the ServiceAccount of p, with the
+// profile Deployment's scope flags, and registers its log for the dump.
+func startReflux(t *testing.T, name string, p profile) *testenv.RefluxProcess {
 	t.Helper()
 	logs = append(logs, filepath.Join(env.Dir, name+".log"))
 	args := append([]string{"--log-level=debug", "--concurrent=2", "--artifact-retry-interval=2s", "--policy-retry-interval=2s"},
-		profileFlags(t, profile)...)
+		profileFlags(t, p)...)
 	t.Logf("reflux %s", strings.Join(args, " "))
 	r, err := testenv.StartReflux(context.Background(), env, testenv.RefluxOptions{
-		Name: name, Kubeconfig: testenv.ProfileUser(profile), Args: args,
+		Name: name, Kubeconfig: testenv.ProfileUser(p.path, p.components...), Args: args,
 	})
 	if err != nil {
-		t.Fatalf("starting reflux under %s: %v", profile, err)
+		t.Fatalf("starting reflux under %s: %v", p, err)
 	}
 	t.Cleanup(func() {
 		if err := r.Stop(); err != nil {
 			t.Errorf("stopping reflux: %v", err)
 		}
 		// The next test installs its own profile over the same names.
-		if err := env.UninstallProfile(context.Background(), profile); err != nil {
-			t.Errorf("uninstalling %s: %v", profile, err)
+		if err := env.UninstallProfile(context.Background(), p.path, p.components...); err != nil {
+			t.Errorf("uninstalling %s: %v", p, err)
 		}
 	})
 	return r
@@ -193,13 +213,18 @@ func startReflux(t *testing.T, name, profile string) *testenv.RefluxProcess {
 // forbidden returns the lines of reflux's log that report a request the
 // apiserver refused.
 func forbidden(g Gomega, name string) []string {
-	b, err := os.ReadFile(filepath.Join(env.Dir, name+".log"))
-	g.Expect(err).NotTo(HaveOccurred())
 	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range readLog(g, name) {
 		if strings.Contains(line, "forbidden") {
 			out = append(out, line)
 		}
 	}
 	return out
+}
+
+// readLog returns the lines of reflux's log.
+func readLog(g Gomega, name string) []string {
+	b, err := os.ReadFile(filepath.Join(env.Dir, name+".log"))
+	g.Expect(err).NotTo(HaveOccurred())
+	return strings.Split(string(b), "\n")
 }

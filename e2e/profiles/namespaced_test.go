@@ -24,7 +24,7 @@ func TestNamespacedProfile(t *testing.T) {
 	reportOnly := func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.ReportOnly = true }
 	listed := newApp(t, "tenant-a", reportOnly)
 	unlisted := newApp(t, "tenant-b", reportOnly)
-	r := startReflux(t, name, "profiles/namespaced")
+	r := startReflux(t, name, profile{path: "profiles/namespaced"})
 
 	for _, tt := range []struct {
 		access
@@ -32,7 +32,14 @@ func TestNamespacedProfile(t *testing.T) {
 	}{
 		{access{"watch", "", "configmaps", listed.ns}, true},
 		{access{"patch", "", "configmaps", listed.ns}, true},
+		{access{"list", "apps", "deployments", listed.ns}, true},
+		{access{"patch", "apps", "deployments", listed.ns}, true},
 		{access{"create", "reflux.dev", "drifts", listed.ns}, true},
+		{access{"get", "", "secrets", listed.ns}, true},
+		{access{"list", "", "secrets", listed.ns}, false},
+		{access{"watch", "", "secrets", listed.ns}, false},
+		{access{"get", "", "secrets", unlisted.ns}, false},
+		{access{"list", "apps", "deployments", unlisted.ns}, false},
 		{access{"list", "", "configmaps", unlisted.ns}, false},
 		{access{"patch", "", "configmaps", unlisted.ns}, false},
 		{access{"create", "reflux.dev", "drifts", unlisted.ns}, false},

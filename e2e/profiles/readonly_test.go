@@ -18,11 +18,11 @@ import (
 // Deployment is recorded, computed in-process because the ServiceAccount
 // may not patch; neither object is held, reflux opens no git session and
 // the apiserver refuses it nothing, not even a watch of the Secret the
-// Kustomization applies (--secrets=ignore).
+// Kustomization applies (--secrets=metadata, the Deployment's).
 func TestReadOnlyProfile(t *testing.T) {
 	g := NewWithT(t)
 	const name = "reflux-read-only"
-	r := startReflux(t, name, "profiles/read-only")
+	r := startReflux(t, name, profile{path: "profiles/read-only"})
 	a := newApp(t, "read-only", func(p *refluxv1.ReverseSyncPolicy) {
 		p.Spec.Git.ReportOnly = true
 		p.Spec.Hold = refluxv1.HoldNever
@@ -44,8 +44,18 @@ func TestReadOnlyProfile(t *testing.T) {
 		{access{"patch", "kustomize.toolkit.fluxcd.io", "kustomizations", a.ns}, false},
 		{access{"get", "", "secrets", a.ns}, false},
 		{access{"list", "", "secrets", ""}, false},
+		{access{"watch", "", "secrets", a.ns}, false},
+		// RBAC objects and CRDs, which the full profile leaves out.
+		{access{"list", "rbac.authorization.k8s.io", "rolebindings", a.ns}, true},
+		{access{"watch", "apiextensions.k8s.io", "customresourcedefinitions", ""}, true},
 	} {
 		g.Expect(allowed(g, r.User.Config, tt.access)).To(Equal(tt.want), "%s", tt.access)
+	}
+	// Each group of reflux-workloads-common lost patch, and kept watch.
+	for _, gr := range [][2]string{{"", "services"}, {"apps", "statefulsets"}, {"batch", "jobs"},
+		{"autoscaling", "horizontalpodautoscalers"}, {"policy", "poddisruptionbudgets"}, {"networking.k8s.io", "ingresses"}} {
+		g.Expect(allowed(g, r.User.Config, access{"watch", gr[0], gr[1], a.ns})).To(BeTrue(), "watch %s.%s", gr[1], gr[0])
+		g.Expect(allowed(g, r.User.Config, access{"patch", gr[0], gr[1], a.ns})).To(BeFalse(), "patch %s.%s", gr[1], gr[0])
 	}
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-flags", Namespace: a.ns}}

@@ -32,7 +32,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	env, err = testenv.Start(ctx, testenv.Options{Scheme: scheme})
+	// testdata/crds: a kind reflux is granted nothing on (TestWatchForbidden).
+	env, err = testenv.Start(ctx, testenv.Options{Scheme: scheme, CRDDirectories: []string{"testdata/crds"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

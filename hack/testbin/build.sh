@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh builds the real components that the test environment runs:
-# kube-apiserver, etcd, kubectl, source-controller and kustomize-controller,
+# kube-apiserver, kube-controller-manager (for its clusterrole-aggregation
+# controller), etcd, kubectl, source-controller and kustomize-controller,
 # and promtool, which checks the shipped alert rules and dashboard.
 #
 # Download sites for envtest binaries are unreachable here, so every binary is
@@ -10,7 +11,8 @@
 # a second run takes seconds.
 #
 # Usage: hack/testbin/build.sh [component...]
-#   components: kube-apiserver etcd kubectl source-controller kustomize-controller promtool
+#   components: kube-apiserver kube-controller-manager etcd kubectl source-controller
+#               kustomize-controller promtool
 #               source-controller-latest kustomize-controller-latest (the newest
 #               Flux, into bin/flux-latest/, built with Go 1.27)
 set -euo pipefail
@@ -219,12 +221,13 @@ fi
 
 components=("$@")
 if [[ ${#components[@]} -eq 0 ]]; then
-  components=(etcd kube-apiserver kubectl source-controller kustomize-controller)
+  components=(etcd kube-apiserver kube-controller-manager kubectl source-controller kustomize-controller)
 fi
 for c in "${components[@]}"; do
   case "${c}" in
     kube-apiserver) build_kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver ;;
     kubectl) build_kube kubectl k8s.io/kubernetes/cmd/kubectl ;;
+    kube-controller-manager) build_kube kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager ;;
     etcd) build_etcd ;;
     source-controller) build_flux source-controller "${SOURCE_CONTROLLER_VERSION}" "${FLUX_ARTIFACT_VERSION}" local "${bindir}" ;;
     kustomize-controller) build_flux kustomize-controller "${KUSTOMIZE_CONTROLLER_VERSION}" "${FLUX_ARTIFACT_VERSION}" local "${bindir}" ;;

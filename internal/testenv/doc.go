@@ -8,9 +8,13 @@
 // StartReflux runs the real reflux binary the way a platform team installs
 // it: InstallReflux applies config/default (CRDs, ServiceAccount, roles and
 // bindings), and the process connects with a TokenRequest token of that
-// ServiceAccount (InstalledUser), so config/rbac is what it may do. Only the
-// environment's own admin client (Env.Config) is in system:masters; people
-// in tests are AddBreakGlassUser's cluster-admins.
+// ServiceAccount (InstalledUser), so config/rbac is what it may do. Its
+// access to the objects Flux applies is an aggregated ClusterRole, so the
+// first install also starts kube-controller-manager with only its
+// clusterrole-aggregation controller, and installs wait until the rules
+// are aggregated. Only the environment's own admin client (Env.Config) is
+// in system:masters; people in tests are AddBreakGlassUser's
+// cluster-admins.
 //
 // Everything listens on loopback only. The binaries come from the repository's
 // bin/ directory, which `make testbin` fills; nothing is downloaded at test

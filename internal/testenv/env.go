@@ -88,6 +88,8 @@ type Env struct {
 
 	opts     Options
 	cp       *controlPlane
+	kcmMu    sync.Mutex
+	kcm      *Process
 	usersMu  sync.Mutex
 	users    int
 	stopOnce sync.Once
@@ -186,7 +188,7 @@ func (e *Env) Stop() error {
 // reading after a failure, in start order.
 func (e *Env) Processes() []*Process {
 	var ps []*Process
-	for _, p := range []*Process{e.SourceController, e.KustomizeController} {
+	for _, p := range []*Process{e.SourceController, e.KustomizeController, e.controllerManager()} {
 		if p != nil {
 			ps = append(ps, p)
 		}

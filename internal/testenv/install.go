@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,12 +36,19 @@ func (e *Env) InstallReflux(ctx context.Context) error {
 }
 
 // InstallProfile installs config/<path>, a kustomization such as
-// "profiles/read-only", as InstallReflux installs config/default. The
-// profiles keep config/default's names, so installing one over another
-// replaces its RBAC.
-func (e *Env) InstallProfile(ctx context.Context, path string) error {
-	objs, err := renderInstall(ctx, e.opts.RepoRoot, path)
+// "profiles/read-only", as InstallReflux installs config/default, with
+// the kustomize Components given (relative to config/, such as
+// "components/secrets") included as a Flux Kustomization's
+// spec.components includes them. The profiles keep config/default's
+// names, so installing one over another replaces its RBAC. It returns once
+// the aggregated ClusterRoles it applied hold their rules (WaitAggregated):
+// until then the ServiceAccount may do less than the profile grants.
+func (e *Env) InstallProfile(ctx context.Context, path string, components ...string) error {
+	objs, err := e.RenderProfile(ctx, path, components...)
 	if err != nil {
+		return err
+	}
+	if err := e.startAggregation(); err != nil {
 		return err
 	}
 	for _, u := range objs {
@@ -48,15 +56,15 @@ func (e *Env) InstallProfile(ctx context.Context, path string) error {
 			return fmt.Errorf("applying %s %s from config/%s: %w", u.GetKind(), u.GetName(), path, err)
 		}
 	}
-	return nil
+	return e.WaitAggregated(ctx, objs)
 }
 
-// UninstallProfile deletes the RBAC objects of config/<path> (its Roles,
-// ClusterRoles and their bindings), so that a test can install another
-// profile after it without keeping this one's grants. The namespace, the
-// CRDs and the ServiceAccount stay.
-func (e *Env) UninstallProfile(ctx context.Context, path string) error {
-	objs, err := renderInstall(ctx, e.opts.RepoRoot, path)
+// UninstallProfile deletes the RBAC objects of config/<path> with
+// components (its Roles, ClusterRoles and their bindings), so that a test
+// can install another profile after it without keeping this one's grants.
+// The namespace, the CRDs and the ServiceAccount stay.
+func (e *Env) UninstallProfile(ctx context.Context, path string, components ...string) error {
+	objs, err := e.RenderProfile(ctx, path, components...)
 	if err != nil {
 		return err
 	}
@@ -71,13 +79,26 @@ func (e *Env) UninstallProfile(ctx context.Context, path string) error {
 	return nil
 }
 
-// renderInstall builds config/default with the same Flux-faithful build
-// reflux uses, ordered so that namespaces and CRDs exist before what
-// lives in them.
-func renderInstall(ctx context.Context, root, path string) ([]*unstructured.Unstructured, error) {
-	res, err := kustomize.Build(ctx, kustomize.BuildOptions{Root: filepath.Join(root, "config"), Path: path})
+// RenderProfile builds config/<path> with components as InstallProfile
+// applies it, with the same Flux-faithful build reflux uses, ordered so
+// that namespaces and CRDs exist before what lives in them.
+func (e *Env) RenderProfile(ctx context.Context, path string, components ...string) ([]*unstructured.Unstructured, error) {
+	opts := kustomize.BuildOptions{Root: filepath.Join(e.opts.RepoRoot, "config"), Path: path}
+	if len(components) > 0 {
+		// Flux resolves spec.components against spec.path.
+		ks := &kustomizev1.Kustomization{}
+		for _, c := range components {
+			rel, err := filepath.Rel(path, c)
+			if err != nil {
+				return nil, fmt.Errorf("component %s of config/%s: %w", c, path, err)
+			}
+			ks.Spec.Components = append(ks.Spec.Components, filepath.ToSlash(rel))
+		}
+		opts.Kustomization = ks
+	}
+	res, err := kustomize.Build(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("rendering config/%s: %w", path, err)
+		return nil, fmt.Errorf("rendering config/%s with %v: %w", path, components, err)
 	}
 	objs := res.Objects
 	sort.SliceStable(objs, func(i, j int) bool { return installRank(objs[i]) < installRank(objs[j]) })

@@ -10,10 +10,13 @@ import (
 // Names of the binaries the environment runs, as linked into bin/ by
 // hack/testbin/build.sh.
 const (
-	binEtcd                = "etcd"
-	binKubeAPIServer       = "kube-apiserver"
-	binSourceController    = "source-controller"
-	binKustomizeController = "kustomize-controller"
+	binEtcd          = "etcd"
+	binKubeAPIServer = "kube-apiserver"
+	// binKubeControllerManager runs only the clusterrole-aggregation
+	// controller (startAggregation).
+	binKubeControllerManager = "kube-controller-manager"
+	binSourceController      = "source-controller"
+	binKustomizeController   = "kustomize-controller"
 )
 
 // FluxDirEnv names the environment variable that points every environment

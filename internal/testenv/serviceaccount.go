@@ -34,10 +34,10 @@ func InstalledUser() KubeconfigSource {
 }
 
 // ProfileUser is InstalledUser for a profile: it installs config/<path>
-// (InstallProfile) and connects as its ServiceAccount.
-func ProfileUser(path string) KubeconfigSource {
+// with components (InstallProfile) and connects as its ServiceAccount.
+func ProfileUser(path string, components ...string) KubeconfigSource {
 	return func(ctx context.Context, e *Env) (User, error) {
-		if err := e.InstallProfile(ctx, path); err != nil {
+		if err := e.InstallProfile(ctx, path, components...); err != nil {
 			return User{}, err
 		}
 		return ServiceAccountUser(RefluxNamespace, RefluxServiceAccount)(ctx, e)

@@ -1,0 +1,93 @@
+package profiles
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// TestWatchForbidden runs reflux under the full profile with a
+// Kustomization that applies a Widget, a CRD's kind none of reflux's
+// ClusterRoles grants. The refused watch is named, with its fix, in the
+// Kustomization's Drifted condition (WatchForbidden) and in one log line,
+// however often the watch is retried, while the ConfigMap beside it still
+// has its drift recorded. A ClusterRole labelled for aggregation, as the
+// README tells users to write one, grants the kind: the condition clears
+// and the Widget's drift is recorded too.
+func TestWatchForbidden(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	const name = "reflux-watch-forbidden"
+	a := newAppFrom(t, "watch-forbidden", "testdata/widgets", func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.ReportOnly = true })
+	startReflux(t, name, profile{path: "profiles/full"})
+
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-flags", Namespace: a.ns}}
+	kubectlEdit(g, cm, func() { cm.Data["NEW_CHECKOUT"] = "true" })
+	waitRecord(g, a.ns, "ConfigMap", "checkout-flags", "/data/NEW_CHECKOUT")
+	g.Eventually(func() *metav1.Condition { return drifted(g, a.ks) }, timeout, interval).Should(And(
+		HaveField("Status", metav1.ConditionUnknown),
+		HaveField("Reason", refluxv1.WatchForbiddenReason),
+		HaveField("Message", MatchRegexp(`^reflux may not (list|watch) widgets\.example\.com \(kind Widget\): `+
+			`grant get, list, watch and patch on it in a ClusterRole labelled rbac.reflux.dev/aggregate-to-workloads: "true"; `+
+			`the other kinds are watched: 1 field\(s\) in 1 object\(s\) drifted`)),
+	))
+
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "reflux-workloads-widgets", Labels: map[string]string{refluxv1.WorkloadsAggregationLabel: "true"}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"example.com"}, Resources: []string{"widgets"},
+			Verbs: []string{"get", "list", "watch", "patch"}}},
+	}
+	g.Expect(env.Client.Create(ctx, role)).To(Succeed())
+	t.Cleanup(func() {
+		if err := env.Client.Delete(context.Background(), role); err != nil {
+			t.Errorf("deleting ClusterRole %s: %v", role.Name, err)
+		}
+	})
+	g.Eventually(func() *metav1.Condition { return drifted(g, a.ks) }, timeout, interval).Should(And(
+		HaveField("Status", metav1.ConditionTrue),
+		HaveField("Reason", refluxv1.DriftDetectedReason),
+	), "the granted watch clears the condition")
+
+	widget := &unstructured.Unstructured{}
+	widget.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
+	widget.SetName("gadget")
+	widget.SetNamespace(a.ns)
+	kubectlEdit(g, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(5), "spec", "size")).To(Succeed()) })
+	waitRecord(g, a.ns, "Widget", "gadget", "/spec/size")
+	g.Expect(logLines(g, name, "watch forbidden", "Kind=Widget")).To(HaveLen(1), "the refusal is logged once, not at each retry")
+	g.Expect(logLines(g, name, "watch allowed", "Kind=Widget")).To(HaveLen(1))
+}
+
+// drifted returns ks's Drifted condition as it stands.
+func drifted(g Gomega, ks *kustomizev1.Kustomization) *metav1.Condition {
+	cur := &kustomizev1.Kustomization{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ks), cur)).To(Succeed())
+	return apimeta.FindStatusCondition(cur.Status.Conditions, refluxv1.DriftedCondition)
+}
+
+// logLines returns the lines of reflux's log holding every one of words.
+func logLines(g Gomega, name string, words ...string) []string {
+	var out []string
+	for _, line := range readLog(g, name) {
+		all := true
+		for _, w := range words {
+			all = all && strings.Contains(line, w)
+		}
+		if all {
+			out = append(out, line)
+		}
+	}
+	return out
+}
