@@ -64,6 +64,13 @@ func TestDriftedCondition(t *testing.T) {
 			Open: []refluxv1.Drift{open}}, want: "Unknown/ImpersonationForbidden",
 			contains: `system:serviceaccount:team-a:tenant cannot patch resource "configmaps" in API group "" in the namespace "team-b" ` +
 				`(ConfigMap/team-b/shared, and 1 more object(s)); 2 live change(s) kept without a hold until the permission is granted`},
+		{name: "reflux acting as itself, refused the dry run of a kind it may watch", in: driftedInput{Engine: governor.Status{Current: true, Checked: true,
+			Denied: []governor.Denial{{Object: "Widget/team-a/gadget", Err: &tenancy.ForbiddenError{User: "system:serviceaccount:reflux-system:reflux-controller",
+				Verb: "patch", Resource: "widgets", Group: "example.com", Namespace: "team-a", Self: true}}}}},
+			want: "Unknown/ActionForbidden",
+			contains: `system:serviceaccount:reflux-system:reflux-controller cannot patch resource "widgets" in API group "example.com" in the namespace "team-a" ` +
+				`(Widget/team-a/gadget); 1 live change(s) kept without a hold until the permission is granted ` +
+				`(to reflux, in a ClusterRole labelled rbac.reflux.dev/aggregate-to-workloads: "true")`},
 		{name: "a kind reflux may not watch is reported over its other kinds' drift", in: driftedInput{Engine: current,
 			Open: []refluxv1.Drift{open}, WatchDenied: []*WatchForbiddenError{widgetsDenied, secretsDenied}},
 			want: "Unknown/WatchForbidden",

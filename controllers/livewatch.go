@@ -255,7 +255,7 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 	}
 	if w.opts.IgnoreSecrets && gvk.Group == "" && gvk.Kind == "Secret" {
 		w.skipped[gvk] = true
-		w.opts.Log.Info("not watching Secrets: --secrets=ignore; their drift is not detected", "kind", gvk.String())
+		w.opts.Log.Info("not watching Secrets (--secrets is not read): their drift comes from the audit log under --secrets=metadata, and not at all under ignore", "kind", gvk.String())
 		return nil, nil
 	}
 	resources := map[string]dynamic.ResourceInterface{"": w.dyn.Resource(mapping.Resource)}

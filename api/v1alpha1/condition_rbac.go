@@ -8,6 +8,13 @@ const (
 	// ClusterRole labelled WorkloadsAggregationLabel). The other kinds'
 	// drift is still detected and recorded.
 	WatchForbiddenReason = "WatchForbidden"
+	// ActionForbiddenReason means reflux's ServiceAccount, acting as
+	// itself (the Kustomization names no ServiceAccount), was refused what
+	// evaluating or holding a live change needs: the dry-run or hold patch
+	// of a kind it may watch, or its own records. The message names the
+	// verb and resource; the change is kept without a hold until the
+	// permission is granted.
+	ActionForbiddenReason = "ActionForbidden"
 )
 
 // WorkloadsAggregationLabel labels the ClusterRoles aggregated into

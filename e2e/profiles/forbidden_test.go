@@ -31,7 +31,7 @@ func TestWatchForbidden(t *testing.T) {
 	ctx := context.Background()
 	const name = "reflux-watch-forbidden"
 	a := newAppFrom(t, "watch-forbidden", "testdata/widgets", func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.ReportOnly = true })
-	startReflux(t, name, profile{path: "profiles/full"})
+	r := startReflux(t, name, profile{path: "profiles/full"})
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-flags", Namespace: a.ns}}
 	kubectlEdit(g, cm, func() { cm.Data["NEW_CHECKOUT"] = "true" })
@@ -44,10 +44,12 @@ func TestWatchForbidden(t *testing.T) {
 			`the other kinds are watched: 1 field\(s\) in 1 object\(s\) drifted`)),
 	))
 
+	// First a grant that forgets patch: reflux watches Widgets but may
+	// not dry-run one.
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "reflux-workloads-widgets", Labels: map[string]string{refluxv1.WorkloadsAggregationLabel: "true"}},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"example.com"}, Resources: []string{"widgets"},
-			Verbs: []string{"get", "list", "watch", "patch"}}},
+			Verbs: []string{"get", "list", "watch"}}},
 	}
 	g.Expect(env.Client.Create(ctx, role)).To(Succeed())
 	t.Cleanup(func() {
@@ -65,7 +67,32 @@ func TestWatchForbidden(t *testing.T) {
 	widget.SetName("gadget")
 	widget.SetNamespace(a.ns)
 	kubectlEdit(g, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(5), "spec", "size")).To(Succeed()) })
+	g.Eventually(func() *metav1.Condition { return drifted(g, a.ks) }, timeout, interval).Should(And(
+		HaveField("Status", metav1.ConditionUnknown),
+		HaveField("Reason", refluxv1.ActionForbiddenReason),
+		HaveField("Message", And(
+			ContainSubstring(`cannot patch resource "widgets" in API group "example.com" in the namespace "`+a.ns+`"`),
+			ContainSubstring("(Widget/"+a.ns+"/gadget); 1 live change(s) kept without a hold"),
+			ContainSubstring(`in a ClusterRole labelled rbac.reflux.dev/aggregate-to-workloads: "true"`))),
+	), "reflux's own refused dry run is named, with its fix")
+	g.Expect(records(g, a.ns, "Widget", "gadget")).To(BeEmpty(), "nothing could be evaluated")
+
+	// The grant completed, the Widget's next change is evaluated.
+	g.Eventually(func() error {
+		cur := &rbacv1.ClusterRole{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(role), cur); err != nil {
+			return err
+		}
+		cur.Rules[0].Verbs = append(cur.Rules[0].Verbs, "patch")
+		return env.Client.Update(ctx, cur)
+	}, timeout, interval).Should(Succeed())
+	g.Eventually(func() bool {
+		return allowed(g, r.User.Config, access{"patch", "example.com", "widgets", a.ns})
+	}, timeout, interval).Should(BeTrue(), "aggregated into reflux-workloads")
+	kubectlEdit(g, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(6), "spec", "size")).To(Succeed()) })
 	waitRecord(g, a.ns, "Widget", "gadget", "/spec/size")
+	g.Eventually(func() *metav1.Condition { return drifted(g, a.ks) }, timeout, interval).Should(
+		HaveField("Reason", refluxv1.DriftDetectedReason), "the denial ends with the evaluation")
 	g.Expect(logLines(g, name, "watch forbidden", "Kind=Widget")).To(HaveLen(1), "the refusal is logged once, not at each retry")
 	g.Expect(logLines(g, name, "watch allowed", "Kind=Widget")).To(HaveLen(1))
 }

@@ -109,6 +109,19 @@ func waitRecord(g Gomega, ns, kind, name, pointer string) *refluxv1.Drift {
 	return found
 }
 
+// records lists the Drift records of kind/name in ns.
+func records(g Gomega, ns, kind, name string) []refluxv1.Drift {
+	list := &refluxv1.DriftList{}
+	g.Expect(env.Client.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+	var out []refluxv1.Drift
+	for _, d := range list.Items {
+		if d.Spec.Object.Kind == kind && d.Spec.Object.Name == name {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // isHeld reports whether reflux's hold is on obj.
 func isHeld(obj client.Object) bool { return testenv.Held(obj) }
 

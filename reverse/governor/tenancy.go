@@ -19,7 +19,8 @@ type Impersonation interface {
 }
 
 // Denial is a live change the engine cannot evaluate or hold because the
-// Kustomization's impersonated identity lacks a permission. The change is
+// Kustomization's impersonated identity, or reflux's own when it names
+// none, lacks a permission. The change is
 // kept, without a hold, and evaluated again at the next resync or the
 // object's next change.
 type Denial struct {
@@ -56,7 +57,7 @@ func (x *executor) holderFor(user string) (Holder, error) {
 }
 
 // deny records that a change failed because the Kustomization's identity
-// lacks a permission. It reports false when err is not such a refusal, so
+// (its ServiceAccount, or reflux itself) lacks a permission. It reports false when err is not such a refusal, so
 // the caller retries it as any other error. Such a change is not retried
 // with backoff: a missing permission does not come back by itself. It is
 // not lost either: it stays on the live object (and a parked one stays
@@ -70,6 +71,11 @@ func (gv *Governor) deny(owner types.NamespacedName, k objKey, err error) bool {
 		return false
 	}
 	f, ok := tenancy.AsForbidden(err, e.gov.Identity)
+	if !ok && e.gov.Identity == "" {
+		// reflux acting as itself: its RBAC lists the kinds it may touch,
+		// so a refusal is a grant missing, not a passing failure.
+		f, ok = tenancy.AsOwnForbidden(err)
+	}
 	if !ok {
 		gv.mu.Unlock()
 		return false
@@ -86,8 +92,11 @@ func (gv *Governor) deny(owner types.NamespacedName, k objKey, err error) bool {
 	}
 	gv.mu.Unlock()
 	if !seen || prev.err.Error() != f.Error() {
-		gv.opts.Log.Error(f, "cannot act as the Kustomization's ServiceAccount: change kept, not held",
-			"kustomization", owner.String(), "object", k.String())
+		msg := "cannot act as the Kustomization's ServiceAccount: change kept, not held"
+		if f.Self {
+			msg = "reflux's RBAC refuses what the change needs: change kept, not held"
+		}
+		gv.opts.Log.Error(f, msg, "kustomization", owner.String(), "object", k.String())
 		gv.opts.Notify(owner)
 	}
 	return true

@@ -26,8 +26,20 @@ func TestDenyKeepsTheChangeWithoutAHold(t *testing.T) {
 	e := &entry{gov: governed(nil), parked: map[objKey]change{k: {owner: owner, held: true}}}
 	gv.entries[owner] = e
 
-	g.Expect(gv.deny(owner, k, refused)).To(BeFalse(),
-		"reflux's own identity refused is an ordinary error, retried with backoff")
+	// As itself, reflux's RBAC lists what it may touch: a refusal is a
+	// grant missing, reported like the tenant's.
+	own := fmt.Errorf("detecting drift of ConfigMap/shared team-b: %w", apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "shared",
+		errors.New(`User "system:serviceaccount:reflux-system:reflux-controller" cannot patch resource "configmaps" in API group "" in the namespace "team-b"`)))
+	g.Expect(gv.deny(owner, k, own)).To(BeTrue())
+	denied := gv.statusLocked(e).Denied
+	g.Expect(denied).To(HaveLen(1))
+	g.Expect(denied[0].Err.Self).To(BeTrue())
+	g.Expect(denied[0].Err.User).To(Equal("system:serviceaccount:reflux-system:reflux-controller"))
+	gv.allow(owner, k)
+	g.Expect(gv.deny(owner, k, errors.New("connection refused"))).To(BeFalse(), "only a refusal is a denial")
+	notified = nil
+	e.parked[k] = change{owner: owner, held: true}
+
 	e.gov = governed(func(_ *kustomizev1.Kustomization, gd *Governed) { gd.Identity = tenant })
 	g.Expect(gv.deny(owner, k, errors.New("connection refused"))).To(BeFalse(), "only a refusal is a denial")
 
@@ -38,6 +50,7 @@ func TestDenyKeepsTheChangeWithoutAHold(t *testing.T) {
 	g.Expect(s.Denied).To(HaveLen(1))
 	g.Expect(s.Denied[0].Object).To(Equal("ConfigMap/team-b/shared"))
 	g.Expect(s.Denied[0].Err.Verb).To(Equal("patch"))
+	g.Expect(s.Denied[0].Err.Self).To(BeFalse(), "the tenant's refusal")
 	g.Expect(s.Held).To(BeZero(), "the refused hold is not counted as one")
 	g.Expect(s.Parked).To(Equal(1), "the change stays kept")
 

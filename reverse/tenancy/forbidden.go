@@ -25,11 +25,19 @@ type ForbiddenError struct {
 	Name string
 	// Err is the apiserver's error.
 	Err error
+	// Self is true when the refused identity is reflux's own, not one it
+	// impersonated (AsOwnForbidden); User is then reflux's user, if the
+	// apiserver's message named it.
+	Self bool
 }
 
 func (e *ForbiddenError) Error() string {
 	if e.Verb == "" {
-		return fmt.Sprintf("%s is forbidden: %v", e.User, e.Err)
+		who := e.User
+		if who == "" {
+			who = "reflux"
+		}
+		return fmt.Sprintf("%s is forbidden: %v", who, e.Err)
 	}
 	where := "at the cluster scope"
 	if e.Namespace != "" {
@@ -59,23 +67,49 @@ var forbiddenMessage = regexp.MustCompile(`(?:User "([^"]*)" )?cannot (\S+) reso
 // reflux's own reads.
 
 func AsForbidden(err error, user string) (*ForbiddenError, bool) {
-	var status apierrors.APIStatus
-	if user == "" || !apierrors.IsForbidden(err) || !errors.As(err, &status) {
+	if user == "" {
 		return nil, false
 	}
-	s := status.Status()
-	f := &ForbiddenError{User: user, Err: err}
-	if d := s.Details; d != nil {
-		f.Resource, f.Group, f.Name = d.Kind, d.Group, d.Name
+	f, ok := parseForbidden(err)
+	if !ok {
+		return nil, false
 	}
-	if m := forbiddenMessage.FindStringSubmatch(s.Message); m != nil {
-		f.Subject, f.Verb, f.Resource, f.Group, f.Namespace = m[1], m[2], m[3], m[4], m[5]
-	}
+	f.User = user
 	// reflux itself refused impersonation is about the tenant too: the
 	// legacy verb is "impersonate", Kubernetes 1.35's constrained
 	// impersonation (KEP-5284) reports "impersonate-on:<kind>:<verb>".
 	if f.Subject != "" && f.Subject != user && !strings.HasPrefix(f.Verb, "impersonate") {
 		return nil, false
+	}
+	return f, true
+}
+
+// AsOwnForbidden returns the permission reflux's own identity lacks when
+// err is the apiserver's Forbidden answer to a request reflux made as
+// itself. With RBAC that lists the kinds reflux may touch, rather than
+// granting everything, that is a configuration problem to report, not an
+// error to retry.
+func AsOwnForbidden(err error) (*ForbiddenError, bool) {
+	f, ok := parseForbidden(err)
+	if !ok {
+		return nil, false
+	}
+	f.User, f.Self = f.Subject, true
+	return f, true
+}
+
+func parseForbidden(err error) (*ForbiddenError, bool) {
+	var status apierrors.APIStatus
+	if !apierrors.IsForbidden(err) || !errors.As(err, &status) {
+		return nil, false
+	}
+	s := status.Status()
+	f := &ForbiddenError{Err: err}
+	if d := s.Details; d != nil {
+		f.Resource, f.Group, f.Name = d.Kind, d.Group, d.Name
+	}
+	if m := forbiddenMessage.FindStringSubmatch(s.Message); m != nil {
+		f.Subject, f.Verb, f.Resource, f.Group, f.Namespace = m[1], m[2], m[3], m[4], m[5]
 	}
 	return f, true
 }

@@ -100,3 +100,55 @@ func TestAsForbidden(t *testing.T) {
 		})
 	}
 }
+
+func TestAsOwnForbidden(t *testing.T) {
+	const reflux = "system:serviceaccount:reflux-system:reflux-controller"
+	tests := []struct {
+		name   string
+		err    error
+		wantOK bool
+		want   ForbiddenError
+		msg    string
+	}{
+		{
+			name: "the dry run of a kind reflux may watch but not patch", wantOK: true,
+			err: fmt.Errorf("detecting drift: %w", forbidden(schema.GroupResource{Group: "example.com", Resource: "widgets"}, "gadget",
+				`User "`+reflux+`" cannot patch resource "widgets" in API group "example.com" in the namespace "shop"`)),
+			want: ForbiddenError{User: reflux, Subject: reflux, Verb: "patch", Resource: "widgets", Group: "example.com", Namespace: "shop",
+				Name: "gadget", Self: true},
+			msg: reflux + ` cannot patch resource "widgets" in API group "example.com" in the namespace "shop"`,
+		},
+		{
+			name: "its own records", wantOK: true,
+			err: forbidden(schema.GroupResource{Group: "reflux.dev", Resource: "drifts"}, "rec",
+				`User "`+reflux+`" cannot create resource "drifts" in API group "reflux.dev" in the namespace "shop"`),
+			want: ForbiddenError{User: reflux, Subject: reflux, Verb: "create", Resource: "drifts", Group: "reflux.dev", Namespace: "shop",
+				Name: "rec", Self: true},
+		},
+		{
+			name: "an admission policy's refusal names no user", wantOK: true,
+			err:  forbidden(schema.GroupResource{Resource: "configmaps"}, "flags", "denied by admission policy"),
+			want: ForbiddenError{Resource: "configmaps", Name: "flags", Self: true},
+			msg:  `reflux is forbidden: configmaps "flags" is forbidden: denied by admission policy`,
+		},
+		{name: "not a refusal", err: apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, "flags", errors.New("changed"))},
+		{name: "not an API error", err: errors.New("connection refused")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			f, ok := AsOwnForbidden(tt.err)
+			g.Expect(ok).To(Equal(tt.wantOK))
+			if !ok {
+				g.Expect(f).To(BeNil())
+				return
+			}
+			got := *f
+			got.Err = nil
+			g.Expect(got).To(Equal(tt.want))
+			if tt.msg != "" {
+				g.Expect(f.Error()).To(Equal(tt.msg))
+			}
+		})
+	}
+}
