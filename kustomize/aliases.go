@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -25,14 +26,35 @@ const MaxExpandedNodes = 1 << 20
 // ErrExcessiveAliasing is wrapped by CheckAliases' refusals.
 var ErrExcessiveAliasing = errors.New("YAML aliases expand too far")
 
-// CheckAliases refuses any YAML file under root whose aliases expand to
-// more than MaxExpandedNodes nodes. It reads only files that could hold an
-// alias (an anchor '&' and an alias '*'), parses them without expanding
-// anything, and counts each anchored node once, so it costs one parse of
-// those files. Files that do not parse are left to the build, which names
-// the error as kustomize does.
+// CheckAliases refuses any file under root whose YAML aliases expand to
+// more than MaxExpandedNodes nodes. krusty parses whatever a kustomization
+// names, whatever its extension (a resources: entry may be "lol.txt"), and
+// follows symlinks that stay inside the root, so every text file counts,
+// symlinked files and directories included; binary files (a NUL byte in
+// the first 8 KiB, as git decides) and the .git directory do not. It
+// parses only files that could hold an alias (an anchor '&' and an alias
+// '*'), without expanding anything, and counts each anchored node once, so
+// it costs one parse of those files. Files that do not parse are left to
+// the build, which names the error as kustomize does.
 func CheckAliases(root string) error {
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("resolving %s: %w", root, err)
+	}
+	c := aliasCheck{root: root, realRoot: realRoot, walked: map[string]bool{realRoot: true}}
+	return c.walk(root)
+}
+
+// aliasCheck walks one build root.
+type aliasCheck struct {
+	root, realRoot string
+	// walked holds the real paths of directories walked, so a symlink
+	// loop is walked once.
+	walked map[string]bool
+}
+
+func (c *aliasCheck) walk(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -42,36 +64,95 @@ func CheckAliases(root string) error {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || !mayBeYAML(d.Name()) {
+		if d.Type()&fs.ModeSymlink != 0 {
+			return c.symlink(p)
+		}
+		if !d.Type().IsRegular() {
 			return nil
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", p, err)
-		}
-		if !bytes.ContainsRune(data, '&') || !bytes.ContainsRune(data, '*') {
-			return nil
-		}
-		n, err := expandedNodes(data, MaxExpandedNodes)
-		if err != nil {
-			return nil // not YAML we can read: the build reports it
-		}
-		if n > MaxExpandedNodes {
-			rel, _ := filepath.Rel(root, p)
-			return fmt.Errorf("%s: %w: more than %d nodes once resolved (a \"billion laughs\" document?); refusing to build it", filepath.ToSlash(rel), ErrExcessiveAliasing, MaxExpandedNodes)
-		}
-		return nil
+		return c.file(p, p)
 	})
 }
 
-// mayBeYAML reports whether krusty could read the file as YAML: resources,
-// patches and kustomization files ("Kustomization" has no extension).
-func mayBeYAML(name string) bool {
-	switch filepath.Ext(name) {
-	case ".yaml", ".yml":
-		return true
+// symlink checks what a symlink inside the root points to. One pointing
+// outside the root, or nowhere, is left to the build: Flux's file system
+// refuses to read through it.
+func (c *aliasCheck) symlink(p string) error {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil || !within(c.realRoot, target) {
+		return nil
 	}
-	return name == "Kustomization"
+	fi, err := os.Stat(target)
+	if err != nil {
+		return nil
+	}
+	switch {
+	case fi.IsDir():
+		if c.walked[target] {
+			return nil
+		}
+		c.walked[target] = true
+		// Walked under its link's name, so a refusal names the path the
+		// kustomization uses.
+		return c.walk(p + string(filepath.Separator))
+	case fi.Mode().IsRegular():
+		return c.file(p, target)
+	}
+	return nil
+}
+
+// file checks one file, read from path and named by p.
+func (c *aliasCheck) file(p, path string) error {
+	data, err := readText(path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", p, err)
+	}
+	if data == nil || !bytes.ContainsRune(data, '&') || !bytes.ContainsRune(data, '*') {
+		return nil
+	}
+	n, err := expandedNodes(data, MaxExpandedNodes)
+	if err != nil {
+		return nil // not YAML we can read: the build reports it
+	}
+	if n > MaxExpandedNodes {
+		rel, _ := filepath.Rel(c.root, p)
+		return fmt.Errorf("%s: %w: more than %d nodes once resolved (a \"billion laughs\" document?); refusing to build it",
+			filepath.ToSlash(rel), ErrExcessiveAliasing, MaxExpandedNodes)
+	}
+	return nil
+}
+
+// binarySniff is how much of a file decides whether it is binary, as git
+// decides it.
+const binarySniff = 8 << 10
+
+// readText returns a text file's content, or nil for a binary one, which
+// no YAML parser reads.
+func readText(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, binarySniff)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if bytes.IndexByte(head[:n], 0) >= 0 {
+		return nil, nil
+	}
+	rest, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	return append(head[:n], rest...), nil
+}
+
+// within reports whether path is root or under it; both are real paths.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // expandedNodes counts the nodes of every document in data with aliases

@@ -48,7 +48,8 @@ func TestCheckAliases(t *testing.T) {
 	cases := []struct {
 		name    string
 		files   map[string]string
-		refused string // the file named in the refusal; "" when accepted
+		links   map[string]string // symlink -> target
+		refused string            // the file named in the refusal; "" when accepted
 	}{
 		{name: "anchors and aliases of ordinary size", files: map[string]string{"deployment.yaml": anchoredDeployment}},
 		{name: "glob and cron stars without anchors", files: map[string]string{"cronjob.yaml": "kind: CronJob\nspec:\n  schedule: \"*/5 * * * *\"\n"}},
@@ -56,8 +57,18 @@ func TestCheckAliases(t *testing.T) {
 		{name: "billion laughs", files: map[string]string{"deployment.yaml": anchoredDeployment, "base/lol.yaml": laughs(9, 9)}, refused: "base/lol.yaml"},
 		{name: "billion laughs in a second document", files: map[string]string{"all.yaml": anchoredDeployment + "---\n" + laughs(9, 9)}, refused: "all.yaml"},
 		{name: "billion laughs in a Kustomization file", files: map[string]string{"Kustomization": laughs(9, 9)}, refused: "Kustomization"},
-		{name: "not YAML krusty reads", files: map[string]string{"notes.txt": laughs(9, 9), ".git/x.yaml": laughs(9, 9)}},
+		{name: "whatever the extension: krusty reads what a kustomization names", files: map[string]string{"lol.txt": laughs(9, 9)}, refused: "lol.txt"},
+		{name: "not read by krusty: git's objects and binary files", files: map[string]string{".git/x.yaml": laughs(9, 9),
+			"logo.png": "\x89PNG\r\n\x1a\n\x00\x00" + laughs(9, 9)}},
 		{name: "unparsable YAML is left to the build", files: map[string]string{"bad.yaml": "a: &a [*a\n  b: *"}},
+		{name: "a symlinked file, named by its link", files: map[string]string{"vendor/lol.yaml": laughs(9, 9)},
+			links: map[string]string{"overlay/lol.yaml": "../vendor/lol.yaml"}, refused: "overlay/lol.yaml"},
+		{name: "a symlinked directory, walked through its link", files: map[string]string{"shared/deep/lol.yaml": laughs(9, 9)},
+			links: map[string]string{"apps/shared": "../shared"}, refused: "apps/shared/deep/lol.yaml"},
+		{name: "a symlink loop is walked once", files: map[string]string{"apps/deployment.yaml": anchoredDeployment},
+			links: map[string]string{"apps/self": "."}},
+		{name: "a symlink out of the root is left to the build, which refuses to read it",
+			links: map[string]string{"lol.yaml": "{outside}/lol.yaml"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,6 +79,20 @@ func TestCheckAliases(t *testing.T) {
 					t.Fatal(err)
 				}
 				if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			outside := t.TempDir()
+			if err := os.WriteFile(filepath.Join(outside, "lol.yaml"), []byte(laughs(9, 9)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for name, target := range tc.links {
+				target = strings.ReplaceAll(target, "{outside}", outside)
+				p := filepath.Join(root, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(target, p); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -118,5 +143,33 @@ func TestBuildRefusesBillionLaughs(t *testing.T) {
 	_, err := Build(context.Background(), BuildOptions{Root: root})
 	if !errors.Is(err, ErrExcessiveAliasing) || !strings.Contains(err.Error(), "lol.yaml") {
 		t.Fatalf("Build returned %v, want a refusal naming lol.yaml", err)
+	}
+}
+
+// krusty reads a resource whatever its extension, which is why
+// CheckAliases does not go by extensions.
+func TestBuildReadsAResourceOfAnyExtension(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - flags.txt\n",
+		"flags.txt":          "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flags\ndata:\n  MODE: live\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Build(context.Background(), BuildOptions{Root: root})
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if len(res.Objects) != 1 || res.Objects[0].GetName() != "flags" {
+		t.Fatalf("built %d objects, want the ConfigMap flags from flags.txt", len(res.Objects))
+	}
+	if err := os.WriteFile(filepath.Join(root, "flags.txt"), []byte(laughs(9, 9)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(context.Background(), BuildOptions{Root: root}); !errors.Is(err, ErrExcessiveAliasing) {
+		t.Fatalf("Build of a billion-laughs flags.txt returned %v, want a refusal", err)
 	}
 }
