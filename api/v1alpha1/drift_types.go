@@ -276,6 +276,13 @@ type DriftStatus struct {
 	// Conditions holds HoldExpired once the hold reached its maximum age.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Seal repeats the reflux.dev/seal annotation where users do not
+	// write: a record whose annotations were replaced wholesale still
+	// proves reflux wrote its spec, and is not deleted as hand-made.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Seal string `json:"seal,omitempty"`
 }
 
 // GetConditions returns the status conditions.

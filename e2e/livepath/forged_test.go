@@ -3,6 +3,7 @@ package livepath
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,4 +100,51 @@ func TestHandMadeRecordIsNeverActedOn(t *testing.T) {
 	gitCLI(t, "clone", "-q", "--branch", rec.Status.Branch, credentialedURL("forged.git"), clone)
 	g.Expect(gitCLI(t, "-C", clone, "show", "--format=", "HEAD")).To(And(
 		ContainSubstring("FEATURE_DARK_MODE"), Not(ContainSubstring("INJECTED"))))
+}
+
+// TestRecordWhoseAnnotationsWereReplacedIsKept: a client that replaces a
+// record's annotations wholesale takes reflux's seal annotation with them.
+// The copy of the seal in the status, which users do not write, still
+// proves the record: the next evaluation keeps it, history and all, and
+// seals its annotation again.
+func TestRecordWhoseAnnotationsWereReplacedIsKept(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, "reannotated", fixtureOptions{files: flags("flags")})
+	f.addKey(g, "flags", "FEATURE_A", "true")
+	rec := f.waitRecord(g, "flags", func(d *refluxv1.Drift) error {
+		if d.Status.Seal == "" || d.Status.Seal != d.Annotations[refluxv1.SealAnnotation] {
+			return fmt.Errorf("record %s: status seal %q, annotation %q", d.Name, d.Status.Seal, d.Annotations[refluxv1.SealAnnotation])
+		}
+		return nil
+	})
+	firstSeen := rec.Spec.FirstSeen
+
+	g.Eventually(func() error {
+		d := &refluxv1.Drift{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(rec), d); err != nil {
+			return err
+		}
+		d.Annotations = map[string]string{"team": "payments"}
+		return env.Client.Update(ctx, d)
+	}, timeout, interval).Should(Succeed())
+
+	f.addKey(g, "flags", "FEATURE_B", "true")
+	again := f.waitRecord(g, "flags", func(d *refluxv1.Drift) error {
+		if !slices.ContainsFunc(d.Spec.Fields, func(f refluxv1.DriftField) bool { return f.Pointer == "/data/FEATURE_B" }) {
+			return fmt.Errorf("record %s has no /data/FEATURE_B yet", d.Name)
+		}
+		if d.Annotations[refluxv1.SealAnnotation] == "" {
+			return fmt.Errorf("record %s is not sealed again yet", d.Name)
+		}
+		return nil
+	})
+	g.Expect(again.UID).To(Equal(rec.UID), "the record was kept, not deleted and made anew")
+	g.Expect(again.Spec.FirstSeen.Equal(&firstSeen)).To(BeTrue(), "its history with it")
+	g.Expect(again.Annotations).To(HaveKeyWithValue("team", "payments"), "the user's annotation stays")
+	list := &corev1.EventList{}
+	g.Expect(env.Client.List(ctx, list, client.InNamespace(f.name))).To(Succeed())
+	for _, e := range list.Items {
+		g.Expect(e.Reason).NotTo(Equal(governor.RecordNotSealedEventReason), "%s", e.Message)
+	}
 }

@@ -161,7 +161,9 @@ func (x *executor) write(ctx context.Context, p *plan, d decide.Decision) error 
 	if err := errors.Join(<-holdDone, specErr); err != nil {
 		return err
 	}
-	if d.WriteStatus || d.Action == decide.Create {
+	// A spec whose fields changed takes a fresh status seal with it; one
+	// that only moved lastSeen keeps the status seal valid (record/seal.go).
+	if d.WriteStatus || d.Action == decide.Create || d.Changed && d.WriteSpec {
 		if err := x.writeStatus(ctx, rec, status); err != nil {
 			return err
 		}
@@ -202,6 +204,9 @@ func (x *executor) writeSpec(ctx context.Context, rec *refluxv1.Drift, d decide.
 func (x *executor) writeStatus(ctx context.Context, rec *refluxv1.Drift, status refluxv1.DriftStatus) error {
 	rec.Status = status
 	rec.Status.ObservedGeneration = rec.Generation
+	if err := x.sealer.SealStatus(rec); err != nil {
+		return err
+	}
 	if err := x.client.Status().Update(ctx, rec); err != nil {
 		return fmt.Errorf("updating drift record status %s: %w", rec.Name, err)
 	}
@@ -246,6 +251,9 @@ func (x *executor) close(ctx context.Context, p *plan, d decide.Decision) error 
 	rec := d.Record.DeepCopy()
 	patch := client.MergeFromWithOptions(d.Record, client.MergeFromWithOptimisticLock{})
 	rec.Status.State, rec.Status.HeldSince = state, nil
+	if err := x.sealer.SealStatus(rec); err != nil {
+		return err
+	}
 	if err := x.client.Status().Patch(ctx, rec, patch); err != nil {
 		return fmt.Errorf("closing drift record %s: %w", rec.Name, err)
 	}

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -106,7 +107,46 @@ func TestSeal(t *testing.T) {
 			return d
 		}, want: ErrBadSeal},
 		{name: "another version", mutate: func(d *refluxv1.Drift) *refluxv1.Drift {
-			d.Annotations[refluxv1.SealAnnotation] = "v2." + d.Annotations[refluxv1.SealAnnotation][3:]
+			d.Annotations[refluxv1.SealAnnotation] = "v1." + d.Annotations[refluxv1.SealAnnotation][3:]
+			return d
+		}, want: ErrBadSeal},
+		{name: "lastSeen moved alone: reflux's once-a-minute bump", mutate: func(d *refluxv1.Drift) *refluxv1.Drift {
+			d.Spec.LastSeen = metav1.NewTime(d.Spec.LastSeen.Add(time.Minute))
+			return d
+		}},
+		{name: "a v1 seal, over the whole spec, still verifies", mutate: func(d *refluxv1.Drift) *refluxv1.Drift {
+			return withV1Seal(t, s, d)
+		}},
+		{name: "a v1 seal covers lastSeen", mutate: func(d *refluxv1.Drift) *refluxv1.Drift {
+			d = withV1Seal(t, s, d)
+			d.Spec.LastSeen = metav1.NewTime(d.Spec.LastSeen.Add(time.Minute))
+			return d
+		}, want: ErrBadSeal},
+		{name: "annotations replaced wholesale: the status seal proves the record", mutate: func(d *refluxv1.Drift) *refluxv1.Drift {
+			d = withStatusSeal(t, s, d)
+			d.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}
+			return roundTrip(t, d)
+		}},
+		{name: "the status seal, lastSeen moved since", mutate: func(d *refluxv1.Drift) *refluxv1.Drift {
+			d = withStatusSeal(t, s, d)
+			d.Annotations = nil
+			d.Spec.LastSeen = metav1.NewTime(d.Spec.LastSeen.Add(time.Minute))
+			return d
+		}},
+		{name: "the status seal, the spec changed since", mutate: func(d *refluxv1.Drift) *refluxv1.Drift {
+			d = withStatusSeal(t, s, d)
+			d.Annotations = nil
+			d.Spec.Fields[0].LiveValue = "off"
+			return d
+		}, want: ErrBadSeal},
+		{name: "a garbled annotation beside a good status seal", mutate: func(d *refluxv1.Drift) *refluxv1.Drift {
+			d = withStatusSeal(t, s, d)
+			d.Annotations[refluxv1.SealAnnotation] = "v2.AAAA"
+			return d
+		}},
+		{name: "a forged status seal, no annotation", mutate: func(d *refluxv1.Drift) *refluxv1.Drift {
+			d.Annotations = nil
+			d.Status.Seal = "v2.AAAA"
 			return d
 		}, want: ErrBadSeal},
 	}
@@ -131,4 +171,26 @@ func TestNewSealerRefusesShortKeys(t *testing.T) {
 	if _, err := NewSealer(make([]byte, MinSealKey)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func withStatusSeal(t *testing.T, s *Sealer, d *refluxv1.Drift) *refluxv1.Drift {
+	t.Helper()
+	if err := s.SealStatus(d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Status.Seal != d.Annotations[refluxv1.SealAnnotation] {
+		t.Fatalf("status seal %q differs from the annotation's %q", d.Status.Seal, d.Annotations[refluxv1.SealAnnotation])
+	}
+	return d
+}
+
+// withV1Seal seals d as reflux did before v2, over the whole spec.
+func withV1Seal(t *testing.T, s *Sealer, d *refluxv1.Drift) *refluxv1.Drift {
+	t.Helper()
+	mac, err := s.mac(d, sealV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Annotations[refluxv1.SealAnnotation] = sealV1 + base64.RawURLEncoding.EncodeToString(mac)
+	return d
 }
