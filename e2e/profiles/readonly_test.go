@@ -67,7 +67,14 @@ func TestReadOnlyProfile(t *testing.T) {
 		waitRecord(g, a.ns, "ConfigMap", "checkout-flags", "/data/NEW_CHECKOUT"),
 		waitRecord(g, a.ns, "Deployment", "web", "/spec/template/spec/containers/0/image"),
 	} {
-		g.Expect(rec.Status.State).NotTo(Equal(refluxv1.DriftHeld), "record %s", rec.Name)
+		// The status is a second write: wait for it, then read it.
+		g.Eventually(func() refluxv1.DriftState {
+			cur := &refluxv1.Drift{}
+			g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(rec), cur)).To(Succeed())
+			rec = cur
+			return cur.Status.State
+		}, timeout, interval).Should(Equal(refluxv1.DriftDetected), "record %s: recorded, never held", rec.Name)
+		g.Expect(rec.Status.HeldSince).To(BeNil(), "record %s", rec.Name)
 		g.Expect(rec.Status.Branch).To(BeEmpty(), "record %s", rec.Name)
 	}
 	// reflux holds before it records, so the records existing means no
