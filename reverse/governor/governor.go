@@ -184,6 +184,8 @@ type Governor struct {
 	exec   *executor
 	live   workqueue.TypedRateLimitingInterface[objKey]
 	resync workqueue.TypedRateLimitingInterface[objKey]
+	// syncWait spaces a resync item's looks at a watch not synced yet.
+	syncWait workqueue.TypedRateLimiter[objKey]
 	// expiry holds one timer per record with a limited hold (expiry.go).
 	expiry  workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	limiter *rate.Limiter
@@ -222,6 +224,7 @@ func New(opts Options) (*Governor, error) {
 			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "reflux-live"}),
 		resync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objKey](),
 			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "reflux-resync"}),
+		syncWait:         workqueue.NewTypedItemExponentialFailureRateLimiter[objKey](250*time.Millisecond, syncWaitMax),
 		expiry:           newExpiryQueue(),
 		entries:          map[types.NamespacedName]*entry{},
 		pending:          map[objKey]change{},

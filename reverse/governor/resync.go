@@ -3,11 +3,16 @@ package governor
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/reflux-dev/reflux/reverse/desired"
 )
+
+// syncWaitMax caps how long a resync item waits between looks at a watch
+// that has not synced.
+const syncWaitMax = 30 * time.Second
 
 // renderKey names what a resync checks against: the render and the policy.
 func renderKey(g *Governed, r *desired.Render) string {
@@ -57,10 +62,14 @@ func (gv *Governor) processResync(ctx context.Context) bool {
 		return true
 	}
 	if !gv.opts.Live.Synced(k.GVK) {
-		// The watch is still listing: its store would miss objects.
-		gv.resync.AddRateLimited(k)
+		// The watch is still listing, or refused (WatchForbidden): its
+		// store would miss objects. Look again with a backoff capped at
+		// syncWaitMax, not the queue's own, which grows to a quarter of
+		// an hour: a grant is picked up within seconds of the watch.
+		gv.resync.AddAfter(k, gv.syncWait.When(k))
 		return true
 	}
+	gv.syncWait.Forget(k)
 	if err := gv.handle(ctx, k, c, true); err != nil {
 		if gv.deny(c.owner, k, err) {
 			gv.resync.Forget(k)
