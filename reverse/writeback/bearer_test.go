@@ -29,6 +29,10 @@ func TestRunWithBearerToken(t *testing.T) {
 	g.Expect(err).ToNot(HaveOccurred())
 	var authorised, refused atomic.Int32
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	// Its own transport, as the crash tests' gate (startPushGate) explains.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(transport.CloseIdleConnections)
+	proxy.Transport = transport
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+token {
 			refused.Add(1)

@@ -49,7 +49,14 @@ func startPushGate(t *testing.T, target string, mode gateMode) (*pushGate, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &pushGate{mode: mode, next: httputil.NewSingleHostReverseProxy(u),
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	// A transport of its own: every httptest.Server.Close in this process
+	// closes http.DefaultTransport's idle connections, and one closed just
+	// as the proxy reused it broke a fetch mid-response (seen in CI).
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(transport.CloseIdleConnections)
+	proxy.Transport = transport
+	g := &pushGate{mode: mode, next: proxy,
 		held: make(chan struct{}), release: make(chan struct{})}
 	srv := httptest.NewServer(g)
 	t.Cleanup(srv.Close)
