@@ -48,18 +48,12 @@ func (gv *Governor) deletion(ctx context.Context, k objKey, c change) (bool, err
 
 func (gv *Governor) decideDeletion(ctx context.Context, k objKey, c change) (bool, error) {
 	last := c.deleted
-	snap, governed := gv.snapshotOf(c.owner)
-	if !governed || !snap.gov.Kustomization.DeletionTimestamp.IsZero() {
-		// Not governed, or Flux garbage-collecting a deleted Kustomization.
-		return false, nil
+	if snap, governed := gv.snapshotOf(c.owner); governed && !snap.gov.Kustomization.DeletionTimestamp.IsZero() {
+		return false, nil // Flux garbage-collecting a deleted Kustomization
 	}
-	if !snap.current {
-		if !gv.park(c.owner, k, c) {
-			return true, nil // kept until the render is current
-		}
-		if snap, governed = gv.snapshotOf(c.owner); !governed {
-			return false, nil
-		}
+	snap, governed, kept := gv.currentOrPark(k, c)
+	if !governed || kept {
+		return kept, nil
 	}
 	want, declared := snap.render.Object(desired.KeyOf(last))
 	if !declared {
@@ -121,17 +115,19 @@ func (gv *Governor) waitForDeleter(k objKey, c change) bool {
 // policy (Alert, high, by default) and never held.
 func deletionObservation(g *Governed, r *desired.Render, want, last *unstructured.Unstructured, who Deleter,
 	seen, now time.Time) record.Observation {
-	when := seen
-	if when.IsZero() {
-		when = now
-	}
-	at := metav1.NewTime(when)
-	f := refluxv1.DriftField{
-		Pointer:     refluxv1.WholeObjectPointer,
-		ChangeType:  refluxv1.ChangeRemove,
-		FluxReverts: true,
-		Modifier:    &refluxv1.Modifier{Operation: "Delete", User: who.User, Time: &at},
-	}
+	at := metav1.NewTime(firstOf(seen, now))
+	f := refluxv1.DriftField{ChangeType: refluxv1.ChangeRemove,
+		Modifier: &refluxv1.Modifier{Operation: "Delete", User: who.User, Time: &at}}
+	return wholeObjectObservation(g, r, want, last, f, now)
+}
+
+// wholeObjectObservation is the observation of one field f at the whole
+// object (a deletion, or a write whose content reflux does not read), at
+// the document that declares it, classified by the policy and never held.
+// obj is the object the record names.
+func wholeObjectObservation(g *Governed, r *desired.Render, want, obj *unstructured.Unstructured, f refluxv1.DriftField,
+	now time.Time) record.Observation {
+	f.Pointer, f.FluxReverts = refluxv1.WholeObjectPointer, true
 	// The name line of the document (or, for a generated object, where
 	// its generator is declared) is the place a reviewer looks.
 	f.Origin = observe.Origin(r.Index, origin.RefOf(want), "/metadata/name")
@@ -140,9 +136,19 @@ func deletionObservation(g *Governed, r *desired.Render, want, last *unstructure
 	return record.Observation{
 		Kustomization: g.ref(),
 		Policy:        g.Policy.Name,
-		Object:        observe.ObjectRef(last),
+		Object:        observe.ObjectRef(obj),
 		Revision:      r.Revision,
 		Fields:        fields,
 		Now:           now,
 	}
+}
+
+// firstOf returns the first of times that is set.
+func firstOf(times ...time.Time) time.Time {
+	for _, t := range times {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
 }

@@ -240,6 +240,21 @@ func (gv *Governor) snapshotOf(id types.NamespacedName) (snapshot, bool) {
 	return snapshot{gov: e.gov, render: e.render, current: isCurrent(e.gov, e.render)}, true
 }
 
+// currentOrPark returns the snapshot of c's owner to decide c against:
+// current, or made current meanwhile. Otherwise c is parked until it is,
+// and kept is true; governed is false once the owner is not governed.
+func (gv *Governor) currentOrPark(k objKey, c change) (snap snapshot, governed, kept bool) {
+	snap, governed = gv.snapshotOf(c.owner)
+	if !governed || snap.current {
+		return snap, governed, false
+	}
+	if !gv.park(c.owner, k, c) {
+		return snapshot{}, true, true
+	}
+	snap, governed = gv.snapshotOf(c.owner)
+	return snap, governed, false
+}
+
 // park keeps a change until the render is current. It reports whether the
 // render became current meanwhile, in which case the caller evaluates.
 func (gv *Governor) park(id types.NamespacedName, k objKey, c change) bool {

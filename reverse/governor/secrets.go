@@ -12,10 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/desired"
-	"github.com/reflux-dev/reflux/reverse/observe"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
@@ -127,17 +125,9 @@ func (gv *Governor) secretOwnerLocked(k desired.ObjectKey) (owner types.Namespac
 // refuses the field, because reflux never read what to write. It reports
 // whether the change was kept for later.
 func (gv *Governor) auditedSecret(ctx context.Context, k objKey, c change) (bool, error) {
-	snap, governed := gv.snapshotOf(c.owner)
-	if !governed {
-		return false, nil
-	}
-	if !snap.current {
-		if !gv.park(c.owner, k, c) {
-			return true, nil // kept until the render is current
-		}
-		if snap, governed = gv.snapshotOf(c.owner); !governed {
-			return false, nil
-		}
+	snap, governed, kept := gv.currentOrPark(k, c)
+	if !governed || kept {
+		return kept, nil
 	}
 	want, declared := snap.render.Object(desired.ObjectKey{Kind: k.GVK.Kind, Namespace: k.Namespace, Name: k.Name})
 	if !declared {
@@ -157,40 +147,17 @@ func (gv *Governor) auditedSecret(ctx context.Context, k objKey, c change) (bool
 }
 
 // auditedSecretObservation is what the audit log says of a write to a
-// declared Secret: the whole object changed or deleted, by whom and when,
-// at the document that declares it, classified by the policy (Alert,
-// high, by default) and never held.
+// declared Secret: the whole object changed or deleted, by whom and when.
 func auditedSecretObservation(g *Governed, r *desired.Render, want *unstructured.Unstructured, w AuditedWrite,
 	seen, now time.Time) record.Observation {
-	when := w.Time
-	if when.IsZero() {
-		when = seen
-	}
-	if when.IsZero() {
-		when = now
-	}
-	at := metav1.NewTime(when)
-	f := refluxv1.DriftField{
-		Pointer:     refluxv1.WholeObjectPointer,
-		ChangeType:  refluxv1.ChangeUpdate,
-		FluxReverts: true,
+	at := metav1.NewTime(firstOf(w.Time, seen, now))
+	f := refluxv1.DriftField{ChangeType: refluxv1.ChangeUpdate,
 		Modifier: &refluxv1.Modifier{Manager: w.Manager, Operation: operation(w.Verb), User: w.User,
-			Groups: slices.Clone(w.Groups), Time: &at},
-	}
+			Groups: slices.Clone(w.Groups), Time: &at}}
 	if w.Verb == "delete" {
 		f.ChangeType = refluxv1.ChangeRemove
 	}
-	f.Origin = observe.Origin(r.Index, origin.RefOf(want), "/metadata/name")
-	fields := []refluxv1.DriftField{f}
-	observe.Classify(g.Classifier, want.GetKind(), fields, false)
-	return record.Observation{
-		Kustomization: g.ref(),
-		Policy:        g.Policy.Name,
-		Object:        observe.ObjectRef(want),
-		Revision:      r.Revision,
-		Fields:        fields,
-		Now:           now,
-	}
+	return wholeObjectObservation(g, r, want, want, f, now)
 }
 
 // operation names an audited verb as managedFields name operations.
