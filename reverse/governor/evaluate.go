@@ -182,15 +182,10 @@ func (gv *Governor) gone(ctx context.Context, k objKey, c change) error {
 	ks := refluxv1.KustomizationRef{Namespace: c.owner.Namespace, Name: c.owner.Name}
 	name := record.Name(ks, c.obj)
 	p := plan{name: name, namespace: c.owner.Namespace, obj: c.obj}
-	gv.mu.Lock()
-	delete(gv.attributionTries, k) // nothing left to attribute
-	e := gv.entries[c.owner]
+	e := gv.forgetGone(c.owner, k)
 	if e != nil {
-		delete(e.parked, k)
-		delete(e.clean, k)
 		p.ks, p.as = e.gov.Kustomization, e.gov.Identity
 	}
-	gv.mu.Unlock()
 	if e == nil {
 		if ok, err := gv.inShard(ctx, c.owner); err != nil || !ok {
 			return err
@@ -199,6 +194,26 @@ func (gv *Governor) gone(ctx context.Context, k objKey, c change) error {
 	return gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
 		return decide.Decide(decide.Input{Name: name, Record: rec, Live: decide.Live{}, Now: gv.now()}), nil
 	})
+}
+
+// forgetGone drops what is kept of a live object that is gone, and
+// returns its owner's entry, if governed. A parked audited change stays:
+// it came from the audit log, not from the live object, and a Secret
+// reflux does not watch (--secrets=metadata) is never in the live store,
+// so a resync of it always finds it "gone".
+func (gv *Governor) forgetGone(owner types.NamespacedName, k objKey) *entry {
+	gv.mu.Lock()
+	defer gv.mu.Unlock()
+	delete(gv.attributionTries, k) // nothing left to attribute
+	e := gv.entries[owner]
+	if e == nil {
+		return nil
+	}
+	if pc, ok := e.parked[k]; ok && pc.audited == nil {
+		delete(e.parked, k)
+	}
+	delete(e.clean, k)
+	return e
 }
 
 func (gv *Governor) attributor(live *unstructured.Unstructured) observe.Attributor {

@@ -182,6 +182,20 @@ func (gv *Governor) sighting(owner types.NamespacedName, k objKey) time.Time {
 	return c.seen
 }
 
+// failed keeps a change whose evaluation failed. A refused permission
+// (deny) is not retried with backoff: the change stays on the live object,
+// and the object's next change or the resync looks again. An audited
+// change exists nowhere but here, so it is retried either way.
+func (gv *Governor) failed(k objKey, c change, err error) {
+	if gv.deny(c.owner, k, err) && c.audited == nil {
+		gv.live.Forget(k)
+		return
+	}
+	gv.opts.Log.Error(err, "evaluating live change", "object", k.String())
+	gv.restore(k, c)
+	gv.live.AddRateLimited(k)
+}
+
 // restore puts a change back after a failed attempt, so the retry keeps
 // its first sighting and its writers.
 func (gv *Governor) restore(k objKey, c change) {
@@ -203,13 +217,7 @@ func (gv *Governor) processLive(ctx context.Context) bool {
 	c := gv.take(k)
 	defer gv.done(k)
 	if err := gv.handle(ctx, k, c, false); err != nil {
-		if gv.deny(c.owner, k, err) {
-			gv.live.Forget(k)
-			return true
-		}
-		gv.opts.Log.Error(err, "evaluating live change", "object", k.String())
-		gv.restore(k, c)
-		gv.live.AddRateLimited(k)
+		gv.failed(k, c, err)
 		return true
 	}
 	gv.allow(c.owner, k)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
@@ -185,4 +187,45 @@ func newRoutingGovernor(t *testing.T, t0 time.Time) *Governor {
 		entries: map[types.NamespacedName]*entry{}, pending: map[objKey]change{}, inflight: map[objKey]change{},
 		unowned: map[objKey]unownedWrite{}, resyncItems: map[objKey]change{},
 	}
+}
+
+// A Secret reflux does not watch is never in the live store, so a resync
+// of it finds it "gone": what the audit log said of it must survive that.
+func TestForgetGoneKeepsAParkedAuditedChange(t *testing.T) {
+	g := NewWithT(t)
+	gv := newRoutingGovernor(t, time.Now())
+	owner := types.NamespacedName{Namespace: "flux-system", Name: "payments"}
+	secret := objKey{GVK: secretGVK, Namespace: "payments", Name: "payments-api"}
+	cm := objKey{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: "payments", Name: "flags"}
+	e := &entry{gov: governed(nil), parked: map[objKey]change{
+		secret: {owner: owner, audited: &AuditedWrite{Name: "payments-api", User: "alice@example.com"}},
+		cm:     {owner: owner},
+	}, clean: map[objKey]string{cm: "12"}}
+	gv.entries[owner] = e
+	g.Expect(gv.forgetGone(owner, secret)).To(BeIdenticalTo(e))
+	g.Expect(gv.forgetGone(owner, cm)).To(BeIdenticalTo(e))
+	g.Expect(e.parked).To(HaveKey(secret), "the audited change is kept")
+	g.Expect(e.parked).NotTo(HaveKey(cm), "a gone object's change goes")
+	g.Expect(e.clean).To(BeEmpty())
+	g.Expect(gv.forgetGone(types.NamespacedName{Name: "other"}, cm)).To(BeNil())
+}
+
+// A change only the audit log saw is retried even when the failure is a
+// refused permission: no live object carries it for the resync to find.
+func TestFailedAuditedChangeIsRetriedEvenWhenDenied(t *testing.T) {
+	g := NewWithT(t)
+	gv := newRoutingGovernor(t, time.Now())
+	owner := types.NamespacedName{Namespace: "flux-system", Name: "payments"}
+	gv.entries[owner] = &entry{gov: governed(nil), parked: map[objKey]change{}}
+	refused := apierrors.NewForbidden(schema.GroupResource{Group: "reflux.dev", Resource: "drifts"}, "rec",
+		errors.New(`User "system:serviceaccount:reflux-system:reflux-controller" cannot create resource "drifts" in API group "reflux.dev" in the namespace "flux-system"`))
+	secret := objKey{GVK: secretGVK, Namespace: "payments", Name: "payments-api"}
+	cm := objKey{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: "payments", Name: "flags"}
+
+	gv.failed(secret, change{owner: owner, audited: &AuditedWrite{Name: "payments-api"}}, refused)
+	gv.failed(cm, change{owner: owner}, refused)
+	g.Expect(gv.pending).To(HaveKey(secret), "kept for the retry")
+	g.Expect(gv.pending).NotTo(HaveKey(cm), "left on the live object for the resync")
+	g.Expect(gv.statusLocked(gv.entries[owner]).Denied).To(HaveLen(2), "both denials are reported")
+	g.Eventually(gv.live.Len).Should(Equal(1), "the audited change is queued again")
 }
