@@ -3,7 +3,7 @@
 // server, all started by internal/testenv. The tests pin down what Flux
 // itself does to live objects, because reflux's drift engine is defined
 // against that behaviour; docs/flux-behaviour.md summarises the findings.
-// e2e/journey runs the installed reflux binary through a platform team's
-// journeys; e2e/drift and e2e/livepath run reflux in-process as the same
-// ServiceAccount.
+// Every package shares one harness, e2e/internal/fixture: one TestMain,
+// one way to start reflux (the real binary, as the ServiceAccount
+// config/default installs), one way to write a tree and wait for a record.
 package e2e

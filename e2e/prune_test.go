@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -19,32 +20,23 @@ import (
 func TestPruneSparesHeldObjects(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	const ns = "prune"
-	_, err := env.Git.PushDir(ctx, "prune.git", "testdata/prune/v1")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.CreateNamespace(ctx, ns)).To(Succeed())
-	repo, err := env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "prune", Namespace: ns, Repo: "prune.git"})
-	g.Expect(err).NotTo(HaveOccurred())
-	ks, err := env.CreateKustomization(ctx, testenv.KustomizationOptions{
-		Name: "prune", Namespace: ns, Source: repo.Name, Path: "./", TargetNamespace: ns, Prune: true,
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.WaitForReady(ctx, ks)).To(Succeed())
+	app := fixture.NewApp(t, env, "prune", fixture.AppOptions{Dir: "testdata/prune/v1", FluxOnly: true})
 	held := &corev1.ConfigMap{}
-	held.Name, held.Namespace = "held", ns
+	held.Name, held.Namespace = "held", app.Name
 	g.Expect(env.Client.Patch(ctx, held, client.RawPatch(types.MergePatchType,
 		[]byte(`{"metadata":{"annotations":{"kustomize.toolkit.fluxcd.io/reconcile":"disabled"}}}`)),
 		client.FieldOwner("reflux"))).To(Succeed())
 
-	v2, err := env.Git.PushDir(ctx, "prune.git", "testdata/prune/v2")
+	v2, err := env.Git.PushDir(ctx, app.Repo, "testdata/prune/v2")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.Reconcile(ctx, repo)).To(Succeed())
-	g.Expect(repo.Status.Artifact.Revision).To(Equal(testenv.DefaultBranch + "@sha1:" + v2))
+	g.Expect(env.Reconcile(ctx, app.Source)).To(Succeed())
+	g.Expect(app.Source.Status.Artifact.Revision).To(Equal(testenv.DefaultBranch + "@sha1:" + v2))
+	ks := app.Kustomization()
 	g.Expect(env.Reconcile(ctx, ks)).To(Succeed())
 	g.Expect(ks.Status.LastAppliedRevision).To(Equal(testenv.DefaultBranch + "@sha1:" + v2))
 
 	get := func(name string) error {
-		return env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.ConfigMap{})
+		return env.Client.Get(ctx, types.NamespacedName{Namespace: app.Name, Name: name}, &corev1.ConfigMap{})
 	}
 	g.Expect(get("keep")).To(Succeed())
 	g.Expect(apierrors.IsNotFound(get("gone"))).To(BeTrue(), "removed from git, pruned")

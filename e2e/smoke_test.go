@@ -88,11 +88,7 @@ func TestFluxRevertsKubectlDrift(t *testing.T) {
 func TestReconcileDisabledInClusterHoldsObject(t *testing.T) {
 	g := NewWithT(t)
 	const name = "hold-disabled"
-	editLogLevel(g, name, "kubectl-edit", "debug")
-	annotate(g, name, annoDisabled, "disabled")
-
-	reconcile(g)
-	cm := getConfigMap(g, name)
+	cm := annotatedDrift(g, name, annoDisabled, "disabled")
 	g.Expect(cm.Data["LOG_LEVEL"]).To(Equal("debug"), "the hotfix is held")
 	g.Expect(cm.Annotations).To(HaveKeyWithValue(annoDisabled, "disabled"))
 
@@ -106,12 +102,7 @@ func TestReconcileDisabledInClusterHoldsObject(t *testing.T) {
 // the live object does not stop the revert.
 func TestSSAIfNotPresentInClusterDoesNotHold(t *testing.T) {
 	g := NewWithT(t)
-	const name = "hold-if-not-present"
-	editLogLevel(g, name, "kubectl-edit", "debug")
-	annotate(g, name, annoSSA, "IfNotPresent")
-
-	reconcile(g)
-	cm := getConfigMap(g, name)
+	cm := annotatedDrift(g, "hold-if-not-present", annoSSA, "IfNotPresent")
 	g.Expect(cm.Data["LOG_LEVEL"]).To(Equal("info"), "reverted despite the live annotation")
 	g.Expect(cm.Annotations).To(HaveKeyWithValue(annoSSA, "IfNotPresent"),
 		"the annotation itself, owned by reflux, is not in git's set and stays")
@@ -206,6 +197,16 @@ func editLogLevel(g Gomega, name, manager, value string) {
 	cm.Data["LOG_LEVEL"] = value
 	g.Expect(env.Client.Update(context.Background(), cm, client.FieldOwner(manager))).To(Succeed())
 	g.Expect(getConfigMap(g, name).Data["LOG_LEVEL"]).To(Equal(value))
+}
+
+// annotatedDrift drifts name's LOG_LEVEL with kubectl edit, sets the
+// annotation key live as reflux would, forces a reconcile and returns
+// what is left.
+func annotatedDrift(g Gomega, name, key, value string) *corev1.ConfigMap {
+	editLogLevel(g, name, "kubectl-edit", "debug")
+	annotate(g, name, key, value)
+	reconcile(g)
+	return getConfigMap(g, name)
 }
 
 // annotate sets (or, with an empty value, removes) an annotation with a

@@ -2,14 +2,13 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -27,43 +26,16 @@ var (
 	smokeKusto *kustomizev1.Kustomization
 )
 
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-// run starts one environment for every test in the package, because
+// TestMain starts one environment for every test in the package, because
 // kube-apiserver and two controllers take seconds to start, and each test
 // works on its own objects.
-func run(m *testing.M) int {
-	ctx := context.Background()
-	var err error
-	env, err = testenv.Start(ctx, testenv.Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	code := 1
-	if err := setupSmoke(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "setting up the smoke fixture:", err)
-	} else {
-		code = m.Run()
-	}
-	if code != 0 {
-		if err := env.DumpLogs(os.Stdout, 256<<10); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}
-	return code
+func TestMain(m *testing.M) {
+	fixture.Main(m, &env, fixture.Suite{Setup: setupSmoke})
 }
 
 // setupSmoke pushes the fixture over HTTP basic auth and waits until Flux
 // has applied it.
-func setupSmoke(ctx context.Context) error {
+func setupSmoke(ctx context.Context, env *testenv.Env) error {
 	var err error
 	if smokeSHA, err = env.Git.PushDir(ctx, smokeRepo, "testdata/smoke"); err != nil {
 		return err
