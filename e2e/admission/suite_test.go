@@ -3,7 +3,6 @@ package admission
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -31,44 +30,21 @@ var (
 	kustomizeController, reflux ctrlclient.Client
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env, err = testenv.Start(ctx, testenv.Options{Scheme: scheme, WithoutFlux: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	if err := setup(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "setting up:", err)
-		_ = env.DumpLogs(os.Stdout, 64<<10)
-		return 1
-	}
-	return m.Run()
+func TestMain(m *testing.M) {
+	fixture.Main(m, &env, fixture.Suite{Env: testenv.Options{WithoutFlux: true}, Setup: setup})
 }
 
-func setup(ctx context.Context) error {
+func setup(ctx context.Context, env *testenv.Env) error {
 	for _, ns := range []string{"reflux-system", "flux-system", "apps"} {
 		if err := env.CreateNamespace(ctx, ns); err != nil {
 			return err
 		}
 	}
-	root, err := repoRoot()
+	admission, err := filepath.Abs(filepath.Join("..", "..", "config", "admission"))
 	if err != nil {
 		return err
 	}
-	if out, err := env.Kubectl(ctx, "apply", "--server-side", "-k", filepath.Join(root, "config", "admission")); err != nil {
+	if out, err := env.Kubectl(ctx, "apply", "--server-side", "-k", admission); err != nil {
 		return fmt.Errorf("kubectl apply -k config/admission: %w\n%s", err, out)
 	}
 	for _, u := range []struct {
@@ -116,21 +92,4 @@ func serviceAccountClient(ctx context.Context, ns, name string) (ctrlclient.Clie
 		return nil, fmt.Errorf("minting a token for %s/%s: %w", ns, name, err)
 	}
 	return ctrlclient.New(user.Config, ctrlclient.Options{Scheme: env.Scheme})
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above %s", dir)
-		}
-		dir = parent
-	}
 }

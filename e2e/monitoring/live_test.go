@@ -1,24 +1,19 @@
 package monitoring
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/armor"
-	"github.com/ProtonMail/go-crypto/openpgp/packet"
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -37,8 +32,10 @@ const (
 func TestKitNamesOnlyWhatRefluxExports(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	e := liveEnv(t)
-	setupCheckout(t, e)
+	e := fixture.Shared(t)
+	fixture.NewApp(t, e, ns, fixture.AppOptions{Dir: "testdata/app", Labels: map[string]string{"team": team},
+		// Short intervals drive reflux's resync.
+		SourceInterval: 2 * time.Second, Interval: 3 * time.Second, Signed: true, Unwatched: true})
 	r := startReflux(t, e)
 	// Edit once reflux governs the Kustomization and watches its objects,
 	// so the edits come through the live watch and are timed.
@@ -146,22 +143,8 @@ func exportedBy(m testenv.Metrics) exported {
 // value is the value of the one series of family name with the labels
 // want (and any others), or -1 when there is none.
 func value(m testenv.Metrics, name string, want map[string]string) float64 {
-	for _, s := range m[name].GetMetric() {
-		got := map[string]string{}
-		for _, l := range s.GetLabel() {
-			got[l.GetName()] = l.GetValue()
-		}
-		match := true
-		for k, v := range want {
-			match = match && got[k] == v
-		}
-		if !match {
-			continue
-		}
-		if s.Gauge != nil {
-			return s.GetGauge().GetValue()
-		}
-		return s.GetCounter().GetValue()
+	if v, ok := fixture.Value(m, name, want); ok {
+		return v
 	}
 	return -1
 }
@@ -170,115 +153,23 @@ func dryRuns(m testenv.Metrics, path string) float64 {
 	return max(value(m, "reflux_dry_runs_total", map[string]string{"path": path}), 0)
 }
 
-// setupCheckout pushes the checkout app, lets Flux apply it under a
-// Kustomization labelled with its team, and governs it with a policy that
-// signs branches.
-func setupCheckout(t *testing.T, e *testenv.Env) {
-	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
-	_, err := e.Git.PushDir(ctx, "checkout.git", "testdata/app")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(e.CreateNamespace(ctx, ns)).To(Succeed())
-	src, err := e.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "checkout", Namespace: ns, Repo: "checkout.git",
-		Interval: 2 * time.Second})
-	g.Expect(err).NotTo(HaveOccurred())
-	ks, err := e.CreateKustomization(ctx, testenv.KustomizationOptions{
-		Name: "checkout", Namespace: ns, Source: src.Name, Path: "./", TargetNamespace: ns, Prune: true,
-		// A short interval drives reflux's resync.
-		Interval: 3 * time.Second,
-		Customize: func(k *kustomizev1.Kustomization) {
-			k.Labels = map[string]string{"reflux.dev/tier": "checkout", "team": team}
-			k.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled}
-		},
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(e.WaitForReady(ctx, src)).To(Succeed())
-	g.Expect(e.WaitForReady(ctx, ks)).To(Succeed())
-
-	secret := &corev1.Secret{Data: map[string][]byte{"git.asc": signingKey(t)}}
-	secret.Name, secret.Namespace = "reflux-signing-key", ns
-	g.Expect(e.Client.Create(ctx, secret)).To(Succeed())
-	p := &refluxv1.ReverseSyncPolicy{}
-	p.Name, p.Namespace = "checkout", ns
-	p.Spec.KustomizationSelector.MatchLabels = map[string]string{"reflux.dev/tier": "checkout"}
-	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
-	p.Spec.Git.SigningKey = &refluxv1.SigningKey{Type: refluxv1.OpenPGPSigningKey}
-	p.Spec.Git.SigningKey.SecretRef.Name = secret.Name
-	g.Expect(e.Client.Create(ctx, p)).To(Succeed())
-}
-
 // startReflux runs the real binary with the team label, as a platform team
 // would, and stops it when the test ends.
 func startReflux(t *testing.T, e *testenv.Env) *testenv.RefluxProcess {
-	t.Helper()
-	r, err := testenv.StartReflux(context.Background(), e, testenv.RefluxOptions{Args: []string{
-		"--team-label=team", "--insecure-allow-http", "--concurrent=2",
-		"--git-cache-dir=" + filepath.Join(e.Dir, "reflux-git"),
+	return fixture.StartReflux(t, e, fixture.Options{Args: []string{
+		"--team-label=team", "--git-cache-dir=" + filepath.Join(e.Dir, "reflux-git"),
 	}})
-	if err != nil {
-		t.Fatalf("starting reflux (make test builds it first): %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			if log, err := r.Log(); err == nil {
-				t.Logf("reflux log:\n%s", tail(log, 64<<10))
-			}
-		}
-		if err := r.Stop(); err != nil {
-			t.Errorf("stopping reflux: %v", err)
-		}
-	})
-	return r
-}
-
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
 }
 
 // editLive sets key to value in a live ConfigMap as `kubectl edit` does,
 // adding annotations first.
 func editLive(t *testing.T, e *testenv.Env, name string, annotations map[string]string, key, value string) {
 	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
-	g.Eventually(func() error {
-		cm := &corev1.ConfigMap{}
-		if err := e.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, cm); err != nil {
-			return err
-		}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	fixture.KubectlEdit(NewWithT(t), e.Client, cm, func() {
 		for k, v := range annotations {
-			if cm.Annotations == nil {
-				cm.Annotations = map[string]string{}
-			}
-			cm.Annotations[k] = v
+			metav1.SetMetaDataAnnotation(&cm.ObjectMeta, k, v)
 		}
 		cm.Data[key] = value
-		return e.Client.Update(ctx, cm, client.FieldOwner("kubectl-edit"))
-	}, timeout, poll).Should(Succeed())
-}
-
-// signingKey is an armored OpenPGP private key, as the policy's signing
-// Secret holds it.
-func signingKey(t *testing.T) []byte {
-	t.Helper()
-	ent, err := openpgp.NewEntity("reflux", "monitoring", "reflux@example.com", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	w, err := armor.Encode(&buf, openpgp.PrivateKeyType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ent.SerializePrivate(w, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	})
 }
