@@ -3,24 +3,23 @@ package tenancy
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
+	"slices"
 	"testing"
-	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/internal/testenv"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // newTenant creates a tenant namespace with its ServiceAccount, bound to
@@ -79,7 +78,7 @@ func configMap(ns, name string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  mode: git\n", name, ns)
 }
 
-// governOptions shape one governed Kustomization of a tenant.
+// governOptions shape the tenant's governed Kustomization.
 type governOptions struct {
 	// objects are file name → manifest, listed in kustomization.yaml.
 	objects map[string]string
@@ -94,62 +93,22 @@ type governOptions struct {
 }
 
 // govern pushes a repository, lets Flux apply it as the tenant of ns, and
-// governs the Kustomization with a report-only policy.
-func govern(t *testing.T, ns, name string, o governOptions) *kustomizev1.Kustomization {
+// governs the Kustomization with a report-only policy. The objects name
+// their namespaces themselves: there is no targetNamespace.
+func govern(t *testing.T, ns string, o governOptions) *fixture.App {
 	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
-	dir := t.TempDir()
-	kust := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
-	for file, body := range o.objects {
-		g.Expect(os.WriteFile(filepath.Join(dir, file), []byte(body), 0o644)).To(Succeed())
-		kust += "  - " + file + "\n"
-	}
-	g.Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kust), 0o644)).To(Succeed())
-	repo := ns + "-" + name + ".git"
-	_, err := env.Git.PushDir(ctx, repo, dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	srcNS := ns
-	if o.sourceNamespace != "" {
-		srcNS = o.sourceNamespace
-	}
-	src, err := env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: name, Namespace: srcNS, Repo: repo, Interval: time.Hour})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.WaitForReady(ctx, src)).To(Succeed())
-	labels := map[string]string{"reflux.dev/tenancy": name}
-	ks, err := env.CreateKustomization(ctx, testenv.KustomizationOptions{Name: name, Namespace: ns, Source: name, Path: "./",
-		Prune: true, Interval: time.Hour, Customize: func(k *kustomizev1.Kustomization) {
-			k.Labels = labels
-			k.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled}
+	files := map[string]string{"kustomization.yaml": fixture.Kustomization(slices.Sorted(maps.Keys(o.objects))...)}
+	maps.Copy(files, o.objects)
+	return fixture.NewApp(t, env, ns, fixture.AppOptions{Files: files, ReportOnly: true,
+		SourceNamespace: o.sourceNamespace, Unready: o.unready, Kustomization: func(k *kustomizev1.Kustomization) {
+			k.Spec.TargetNamespace = ""
 			k.Spec.ServiceAccountName = o.serviceAccount
-			k.Spec.SourceRef.Namespace = o.sourceNamespace
 		}})
-	g.Expect(err).NotTo(HaveOccurred())
-	policy := &refluxv1.ReverseSyncPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	policy.Spec.KustomizationSelector.MatchLabels = labels
-	policy.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
-	policy.Spec.Git.ReportOnly = true
-	g.Expect(env.Client.Create(ctx, policy)).To(Succeed())
-	if !o.unready {
-		g.Expect(env.WaitForReady(ctx, ks)).To(Succeed())
-		g.Eventually(func() string { return drifted(g, ks) }, timeout, interval).Should(HavePrefix("False/" + refluxv1.NoDriftReason))
-	}
-	return ks
 }
 
 // drifted returns "status/reason: message" of reflux's Drifted condition.
-func drifted(g Gomega, ks *kustomizev1.Kustomization) string {
-	return condition(g, ks, refluxv1.DriftedCondition)
-}
-
-func condition(g Gomega, ks *kustomizev1.Kustomization, typ string) string {
-	cur := &kustomizev1.Kustomization{}
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ks), cur)).To(Succeed())
-	c := conditions.Get(cur, typ)
-	if c == nil {
-		return "none"
-	}
-	return fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
+func drifted(g Gomega, a *fixture.App) string {
+	return a.Condition(g, a.Name, refluxv1.DriftedCondition)
 }
 
 // edit patches a ConfigMap's data as alice, with kubectl: a change Flux
@@ -181,4 +140,15 @@ func pointers(d refluxv1.Drift) []string {
 		out = append(out, f.Pointer)
 	}
 	return out
+}
+
+// writesOf returns the completed requests made to one object, from the
+// apiserver's audit log.
+func writesOf(g Gomega, ns, name string) []auditv1.Event {
+	evs, err := env.AuditEvents(func(e auditv1.Event) bool {
+		return e.Stage == auditv1.StageResponseComplete && e.ObjectRef != nil &&
+			e.ObjectRef.Namespace == ns && e.ObjectRef.Name == name
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	return evs
 }

@@ -21,7 +21,7 @@ func TestTenantDriftIsHeldInItsNamespace(t *testing.T) {
 	g := NewWithT(t)
 	ns := "team-a"
 	newTenant(t, ns)
-	ks := govern(t, ns, "apps", governOptions{serviceAccount: tenantSA,
+	app := govern(t, ns, governOptions{serviceAccount: tenantSA,
 		objects: map[string]string{"settings.yaml": configMap(ns, "settings")}})
 
 	edit(t, ns, "settings", `{"mode":"live"}`)
@@ -39,19 +39,19 @@ func TestTenantDriftIsHeldInItsNamespace(t *testing.T) {
 		}
 		return nil
 	}, timeout, interval).Should(Succeed())
-	g.Eventually(func() string { return drifted(g, ks) }, timeout, interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
+	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
 
 	// The audit log shows who made reflux's writes: reflux, acting as the
 	// tenant, for the dry run and for the hold, as kustomize-controller
 	// acts as the tenant for its applies.
 	asTenant := And(HaveField("User.Username", testenv.RefluxUser), HaveField("ImpersonatedUser.Username", tenantUser(ns)),
 		HaveField("Verb", "patch"), HaveField("ResponseStatus.Code", BeEquivalentTo(200)))
-	g.Eventually(func() []auditv1.Event { return audit.WritesOf(ns, "settings") }, timeout, interval).Should(And(
+	g.Eventually(func() []auditv1.Event { return writesOf(g, ns, "settings") }, timeout, interval).Should(And(
 		ContainElement(And(asTenant, HaveField("RequestURI", ContainSubstring("dryRun=All")))),
 		ContainElement(And(asTenant, HaveField("RequestURI", Not(ContainSubstring("dryRun")))))))
-	g.Expect(audit.WritesOf(ns, "settings")).To(ContainElement(And(HaveField("ImpersonatedUser.Username", tenantUser(ns)),
+	g.Expect(writesOf(g, ns, "settings")).To(ContainElement(And(HaveField("ImpersonatedUser.Username", tenantUser(ns)),
 		HaveField("User.Username", testenv.KustomizeControllerUser))), "Flux applied as the tenant too")
-	g.Expect(audit.WritesOf(ns, "settings")).NotTo(ContainElement(And(HaveField("User.Username", testenv.RefluxUser),
+	g.Expect(writesOf(g, ns, "settings")).NotTo(ContainElement(And(HaveField("User.Username", testenv.RefluxUser),
 		HaveField("ImpersonatedUser", BeNil()))), "reflux never wrote the tenant's object as itself")
 }
 
@@ -67,14 +67,14 @@ func TestTenantCannotMakeRefluxTouchAnotherNamespace(t *testing.T) {
 	newTenant(t, ns)
 	g.Expect(env.CreateNamespace(t.Context(), shared)).To(Succeed())
 	grant(t, ns, shared)
-	ks := govern(t, ns, "spill", governOptions{serviceAccount: tenantSA, objects: map[string]string{
+	app := govern(t, ns, governOptions{serviceAccount: tenantSA, objects: map[string]string{
 		"local.yaml": configMap(ns, "local"), "shared.yaml": configMap(shared, "shared")}})
 	revoke(t, ns, shared)
 
 	edit(t, shared, "shared", `{"mode":"live"}`)
 	want := fmt.Sprintf(`%s cannot patch resource "configmaps" in API group "" in the namespace %q (ConfigMap/%s/shared); `+
 		`1 live change(s) kept without a hold`, tenantUser(ns), shared, shared)
-	g.Eventually(func() string { return drifted(g, ks) }, timeout, interval).Should(And(
+	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(And(
 		HavePrefix("Unknown/"+refluxv1.ImpersonationForbiddenReason), ContainSubstring(want)))
 	g.Expect(annotations(g, shared, "shared")).NotTo(HaveKey(refluxv1.ReconcileAnnotation), "no hold")
 	g.Expect(records(g, ns)).To(BeEmpty(), "nothing evaluated against a guess")
@@ -95,7 +95,7 @@ func TestTenantCannotMakeRefluxTouchAnotherNamespace(t *testing.T) {
 		return nil
 	}, timeout, interval).Should(Succeed())
 	g.Expect(pointers(records(g, ns)[0])).To(ConsistOf("/data/mode", "/data/owner"))
-	g.Eventually(func() string { return drifted(g, ks) }, timeout, interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
+	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
 }
 
 // TestCrossNamespaceSourceRefIsRefused: with --no-cross-namespace-refs
@@ -107,13 +107,13 @@ func TestCrossNamespaceSourceRefIsRefused(t *testing.T) {
 	ns, src := "team-c", "team-c-sources"
 	newTenant(t, ns)
 	g.Expect(env.CreateNamespace(t.Context(), src)).To(Succeed())
-	ks := govern(t, ns, "borrowed", governOptions{sourceNamespace: src, unready: true,
+	app := govern(t, ns, governOptions{sourceNamespace: src, unready: true,
 		objects: map[string]string{"settings.yaml": configMap(ns, "settings")}})
 
-	msg := fmt.Sprintf("can't access 'GitRepository/%s/borrowed', cross-namespace references have been blocked", src)
-	g.Eventually(func() string { return condition(g, ks, meta.ReadyCondition) }, timeout, interval).Should(
+	msg := fmt.Sprintf("can't access 'GitRepository/%s/%s', cross-namespace references have been blocked", src, app.Source.Name)
+	g.Eventually(func() string { return app.Condition(g, app.Name, meta.ReadyCondition) }, timeout, interval).Should(
 		Equal("False/"+apiacl.AccessDeniedReason+": "+msg), "Flux refuses it")
-	g.Eventually(func() string { return drifted(g, ks) }, timeout, interval).Should(
+	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(
 		Equal("Unknown/"+apiacl.AccessDeniedReason+": "+msg), "and so does reflux, in the same words")
 }
 
@@ -127,11 +127,11 @@ func TestDefaultServiceAccountWhenNoneIsSet(t *testing.T) {
 	newTenant(t, ns)
 	g.Expect(env.CreateNamespace(t.Context(), shared)).To(Succeed())
 	grant(t, ns, shared)
-	ks := govern(t, ns, "spill", governOptions{objects: map[string]string{"shared.yaml": configMap(shared, "shared")}})
+	app := govern(t, ns, governOptions{objects: map[string]string{"shared.yaml": configMap(shared, "shared")}})
 	revoke(t, ns, shared)
 
 	edit(t, shared, "shared", `{"mode":"live"}`)
-	g.Eventually(func() string { return drifted(g, ks) }, timeout, interval).Should(And(
+	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(And(
 		HavePrefix("Unknown/"+refluxv1.ImpersonationForbiddenReason),
 		ContainSubstring(tenantUser(ns)+` cannot patch resource "configmaps"`)))
 	g.Expect(annotations(g, shared, "shared")).NotTo(HaveKey(refluxv1.ReconcileAnnotation), "no hold")
