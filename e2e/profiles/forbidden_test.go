@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // TestWatchForbidden runs reflux under the full profile with a
@@ -30,13 +31,13 @@ func TestWatchForbidden(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	const name = "reflux-watch-forbidden"
-	a := newAppFrom(t, "watch-forbidden", "testdata/widgets", func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.ReportOnly = true })
+	a := newApp(t, "watch-forbidden", "testdata/widgets", func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.ReportOnly = true })
 	r := startReflux(t, name, profile{path: "profiles/full"})
 
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-flags", Namespace: a.ns}}
-	kubectlEdit(g, cm, func() { cm.Data["NEW_CHECKOUT"] = "true" })
-	waitRecord(g, a.ns, "ConfigMap", "checkout-flags", "/data/NEW_CHECKOUT")
-	g.Eventually(func() *metav1.Condition { return drifted(g, a.ks) }, timeout, interval).Should(And(
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-flags", Namespace: a.Name}}
+	fixture.KubectlEdit(g, env.Client, cm, func() { cm.Data["NEW_CHECKOUT"] = "true" })
+	a.WaitRecord(g, "ConfigMap", "checkout-flags", fixture.HasField("/data/NEW_CHECKOUT"))
+	g.Eventually(func() *metav1.Condition { return drifted(g, a) }, timeout, interval).Should(And(
 		HaveField("Status", metav1.ConditionUnknown),
 		HaveField("Reason", refluxv1.WatchForbiddenReason),
 		HaveField("Message", MatchRegexp(`^reflux may not (list|watch) widgets\.example\.com \(kind Widget\): `+
@@ -57,7 +58,7 @@ func TestWatchForbidden(t *testing.T) {
 			t.Errorf("deleting ClusterRole %s: %v", role.Name, err)
 		}
 	})
-	g.Eventually(func() *metav1.Condition { return drifted(g, a.ks) }, timeout, interval).Should(And(
+	g.Eventually(func() *metav1.Condition { return drifted(g, a) }, timeout, interval).Should(And(
 		HaveField("Status", metav1.ConditionTrue),
 		HaveField("Reason", refluxv1.DriftDetectedReason),
 	), "the granted watch clears the condition")
@@ -65,17 +66,17 @@ func TestWatchForbidden(t *testing.T) {
 	widget := &unstructured.Unstructured{}
 	widget.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
 	widget.SetName("gadget")
-	widget.SetNamespace(a.ns)
-	kubectlEdit(g, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(5), "spec", "size")).To(Succeed()) })
-	g.Eventually(func() *metav1.Condition { return drifted(g, a.ks) }, timeout, interval).Should(And(
+	widget.SetNamespace(a.Name)
+	fixture.KubectlEdit(g, env.Client, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(5), "spec", "size")).To(Succeed()) })
+	g.Eventually(func() *metav1.Condition { return drifted(g, a) }, timeout, interval).Should(And(
 		HaveField("Status", metav1.ConditionUnknown),
 		HaveField("Reason", refluxv1.ActionForbiddenReason),
 		HaveField("Message", And(
-			ContainSubstring(`cannot patch resource "widgets" in API group "example.com" in the namespace "`+a.ns+`"`),
-			ContainSubstring("(Widget/"+a.ns+"/gadget); 1 live change(s) kept without a hold"),
+			ContainSubstring(`cannot patch resource "widgets" in API group "example.com" in the namespace "`+a.Name+`"`),
+			ContainSubstring("(Widget/"+a.Name+"/gadget); 1 live change(s) kept without a hold"),
 			ContainSubstring(`in a ClusterRole labelled rbac.reflux.dev/aggregate-to-workloads: "true"`))),
 	), "reflux's own refused dry run is named, with its fix")
-	g.Expect(records(g, a.ns, "Widget", "gadget")).To(BeEmpty(), "nothing could be evaluated")
+	g.Expect(a.Records(g, "Widget", "gadget")).To(BeEmpty(), "nothing could be evaluated")
 
 	// The grant completed, the Widget's next change is evaluated.
 	g.Eventually(func() error {
@@ -87,21 +88,21 @@ func TestWatchForbidden(t *testing.T) {
 		return env.Client.Update(ctx, cur)
 	}, timeout, interval).Should(Succeed())
 	g.Eventually(func() bool {
-		return allowed(g, r.User.Config, access{"patch", "example.com", "widgets", a.ns})
+		return allowed(g, r.User.Config, access{"patch", "example.com", "widgets", a.Name})
 	}, timeout, interval).Should(BeTrue(), "aggregated into reflux-workloads")
-	kubectlEdit(g, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(6), "spec", "size")).To(Succeed()) })
-	waitRecord(g, a.ns, "Widget", "gadget", "/spec/size")
-	g.Eventually(func() *metav1.Condition { return drifted(g, a.ks) }, timeout, interval).Should(
+	fixture.KubectlEdit(g, env.Client, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(6), "spec", "size")).To(Succeed()) })
+	a.WaitRecord(g, "Widget", "gadget", fixture.HasField("/spec/size"))
+	g.Eventually(func() *metav1.Condition { return drifted(g, a) }, timeout, interval).Should(
 		HaveField("Reason", refluxv1.DriftDetectedReason), "the denial ends with the evaluation")
 	g.Expect(logLines(g, name, "watch forbidden", "Kind=Widget")).To(HaveLen(1), "the refusal is logged once, not at each retry")
 	g.Expect(logLines(g, name, "watch allowed", "Kind=Widget")).To(HaveLen(1))
 }
 
-// drifted returns ks's Drifted condition as it stands.
-func drifted(g Gomega, ks *kustomizev1.Kustomization) *metav1.Condition {
-	cur := &kustomizev1.Kustomization{}
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(ks), cur)).To(Succeed())
-	return apimeta.FindStatusCondition(cur.Status.Conditions, refluxv1.DriftedCondition)
+// drifted returns the app's Drifted condition as it stands.
+func drifted(g Gomega, a *fixture.App) *metav1.Condition {
+	ks := &kustomizev1.Kustomization{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(a.Kustomization()), ks)).To(Succeed())
+	return apimeta.FindStatusCondition(ks.Status.Conditions, refluxv1.DriftedCondition)
 }
 
 // logLines returns the lines of reflux's log holding every one of words.

@@ -1,13 +1,11 @@
 package profiles
 
 import (
-	"context"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
@@ -19,43 +17,22 @@ import (
 func TestFullProfile(t *testing.T) {
 	g := NewWithT(t)
 	const name = "reflux-full"
-	a := newApp(t, "full", func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.ReportOnly = true })
+	a := newApp(t, "full", "", func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.ReportOnly = true })
 	r := startReflux(t, name, profile{path: "profiles/full"})
 
-	for _, tt := range []struct {
-		access
-		want bool
-	}{
-		{access{"get", "", "configmaps", a.ns}, true},
-		{access{"list", "", "configmaps", a.ns}, true},
-		{access{"watch", "", "configmaps", a.ns}, true},
-		{access{"patch", "", "configmaps", a.ns}, true},
-		{access{"list", "apps", "deployments", a.ns}, true},
-		{access{"watch", "apps", "deployments", a.ns}, true},
-		{access{"patch", "apps", "deployments", a.ns}, true},
-		{access{"create", "reflux.dev", "drifts", a.ns}, true},
-		// The dry run and the hold patch; nothing creates or deletes.
-		{access{"create", "", "configmaps", a.ns}, false},
-		{access{"delete", "apps", "deployments", a.ns}, false},
-		// Secrets: get by name for the credentials policies and sources
-		// name; listing and watching them is opt-in (TestSecretsComponent).
-		{access{"get", "", "secrets", a.ns}, true},
-		{access{"list", "", "secrets", a.ns}, false},
-		{access{"watch", "", "secrets", a.ns}, false},
-		{access{"patch", "", "secrets", a.ns}, false},
-		// Not in the shipped list of kinds: RBAC objects and CRDs.
-		{access{"list", "rbac.authorization.k8s.io", "roles", a.ns}, false},
-		{access{"list", "apiextensions.k8s.io", "customresourcedefinitions", ""}, false},
-	} {
-		g.Expect(allowed(g, r.User.Config, tt.access)).To(Equal(tt.want), "%s", tt.access)
-	}
+	expectAccess(g, r.User.Config, true, a.Name, "get configmaps", "list configmaps", "watch configmaps", "patch configmaps",
+		"list deployments.apps", "watch deployments.apps", "patch deployments.apps", "create drifts.reflux.dev")
+	// The dry run and the hold patch; nothing creates or deletes.
+	expectAccess(g, r.User.Config, false, a.Name, "create configmaps", "delete deployments.apps")
+	// Secrets: get by name for the credentials policies and sources
+	// name; listing and watching them is opt-in (TestSecretsComponent).
+	expectAccess(g, r.User.Config, true, a.Name, "get secrets")
+	expectAccess(g, r.User.Config, false, a.Name, "list secrets", "watch secrets", "patch secrets")
+	// Not in the shipped list of kinds: RBAC objects and CRDs.
+	expectAccess(g, r.User.Config, false, a.Name, "list roles.rbac.authorization.k8s.io")
+	expectAccess(g, r.User.Config, false, "", "list customresourcedefinitions.apiextensions.k8s.io")
 
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-flags", Namespace: a.ns}}
-	kubectlEdit(g, cm, func() { cm.Data["NEW_CHECKOUT"] = "true" })
-	waitRecord(g, a.ns, "ConfigMap", "checkout-flags", "/data/NEW_CHECKOUT")
-	g.Eventually(func() bool {
-		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(cm), cm)).To(Succeed())
-		return isHeld(cm)
-	}, timeout, interval).Should(BeTrue(), "drift is held")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checkout-flags", Namespace: a.Name}}
+	editHeld(g, a, cm, "/data/NEW_CHECKOUT", func() { cm.Data["NEW_CHECKOUT"] = "true" })
 	g.Expect(forbidden(g, name)).To(BeEmpty(), "requests the apiserver refused reflux")
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	. "github.com/onsi/gomega"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,114 +15,31 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
-// app is one namespace with testdata/app pushed to its own repository and
-// applied by a reverse-synced Kustomization, and a policy governing it.
-type app struct {
-	ns, repo string
-	ks       *kustomizev1.Kustomization
-}
-
-// newApp sets up ns with testdata/app and waits for Flux to apply it.
-// policy adjusts the ReverseSyncPolicy before it is created.
-func newApp(t *testing.T, ns string, policy func(*refluxv1.ReverseSyncPolicy)) *app {
+// newApp pushes dir (testdata/app when empty) to a repository of ns of
+// its own and waits for Flux to apply it, governed by a policy that
+// policy adjusts. A later test's reflux, under another profile, must not
+// govern the app: its policy may ask for what that profile cannot do, so
+// the policy goes when the test ends.
+func newApp(t *testing.T, ns, dir string, policy func(*refluxv1.ReverseSyncPolicy)) *fixture.App {
 	t.Helper()
-	return newAppFrom(t, ns, "testdata/app", policy)
-}
-
-// newAppFrom is newApp with the tree in dir.
-func newAppFrom(t *testing.T, ns, dir string, policy func(*refluxv1.ReverseSyncPolicy)) *app {
-	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
-	a := &app{ns: ns, repo: ns + ".git"}
-	_, err := env.Git.PushDir(ctx, a.repo, dir)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.CreateNamespace(ctx, ns)).To(Succeed())
-	src, err := env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "app", Namespace: ns, Repo: a.repo})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.WaitForReady(ctx, src)).To(Succeed())
-	a.ks, err = env.CreateKustomization(ctx, testenv.KustomizationOptions{
-		Name: "app", Namespace: ns, Source: src.Name, Path: "./", TargetNamespace: ns, Prune: true,
-		Customize: func(k *kustomizev1.Kustomization) {
-			k.Labels = map[string]string{"reflux.dev/profile-test": ns}
-			k.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled}
-		},
-	})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.WaitForReady(ctx, a.ks)).To(Succeed())
-	p := &refluxv1.ReverseSyncPolicy{}
-	p.Name, p.Namespace = "app", ns
-	p.Spec.KustomizationSelector.MatchLabels = map[string]string{"reflux.dev/profile-test": ns}
-	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
-	if policy != nil {
-		policy(p)
+	if dir == "" {
+		dir = "testdata/app"
 	}
-	g.Expect(env.Client.Create(ctx, p)).To(Succeed())
-	// A later test's reflux, under another profile, must not govern this
-	// app: its policy may ask for what that profile cannot do.
+	a := fixture.NewApp(t, env, ns, fixture.AppOptions{Dir: dir, Policy: policy, Unwatched: true})
 	t.Cleanup(func() {
-		if err := env.Client.Delete(context.Background(), p); err != nil {
-			t.Errorf("deleting policy %s/%s: %v", p.Namespace, p.Name, err)
+		if err := env.Client.Delete(context.Background(), a.Policy); err != nil {
+			t.Errorf("deleting policy %s/%s: %v", a.Policy.Namespace, a.Policy.Name, err)
 		}
 	})
 	return a
 }
-
-// kubectlEdit changes obj's live copy as `kubectl edit` would.
-func kubectlEdit(g Gomega, obj client.Object, mutate func()) {
-	ctx := context.Background()
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-	mutate()
-	g.Expect(env.Client.Update(ctx, obj, client.FieldOwner("kubectl-edit"))).To(Succeed())
-}
-
-// waitRecord waits for the Drift record of kind/name in ns to carry
-// pointer, and returns it.
-func waitRecord(g Gomega, ns, kind, name, pointer string) *refluxv1.Drift {
-	var found *refluxv1.Drift
-	g.Eventually(func() error {
-		list := &refluxv1.DriftList{}
-		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for i := range list.Items {
-			d := &list.Items[i]
-			if d.Spec.Object.Kind != kind || d.Spec.Object.Name != name {
-				continue
-			}
-			for _, f := range d.Spec.Fields {
-				if f.Pointer == pointer {
-					found = d
-					return nil
-				}
-			}
-			return fmt.Errorf("record %s has no field %s yet", d.Name, pointer)
-		}
-		return fmt.Errorf("no record for %s %s/%s yet", kind, ns, name)
-	}, timeout, interval).Should(Succeed())
-	return found
-}
-
-// records lists the Drift records of kind/name in ns.
-func records(g Gomega, ns, kind, name string) []refluxv1.Drift {
-	list := &refluxv1.DriftList{}
-	g.Expect(env.Client.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
-	var out []refluxv1.Drift
-	for _, d := range list.Items {
-		if d.Spec.Object.Kind == kind && d.Spec.Object.Name == name {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// isHeld reports whether reflux's hold is on obj.
-func isHeld(obj client.Object) bool { return testenv.Held(obj) }
 
 // access is one question for SelfSubjectAccessReview.
 type access struct {
@@ -144,6 +60,35 @@ func allowed(g Gomega, cfg *rest.Config, a access) bool {
 		}}, metav1.CreateOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
 	return review.Status.Allowed
+}
+
+// expectAccess checks, as cfg's identity, that each of what ("verb
+// resource[.group]", as `kubectl auth can-i` spells it) is allowed in ns
+// when want, and refused when not.
+func expectAccess(g Gomega, cfg *rest.Config, want bool, ns string, what ...string) {
+	for _, w := range what {
+		verb, resource, _ := strings.Cut(w, " ")
+		resource, group, _ := strings.Cut(resource, ".")
+		a := access{verb, group, resource, ns}
+		g.Expect(allowed(g, cfg, a)).To(Equal(want), "%s", a)
+	}
+}
+
+// editHeld edits obj as `kubectl edit` does and waits until reflux has
+// recorded the field at pointer and held obj.
+func editHeld(g Gomega, a *fixture.App, obj client.Object, pointer string, mutate func()) {
+	fixture.KubectlEdit(g, env.Client, obj, mutate)
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	if kind == "" {
+		gvk, err := apiutil.GVKForObject(obj, env.Scheme)
+		g.Expect(err).NotTo(HaveOccurred())
+		kind = gvk.Kind
+	}
+	a.WaitRecord(g, kind, obj.GetName(), fixture.HasField(pointer))
+	g.Eventually(func() bool {
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		return fixture.Held(obj)
+	}, timeout, interval).Should(BeTrue(), "%s is held", obj.GetName())
 }
 
 // scopeFlags are the Deployment flags that decide what reflux touches;
@@ -198,29 +143,19 @@ func profileFlags(t *testing.T, p profile) []string {
 }
 
 // startReflux runs the reflux binary as the ServiceAccount of p, with the
-// profile Deployment's scope flags, and registers its log for the dump.
+// profile Deployment's scope flags, and uninstalls p when the test ends.
 func startReflux(t *testing.T, name string, p profile) *testenv.RefluxProcess {
 	t.Helper()
-	logs = append(logs, filepath.Join(env.Dir, name+".log"))
-	args := append([]string{"--log-level=debug", "--concurrent=2", "--artifact-retry-interval=2s", "--policy-retry-interval=2s"},
-		profileFlags(t, p)...)
-	t.Logf("reflux %s", strings.Join(args, " "))
-	r, err := testenv.StartReflux(context.Background(), env, testenv.RefluxOptions{
-		Name: name, Kubeconfig: testenv.ProfileUser(p.path, p.components...), Args: args,
-	})
-	if err != nil {
-		t.Fatalf("starting reflux under %s: %v", p, err)
-	}
+	// Registered first, so it runs once reflux has stopped. The next test
+	// installs its own profile over the same names.
 	t.Cleanup(func() {
-		if err := r.Stop(); err != nil {
-			t.Errorf("stopping reflux: %v", err)
-		}
-		// The next test installs its own profile over the same names.
 		if err := env.UninstallProfile(context.Background(), p.path, p.components...); err != nil {
 			t.Errorf("uninstalling %s: %v", p, err)
 		}
 	})
-	return r
+	args := profileFlags(t, p)
+	t.Logf("reflux %s", strings.Join(args, " "))
+	return fixture.StartReflux(t, env, fixture.Options{Name: name, Kubeconfig: testenv.ProfileUser(p.path, p.components...), Args: args})
 }
 
 // forbidden returns the lines of reflux's log that report a request the

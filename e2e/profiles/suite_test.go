@@ -1,13 +1,10 @@
 package profiles
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -18,35 +15,7 @@ const (
 
 var env *testenv.Env
 
-// logs are the reflux logs dumped when a test fails.
-var logs []string
-
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	// testdata/crds: a kind reflux is granted nothing on (TestWatchForbidden).
-	env, err = testenv.Start(ctx, testenv.Options{Scheme: scheme, CRDDirectories: []string{"testdata/crds"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	code := m.Run()
-	if code != 0 {
-		_ = env.DumpLogs(os.Stdout, 256<<10)
-		_ = testenv.DumpFiles(os.Stdout, 256<<10, logs...)
-	}
-	return code
+	fixture.Main(m, &env, fixture.Suite{Env: testenv.Options{CRDDirectories: []string{"testdata/crds"}}})
 }
