@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // settingsYAML declares the ConfigMap the deletion journey deletes; its
@@ -30,19 +31,19 @@ func TestDeletedObjectIsRecordedAndFluxRecreatesIt(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	files := map[string]string{
-		"kustomization.yaml": kustomizationYAML + "  - settings.yaml\n  - legacy.yaml\n",
+		"kustomization.yaml": fixture.Kustomization("settings.yaml", "legacy.yaml"),
 		"settings.yaml":      settingsYAML,
 		"legacy.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: legacy\ndata:\n  OLD: \"1\"\n",
 	}
-	f := newFixture(t, "deleted", fixtureOptions{files: files})
-	ks := f.only()
-	before := f.get(g, "settings", &corev1.ConfigMap{})
+	f := fixture.NewApp(t, env, "deleted", fixture.AppOptions{Files: files})
+	ks := f.Kustomization()
+	before := f.Get(g, "settings", &corev1.ConfigMap{})
 
-	_, err := env.KubectlAs(ctx, alice, "-n", f.name, "delete", "configmap/settings")
+	_, err := env.KubectlAs(ctx, alice.User, "-n", f.Name, "delete", "configmap/settings")
 	g.Expect(err).NotTo(HaveOccurred())
 
-	rec := f.waitRecord(g, "ConfigMap", "settings", func(d *refluxv1.Drift) error {
-		fl, err := field(d, refluxv1.WholeObjectPointer)
+	rec := f.WaitRecord(g, "ConfigMap", "settings", func(d *refluxv1.Drift) error {
+		fl, err := fixture.Field(d, refluxv1.WholeObjectPointer)
 		if err != nil {
 			return err
 		}
@@ -50,7 +51,7 @@ func TestDeletedObjectIsRecordedAndFluxRecreatesIt(t *testing.T) {
 			return fmt.Errorf("record %s has no deleting user yet", d.Name)
 		}
 		// The status follows the spec in a second write.
-		return inState(refluxv1.DriftDetected)(d) // nothing is left to hold
+		return fixture.InState(refluxv1.DriftDetected)(d) // nothing is left to hold
 	})
 	g.Expect(rec.Spec.Fields).To(HaveLen(1))
 	fl := rec.Spec.Fields[0]
@@ -67,19 +68,19 @@ func TestDeletedObjectIsRecordedAndFluxRecreatesIt(t *testing.T) {
 	g.Expect(rec.Status.HeldSince).To(BeNil())
 	g.Expect(rec.Status.Severity).To(Equal(refluxv1.SeverityHigh))
 
-	ev := f.event(g, "DriftDetected", "settings was deleted live")
+	ev := f.Event(g, "DriftDetected", "settings was deleted live")
 	g.Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
-	g.Eventually(func() string { return f.condition(g, ks.Name, refluxv1.DriftedCondition) }, timeout, interval).
+	g.Eventually(func() string { return f.Condition(g, ks.Name, refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
 		Should(HavePrefix("True/"))
 
 	// Flux recreates it; the record stays open as the evidence.
-	f.reconcile(g, ks.Name)
-	again := f.get(g, "settings", &corev1.ConfigMap{}).(*corev1.ConfigMap)
+	f.Reconcile(g, ks.Name)
+	again := f.Get(g, "settings", &corev1.ConfigMap{}).(*corev1.ConfigMap)
 	g.Expect(again.GetUID()).NotTo(Equal(before.GetUID()))
 	g.Expect(again.Data).To(HaveKeyWithValue("MODE", "live"))
-	g.Expect(isHeld(again)).To(BeFalse())
+	g.Expect(fixture.Held(again)).To(BeFalse())
 	g.Consistently(func() refluxv1.DriftState {
-		recs := f.records(g, "ConfigMap", "settings")
+		recs := f.Records(g, "ConfigMap", "settings")
 		if len(recs) != 1 {
 			return "missing"
 		}
@@ -88,15 +89,15 @@ func TestDeletedObjectIsRecordedAndFluxRecreatesIt(t *testing.T) {
 
 	// Git drops legacy.yaml: Flux prunes the ConfigMap, which is no drift.
 	delete(files, "legacy.yaml")
-	files["kustomization.yaml"] = kustomizationYAML + "  - settings.yaml\n"
-	_, err = env.Git.PushDir(ctx, f.repo, tree(t, fixtureOptions{files: files}))
+	files["kustomization.yaml"] = fixture.Kustomization("settings.yaml")
+	_, err = env.Git.PushDir(ctx, f.Repo, fixture.Tree(t, "", files))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.Reconcile(ctx, f.src)).To(Succeed())
-	f.reconcile(g, ks.Name)
+	g.Expect(env.Reconcile(ctx, f.Source)).To(Succeed())
+	f.Reconcile(g, ks.Name)
 	g.Eventually(func() bool {
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.name, Name: "legacy"}, &corev1.ConfigMap{})
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.Name, Name: "legacy"}, &corev1.ConfigMap{})
 		return apierrors.IsNotFound(err)
-	}, timeout, interval).Should(BeTrue(), "Flux pruned legacy")
-	g.Consistently(func() int { return len(f.records(g, "ConfigMap", "legacy")) },
+	}, fixture.Timeout, fixture.Interval).Should(BeTrue(), "Flux pruned legacy")
+	g.Consistently(func() int { return len(f.Records(g, "ConfigMap", "legacy")) },
 		5*time.Second, 300*time.Millisecond).Should(BeZero(), "a prune is not drift")
 }

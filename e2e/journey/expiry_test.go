@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
@@ -24,23 +25,21 @@ const hotfixMaxAge = 5 * time.Second
 // expiringHotfix makes a fixture whose policy bounds manual hotfixes to
 // hotfixMaxAge with onExpiry, declares a hotfix on its worker as alice,
 // and returns the record once it is held with its expiry time.
-func expiringHotfix(t *testing.T, name string, onExpiry refluxv1.ExpiryAction) (*fixture, *refluxv1.Drift, testenv.RequestCounts) {
+func expiringHotfix(t *testing.T, name string, onExpiry refluxv1.ExpiryAction) (*fixture.App, *refluxv1.Drift, testenv.RequestCounts) {
 	g := NewWithT(t)
-	f := newFixture(t, name, fixtureOptions{files: map[string]string{
-		"kustomization.yaml": kustomizationYAML + "  - worker.yaml\n",
-		"worker.yaml":        deployment("worker", "ghcr.io/example/worker:1.8.0", 1, ""),
-	}, customize: func(p *refluxv1.ReverseSyncPolicy) {
-		p.Spec.ManualHotfix = refluxv1.ManualHotfix{Key: refluxv1.DefaultManualHotfixKey, Value: refluxv1.DefaultManualHotfixValue,
-			MaxAge: &metav1.Duration{Duration: hotfixMaxAge}, OnExpiry: onExpiry}
-	}})
+	f := fixture.NewApp(t, env, name, fixture.AppOptions{Files: fixture.OneFile("worker.yaml", workerYAML),
+		Policy: func(p *refluxv1.ReverseSyncPolicy) {
+			p.Spec.ManualHotfix = refluxv1.ManualHotfix{Key: refluxv1.DefaultManualHotfixKey, Value: refluxv1.DefaultManualHotfixValue,
+				MaxAge: &metav1.Duration{Duration: hotfixMaxAge}, OnExpiry: onExpiry}
+		}})
 	// Counted before the edit: a push made as the record is written counts.
-	before := env.Git.Requests(f.repo)
-	_, err := env.KubectlAs(context.Background(), alice, "-n", f.name, "patch", "deployment/worker", "--type=merge",
+	before := env.Git.Requests(f.Repo)
+	_, err := env.KubectlAs(context.Background(), alice.User, "-n", f.Name, "patch", "deployment/worker", "--type=merge",
 		"-p", `{"metadata":{"annotations":{"ops.source":"manual"}},"spec":{"replicas":4}}`)
 	g.Expect(err).NotTo(HaveOccurred())
 	// On a slow machine the poll may first see the record after a Release
 	// already cleared heldSince; the expiry time stays either way.
-	rec := f.waitRecord(g, "Deployment", "worker", func(d *refluxv1.Drift) error {
+	rec := f.WaitRecord(g, "Deployment", "worker", func(d *refluxv1.Drift) error {
 		if d.Status.HoldExpiresAt == nil || (d.Status.HeldSince == nil && d.Status.State != refluxv1.DriftExpired) {
 			return fmt.Errorf("record %s is %q, held since %v, expires at %v", d.Name, d.Status.State, d.Status.HeldSince, d.Status.HoldExpiresAt)
 		}
@@ -55,8 +54,8 @@ func expiringHotfix(t *testing.T, name string, onExpiry refluxv1.ExpiryAction) (
 }
 
 // expiredCondition waits for the record's HoldExpired condition.
-func expiredCondition(g Gomega, f *fixture, reason string, state refluxv1.DriftState) *refluxv1.Drift {
-	return f.waitRecord(g, "Deployment", "worker", func(d *refluxv1.Drift) error {
+func expiredCondition(g Gomega, f *fixture.App, reason string, state refluxv1.DriftState) *refluxv1.Drift {
+	return f.WaitRecord(g, "Deployment", "worker", func(d *refluxv1.Drift) error {
 		c := apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.HoldExpiredCondition)
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason || d.Status.State != state {
 			return fmt.Errorf("record %s is %q with HoldExpired %+v", d.Name, d.Status.State, c)
@@ -66,19 +65,19 @@ func expiredCondition(g Gomega, f *fixture, reason string, state refluxv1.DriftS
 }
 
 // pagedExpiry waits for the Warning event marked for paging.
-func pagedExpiry(g Gomega, f *fixture) {
-	ev := f.event(g, governor.HoldExpiredEventReason, "worker")
+func pagedExpiry(g Gomega, f *fixture.App) {
+	ev := f.Event(g, governor.HoldExpiredEventReason, "worker")
 	g.Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
 	g.Expect(ev.Message).To(HavePrefix(governor.CriticalPrefix), "a notification rule can page on the prefix")
 	g.Expect(ev.Annotations).To(HaveKeyWithValue("kustomize.toolkit.fluxcd.io/reflux-severity", string(refluxv1.SeverityCritical)))
 }
 
-func expiredGauge(g Gomega, f *fixture, onExpiry refluxv1.ExpiryAction) {
+func expiredGauge(g Gomega, f *fixture.App, onExpiry refluxv1.ExpiryAction) {
 	g.Eventually(func() float64 {
-		v, _ := metric(g, suiteReflux, "reflux_hold_expired", map[string]string{
-			"namespace": f.name, "kustomization": f.name, "kind": "Deployment", "on_expiry": string(onExpiry)})
+		v, _ := fixture.Metric(g, suiteReflux.Process, "reflux_hold_expired", map[string]string{
+			"namespace": f.Name, "kustomization": f.Name, "kind": "Deployment", "on_expiry": string(onExpiry)})
 		return v
-	}, timeout, interval).Should(BeNumerically("==", 1))
+	}, fixture.Timeout, fixture.Interval).Should(BeNumerically("==", 1))
 }
 
 // TestManualHotfixHoldExpiresAndAlerts (issue 11, break-glass expiry,
@@ -95,11 +94,11 @@ func TestManualHotfixHoldExpiresAndAlerts(t *testing.T) {
 	pagedExpiry(g, f)
 	expiredGauge(g, f, refluxv1.ExpiryAlert)
 
-	g.Expect(isHeld(f.get(g, "worker", &appsv1.Deployment{}))).To(BeTrue())
-	f.reconcile(g, f.only().Name)
-	g.Expect(*f.get(g, "worker", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas).To(BeEquivalentTo(4),
+	g.Expect(fixture.Held(f.Get(g, "worker", &appsv1.Deployment{}))).To(BeTrue())
+	f.Reconcile(g, f.Kustomization().Name)
+	g.Expect(*f.Get(g, "worker", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas).To(BeEquivalentTo(4),
 		"still held against Flux after expiry")
-	g.Expect(env.Git.Requests(f.repo).Sub(before).ReceivePack).To(BeZero(), "a hotfix is never pushed")
+	g.Expect(env.Git.Requests(f.Repo).Sub(before).ReceivePack).To(BeZero(), "a hotfix is never pushed")
 }
 
 // TestManualHotfixHoldExpiresAndReleases (issue 11, break-glass expiry,
@@ -118,13 +117,13 @@ func TestManualHotfixHoldExpiresAndReleases(t *testing.T) {
 
 	// reflux asks Flux to reconcile; Flux restores Git's replicas.
 	g.Eventually(func() int32 {
-		return *f.get(g, "worker", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas
-	}, timeout, interval).Should(BeEquivalentTo(1), "Flux restored Git")
-	g.Expect(isHeld(f.get(g, "worker", &appsv1.Deployment{}))).To(BeFalse())
-	g.Consistently(func() bool { return isHeld(f.get(g, "worker", &appsv1.Deployment{})) }, 3*time.Second, 250*time.Millisecond).
+		return *f.Get(g, "worker", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas
+	}, fixture.Timeout, fixture.Interval).Should(BeEquivalentTo(1), "Flux restored Git")
+	g.Expect(fixture.Held(f.Get(g, "worker", &appsv1.Deployment{}))).To(BeFalse())
+	g.Consistently(func() bool { return fixture.Held(f.Get(g, "worker", &appsv1.Deployment{})) }, 3*time.Second, 250*time.Millisecond).
 		Should(BeFalse(), "never held again for the drift that expired")
-	g.Expect(f.records(g, "Deployment", "worker")[0].Status.State).To(Equal(refluxv1.DriftExpired))
-	g.Expect(env.Git.Requests(f.repo).Sub(before).ReceivePack).To(BeZero(), "a hotfix is never pushed")
+	g.Expect(f.Records(g, "Deployment", "worker")[0].Status.State).To(Equal(refluxv1.DriftExpired))
+	g.Expect(env.Git.Requests(f.Repo).Sub(before).ReceivePack).To(BeZero(), "a hotfix is never pushed")
 }
 
 // TestRuleHoldForExpires (issue 11, break-glass expiry): a rule's holdFor
@@ -132,20 +131,18 @@ func TestManualHotfixHoldExpiresAndReleases(t *testing.T) {
 func TestRuleHoldForExpires(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f := newFixture(t, "expiry-rule", fixtureOptions{reportOnly: true, files: map[string]string{
-		"kustomization.yaml": kustomizationYAML + "  - worker.yaml\n",
-		"worker.yaml":        deployment("worker", "ghcr.io/example/worker:1.8.0", 1, ""),
-	}, rules: []refluxv1.Rule{{Name: "replicas", Fields: []string{"/spec/replicas"}, Action: refluxv1.AlertAction,
-		Severity: refluxv1.SeverityLow, HoldFor: &metav1.Duration{Duration: hotfixMaxAge}}}})
-	_, err := env.KubectlAs(context.Background(), alice, "-n", f.name, "scale", "deployment/worker", "--replicas=2")
+	f := fixture.NewApp(t, env, "expiry-rule", fixture.AppOptions{ReportOnly: true, Files: fixture.OneFile("worker.yaml", workerYAML),
+		Rules: []refluxv1.Rule{{Name: "replicas", Fields: []string{"/spec/replicas"}, Action: refluxv1.AlertAction,
+			Severity: refluxv1.SeverityLow, HoldFor: &metav1.Duration{Duration: hotfixMaxAge}}}})
+	_, err := env.KubectlAs(context.Background(), alice.User, "-n", f.Name, "scale", "deployment/worker", "--replicas=2")
 	g.Expect(err).NotTo(HaveOccurred())
 
 	rec := expiredCondition(g, f, refluxv1.HoldKeptReason, refluxv1.DriftHeld)
 	g.Expect(rec.Spec.ManualHotfix).To(BeFalse())
-	fl, err := field(rec, "/spec/replicas")
+	fl, err := fixture.Field(rec, "/spec/replicas")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(fl.Rule).To(Equal("replicas"))
 	g.Expect(rec.Status.HoldExpiresAt.Time).To(BeTemporally("==", rec.Status.HeldSince.Add(hotfixMaxAge)))
 	pagedExpiry(g, f)
-	g.Expect(isHeld(f.get(g, "worker", &appsv1.Deployment{}))).To(BeTrue(), "onExpiry defaults to Alert: still held")
+	g.Expect(fixture.Held(f.Get(g, "worker", &appsv1.Deployment{}))).To(BeTrue(), "onExpiry defaults to Alert: still held")
 }

@@ -1,7 +1,6 @@
 package journey
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -25,7 +25,7 @@ const (
 func leader(g Gomega, ps ...*testenv.RefluxProcess) (*testenv.RefluxProcess, error) {
 	var leaders []*testenv.RefluxProcess
 	for _, p := range ps {
-		if v, _ := metric(g, p, "leader_election_master_status", map[string]string{"name": "reflux-leader-election"}); v == 1 {
+		if v, _ := fixture.Metric(g, p.Process, "leader_election_master_status", map[string]string{"name": "reflux-leader-election"}); v == 1 {
 			leaders = append(leaders, p)
 		}
 	}
@@ -42,36 +42,29 @@ func leader(g Gomega, ps ...*testenv.RefluxProcess) (*testenv.RefluxProcess, err
 func TestLeaderFailover(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	ctx := context.Background()
 	var replicas []*testenv.RefluxProcess
 	for _, name := range []string{"reflux-replica-a", "reflux-replica-b"} {
-		r, err := startReflux(ctx, name, shardKey+"=failover", "--enable-leader-election",
-			"--leader-election-lease-duration="+leaseDuration.String(),
-			"--leader-election-renew-deadline="+renewDeadline.String(),
-			"--leader-election-retry-period="+retryPeriod.String())
-		g.Expect(err).NotTo(HaveOccurred())
-		t.Cleanup(func() {
-			if err := r.Stop(); err != nil {
-				t.Error(err)
-			}
-		})
-		replicas = append(replicas, r)
+		replicas = append(replicas, fixture.StartReflux(t, env, fixture.Options{Name: name, Selector: shardKey + "=failover",
+			Args: []string{"--enable-leader-election",
+				"--leader-election-lease-duration=" + leaseDuration.String(),
+				"--leader-election-renew-deadline=" + renewDeadline.String(),
+				"--leader-election-retry-period=" + retryPeriod.String()}}))
 	}
 	var first *testenv.RefluxProcess
 	g.Eventually(func() (err error) {
 		first, err = leader(g, replicas...)
 		return err
-	}, timeout, interval).Should(Succeed())
-	f := newFixture(t, "failover", fixtureOptions{shard: "failover", files: flagFiles("cart-flags", "search-flags")})
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	f := fixture.NewApp(t, env, "failover", fixture.AppOptions{Labels: map[string]string{shardKey: "failover"}, Files: flagFiles("cart-flags", "search-flags")})
 
 	// Before the failover: a drift the leader proposes on a branch.
-	f.addKey(g, "cart-flags", "SAVE_FOR_LATER", "true")
-	before := f.waitRecord(g, "ConfigMap", "cart-flags", proposed)
-	g.Expect(branches(t, f.repo)).To(ConsistOf(before.Status.Branch))
+	f.AddKey(g, alice.Client, "cart-flags", "SAVE_FOR_LATER", "true")
+	before := f.WaitRecord(g, "ConfigMap", "cart-flags", fixture.Pushed)
+	g.Expect(fixture.Branches(t, env, f.Repo)).To(ConsistOf(before.Status.Branch))
 
 	g.Expect(first.Kill()).To(Succeed())
 	killed := time.Now()
-	f.addKey(g, "search-flags", "FUZZY", "true") // during the failover
+	f.AddKey(g, alice.Client, "search-flags", "FUZZY", "true") // during the failover
 	other := replicas[0]
 	if other == first {
 		other = replicas[1]
@@ -85,14 +78,14 @@ func TestLeaderFailover(t *testing.T) {
 	}, leaseDuration+2*retryPeriod+2*time.Second, 200*time.Millisecond).Should(Succeed())
 	t.Logf("%s took over %s after the leader was killed", other.Name, time.Since(killed))
 
-	during := f.waitRecord(g, "ConfigMap", "search-flags", proposed)
-	g.Expect(f.records(g, "ConfigMap", "search-flags")).To(HaveLen(1), "recorded once")
-	g.Expect(f.records(g, "ConfigMap", "cart-flags")).To(HaveLen(1))
+	during := f.WaitRecord(g, "ConfigMap", "search-flags", fixture.Pushed)
+	g.Expect(f.Records(g, "ConfigMap", "search-flags")).To(HaveLen(1), "recorded once")
+	g.Expect(f.Records(g, "ConfigMap", "cart-flags")).To(HaveLen(1))
 	g.Expect(during.Status.Branch).To(Equal(before.Status.Branch), "both Merge fields go on the Kustomization's one branch")
 	// Both records are pushed (proposed): every branch there will be is there.
-	g.Expect(branches(t, f.repo)).To(ConsistOf(before.Status.Branch), "no duplicate branch")
-	g.Expect(isHeld(f.get(g, "search-flags", &corev1.ConfigMap{}))).To(BeTrue())
-	dir := cloneBranch(t, f.repo, during.Status.Branch)
-	_, added, _ := diffLines(gitCLI(t, dir, "diff", "-U0", "origin/main", "HEAD"))
+	g.Expect(fixture.Branches(t, env, f.Repo)).To(ConsistOf(before.Status.Branch), "no duplicate branch")
+	g.Expect(fixture.Held(f.Get(g, "search-flags", &corev1.ConfigMap{}))).To(BeTrue())
+	dir := fixture.CloneBranch(t, env, f.Repo, during.Status.Branch)
+	_, added, _ := fixture.DiffLines(fixture.Git(t, dir, "diff", "-U0", "origin/main", "HEAD"))
 	g.Expect(added).To(ConsistOf(`  SAVE_FOR_LATER: "true"`, `  FUZZY: "true"`))
 }

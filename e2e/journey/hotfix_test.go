@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // TestAnnotatedManualHotfixIsLoggedHeldAndNeverBranched (scenario 3): a
@@ -20,29 +21,26 @@ func TestAnnotatedManualHotfixIsLoggedHeldAndNeverBranched(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
-	f := newFixture(t, "hotfix", fixtureOptions{files: map[string]string{
-		"kustomization.yaml": kustomizationYAML + "  - worker.yaml\n",
-		"worker.yaml":        deployment("worker", "ghcr.io/example/worker:1.8.0", 1, ""),
-	}})
-	ks := f.only()
-	before := env.Git.Requests(f.repo)
-	_, err := env.KubectlAs(ctx, alice, "-n", f.name, "patch", "deployment/worker", "--type=merge",
+	f := fixture.NewApp(t, env, "hotfix", fixture.AppOptions{Files: fixture.OneFile("worker.yaml", workerYAML)})
+	ks := f.Kustomization()
+	before := env.Git.Requests(f.Repo)
+	_, err := env.KubectlAs(ctx, alice.User, "-n", f.Name, "patch", "deployment/worker", "--type=merge",
 		"-p", `{"metadata":{"annotations":{"ops.source":"manual"}},"spec":{"replicas":4}}`)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	rec := f.waitRecord(g, "Deployment", "worker", inState(refluxv1.DriftHeld))
+	rec := f.WaitRecord(g, "Deployment", "worker", fixture.InState(refluxv1.DriftHeld))
 	g.Expect(rec.Spec.ManualHotfix).To(BeTrue())
 	g.Expect(rec.Spec.Fields).NotTo(BeEmpty())
 	for _, fl := range rec.Spec.Fields {
 		g.Expect(fl.Action).To(Equal(refluxv1.IgnoreAction), fl.Pointer)
 		g.Expect(fl.Rule).To(Equal("manual-hotfix"), fl.Pointer)
 	}
-	ev := f.event(g, "ManualHotfix", "worker")
+	ev := f.Event(g, "ManualHotfix", "worker")
 	g.Expect(ev.Type).To(Equal(corev1.EventTypeNormal))
 	g.Eventually(func() (string, error) {
 		b, err := suiteReflux.Log()
 		return string(b), err
-	}, timeout, interval).Should(ContainSubstring(`"record": "` + rec.Name + `"`))
+	}, fixture.Timeout, fixture.Interval).Should(ContainSubstring(`"record": "` + rec.Name + `"`))
 	log, err := suiteReflux.Log()
 	g.Expect(err).NotTo(HaveOccurred())
 	var line string
@@ -53,10 +51,10 @@ func TestAnnotatedManualHotfixIsLoggedHeldAndNeverBranched(t *testing.T) {
 	}
 	g.Expect(line).To(ContainSubstring(`"manualHotfix": true`), "the hotfix is logged as one")
 
-	g.Expect(isHeld(f.get(g, "worker", &appsv1.Deployment{}))).To(BeTrue())
-	f.reconcile(g, ks.Name)
-	g.Expect(*f.get(g, "worker", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas).To(BeEquivalentTo(4), "held against Flux")
+	g.Expect(fixture.Held(f.Get(g, "worker", &appsv1.Deployment{}))).To(BeTrue())
+	f.Reconcile(g, ks.Name)
+	g.Expect(*f.Get(g, "worker", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas).To(BeEquivalentTo(4), "held against Flux")
 	// No branch, now or at the next write-back chance.
-	g.Consistently(func() []string { return branches(t, f.repo) }, 3*time.Second, 500*time.Millisecond).Should(BeEmpty())
-	g.Expect(env.Git.Requests(f.repo).Sub(before).ReceivePack).To(BeZero(), "nothing was pushed")
+	g.Consistently(func() []string { return fixture.Branches(t, env, f.Repo) }, 3*time.Second, 500*time.Millisecond).Should(BeEmpty())
+	g.Expect(env.Git.Requests(f.Repo).Sub(before).ReceivePack).To(BeZero(), "nothing was pushed")
 }

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 const apiDeployment = `apiVersion: apps/v1
@@ -33,8 +34,6 @@ spec:
           image: ghcr.io/example/api:3.1.0
 `
 
-const kustomizationYAML = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
-
 // TestNotificationPath (scenario 9): a drift alert reaches Flux's
 // notification-controller as it would receive it on --events-addr: an
 // eventv1.Event about the Kustomization, with severity, reason, message and
@@ -42,29 +41,26 @@ const kustomizationYAML = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Ku
 func TestNotificationPath(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f := newFixture(t, "notify", fixtureOptions{reportOnly: true, files: map[string]string{
-		"kustomization.yaml": kustomizationYAML + "  - deploy.yaml\n",
-		"deploy.yaml":        apiDeployment,
-	}})
-	ks := f.only()
-	_, err := env.KubectlAs(context.Background(), alice, "-n", f.name, "set", "image", "deployment/api", "app=ghcr.io/example/api:3.0.9")
+	f := fixture.NewApp(t, env, "notify", fixture.AppOptions{ReportOnly: true, Files: fixture.OneFile("deploy.yaml", apiDeployment)})
+	ks := f.Kustomization()
+	_, err := env.KubectlAs(context.Background(), alice.User, "-n", f.Name, "set", "image", "deployment/api", "app=ghcr.io/example/api:3.0.9")
 	g.Expect(err).NotTo(HaveOccurred())
 
-	rec := f.waitRecord(g, "Deployment", "api", hasField("/spec/template/spec/containers/0/image"))
-	live := f.get(g, ks.Name, &kustomizev1.Kustomization{}).(*kustomizev1.Kustomization)
+	rec := f.WaitRecord(g, "Deployment", "api", fixture.HasField("/spec/template/spec/containers/0/image"))
+	live := f.Get(g, ks.Name, &kustomizev1.Kustomization{}).(*kustomizev1.Kustomization)
 	key := func(k string) string { return kustomizev1.GroupVersion.Group + "/" + k }
 
 	var got eventv1.Event
 	g.Eventually(func() error {
 		events := sink.find(func(e eventv1.Event) bool {
-			return e.InvolvedObject.Namespace == f.name && e.Reason == "DriftDetected"
+			return e.InvolvedObject.Namespace == f.Name && e.Reason == "DriftDetected"
 		})
 		if len(events) == 0 {
 			return fmt.Errorf("no DriftDetected event received; rejected requests: %v", sink.rejected())
 		}
 		got = events[0]
 		return nil
-	}, timeout, interval).Should(Succeed())
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 
 	g.Expect(got.InvolvedObject.Kind).To(Equal(kustomizev1.KustomizationKind))
 	g.Expect(got.InvolvedObject.APIVersion).To(Equal(kustomizev1.GroupVersion.String()))
@@ -72,7 +68,7 @@ func TestNotificationPath(t *testing.T) {
 	g.Expect(got.InvolvedObject.UID).To(Equal(live.UID))
 	g.Expect(got.Severity).To(Equal(eventv1.EventSeverityError), "an Alert drift is a Warning: notification-controller's error severity")
 	g.Expect(got.ReportingController).To(Equal("reflux"))
-	g.Expect(got.Message).To(HavePrefix("Deployment " + f.name + "/api drifted from Git: "))
+	g.Expect(got.Message).To(HavePrefix("Deployment " + f.Name + "/api drifted from Git: "))
 	g.Expect(got.Message).To(ContainSubstring("/spec/template/spec/containers/0/image (high Alert"))
 	g.Expect(got.Metadata).To(HaveKeyWithValue(key(eventv1.MetaRevisionKey), live.Status.LastAppliedRevision))
 	g.Expect(got.Metadata).To(HaveKeyWithValue(key("reflux-origin"), MatchRegexp(`^deploy\.yaml:\d+$`)))
@@ -88,5 +84,5 @@ func TestNotificationPath(t *testing.T) {
 	origin := got.Metadata[key("reflux-origin")]
 	line := strings.Index(apiDeployment, "image:")
 	g.Expect(origin).To(Equal(fmt.Sprintf("deploy.yaml:%d", strings.Count(apiDeployment[:line], "\n")+1)))
-	g.Expect(isHeld(f.get(g, "api", &appsv1.Deployment{}))).To(BeTrue())
+	g.Expect(fixture.Held(f.Get(g, "api", &appsv1.Deployment{}))).To(BeTrue())
 }

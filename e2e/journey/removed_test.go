@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // checkoutFlagsYAML is the flags file the removal journey edits; every
@@ -34,23 +35,20 @@ func TestRemovedFieldIsWrittenBackAsADeletion(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
-	f := newFixture(t, "removed", fixtureOptions{
-		files: map[string]string{
-			"kustomization.yaml": kustomizationYAML + "  - flags.yaml\n",
-			"flags.yaml":         checkoutFlagsYAML,
-		},
-		signed: true, resync: true,
-		rules: []refluxv1.Rule{{Name: "retired-flags", Kinds: []string{"ConfigMap"},
+	f := fixture.NewApp(t, env, "removed", fixture.AppOptions{
+		Files:  fixture.OneFile("flags.yaml", checkoutFlagsYAML),
+		Signed: true, SourceInterval: resyncSource, Interval: resyncKustomization,
+		Rules: []refluxv1.Rule{{Name: "retired-flags", Kinds: []string{"ConfigMap"},
 			ChangeTypes: []refluxv1.ChangeType{refluxv1.ChangeRemove}, Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow}},
 	})
-	ks := f.only()
+	ks := f.Kustomization()
 
-	_, err := env.KubectlAs(ctx, alice, "-n", f.name, "patch", "configmap/checkout-flags", "--type=json",
+	_, err := env.KubectlAs(ctx, alice.User, "-n", f.Name, "patch", "configmap/checkout-flags", "--type=json",
 		"-p", `[{"op":"remove","path":"/data/LEGACY_CHECKOUT"}]`)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	rec := f.waitRecord(g, "ConfigMap", "checkout-flags", proposed)
-	fl, err := field(rec, "/data/LEGACY_CHECKOUT")
+	rec := f.WaitRecord(g, "ConfigMap", "checkout-flags", fixture.Pushed)
+	fl, err := fixture.Field(rec, "/data/LEGACY_CHECKOUT")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(fl.ChangeType).To(Equal(refluxv1.ChangeRemove))
 	g.Expect(fl.GitValue).To(Equal(`"on"`))
@@ -59,30 +57,27 @@ func TestRemovedFieldIsWrittenBackAsADeletion(t *testing.T) {
 	g.Expect(fl.Origin).NotTo(BeNil())
 	g.Expect(fl.Origin.File).To(Equal("flags.yaml"))
 	g.Expect(fl.Origin.Line).To(BeEquivalentTo(9))
-	g.Expect(isHeld(f.get(g, "checkout-flags", &corev1.ConfigMap{}))).To(BeTrue(), "held while the removal is proposed")
-	f.reconcile(g, ks.Name)
-	g.Expect(f.get(g, "checkout-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).NotTo(HaveKey("LEGACY_CHECKOUT"),
+	g.Expect(fixture.Held(f.Get(g, "checkout-flags", &corev1.ConfigMap{}))).To(BeTrue(), "held while the removal is proposed")
+	f.Reconcile(g, ks.Name)
+	g.Expect(f.Get(g, "checkout-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).NotTo(HaveKey("LEGACY_CHECKOUT"),
 		"Flux leaves the held object alone")
 
 	// The branch: one signed commit deleting exactly that line.
 	branch := rec.Status.Branch
-	dir := cloneBranch(t, f.repo, branch)
-	verifySigned(t, dir, f.key.Public)
-	g.Expect(gitCLI(t, dir, "diff", "--name-only", "origin/main", "HEAD")).To(Equal("flags.yaml"))
-	hunks, added, removed := diffLines(gitCLI(t, dir, "diff", "-U0", "origin/main", "HEAD"))
+	dir := fixture.CloneBranch(t, env, f.Repo, branch)
+	fixture.VerifySigned(t, dir, f.Key.Public)
+	g.Expect(fixture.Git(t, dir, "diff", "--name-only", "origin/main", "HEAD")).To(Equal("flags.yaml"))
+	hunks, added, removed := fixture.DiffLines(fixture.Git(t, dir, "diff", "-U0", "origin/main", "HEAD"))
 	g.Expect(removed).To(Equal([]string{`  LEGACY_CHECKOUT: "on"   # retire after the Q4 freeze`}))
 	g.Expect(added).To(BeEmpty())
 	g.Expect(hunks).To(ConsistOf(HavePrefix("@@ -9 +8,0 @@")))
-	g.Expect(gitCLI(t, dir, "show", "HEAD:flags.yaml")).To(ContainSubstring("# Payments v2 rollout, off until the provider signs off."))
+	g.Expect(fixture.Git(t, dir, "show", "HEAD:flags.yaml")).To(ContainSubstring("# Payments v2 rollout, off until the provider signs off."))
 
 	// A reviewer merges it; Flux applies a revision without the key.
-	gitCLI(t, dir, "checkout", "-q", "main")
-	gitCLI(t, dir, "-c", "user.name=Reviewer", "-c", "user.email=reviewer@example.com",
-		"merge", "-q", "--no-ff", "-m", "Merge "+branch, branch)
-	gitCLI(t, dir, "push", "-q", "origin", "main")
-	f.waitRecord(g, "ConfigMap", "checkout-flags", inState(refluxv1.DriftResolved))
-	g.Eventually(func() bool { return isHeld(f.get(g, "checkout-flags", &corev1.ConfigMap{})) }, timeout, interval).Should(BeFalse())
-	g.Expect(f.get(g, "checkout-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).To(
+	fixture.Merge(t, dir, branch)
+	f.WaitRecord(g, "ConfigMap", "checkout-flags", fixture.InState(refluxv1.DriftResolved))
+	g.Eventually(func() bool { return fixture.Held(f.Get(g, "checkout-flags", &corev1.ConfigMap{})) }, fixture.Timeout, fixture.Interval).Should(BeFalse())
+	g.Expect(f.Get(g, "checkout-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).To(
 		And(Not(HaveKey("LEGACY_CHECKOUT")), HaveKeyWithValue("DARK_MODE", "true")))
-	g.Eventually(func() []string { return branches(t, f.repo) }, timeout, interval).Should(BeEmpty(), "reflux deletes its merged branch")
+	g.Eventually(func() []string { return fixture.Branches(t, env, f.Repo) }, fixture.Timeout, fixture.Interval).Should(BeEmpty(), "reflux deletes its merged branch")
 }

@@ -12,6 +12,7 @@ import (
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -32,21 +33,21 @@ func TestSecretWrittenLiveIsReportedFromTheAuditLog(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	files := map[string]string{
-		"kustomization.yaml": kustomizationYAML + "  - payments-api.yaml\n",
+		"kustomization.yaml": fixture.Kustomization("payments-api.yaml"),
 		"payments-api.yaml":  paymentsSecretYAML,
 	}
-	f := newFixture(t, "secret-meta", fixtureOptions{files: files})
-	ks := f.only()
+	f := fixture.NewApp(t, env, "secret-meta", fixture.AppOptions{Files: files})
+	ks := f.Kustomization()
 
-	_, err := env.KubectlAs(ctx, alice, "-n", f.name, "patch", "secret/payments-api", "--type=merge",
+	_, err := env.KubectlAs(ctx, alice.User, "-n", f.Name, "patch", "secret/payments-api", "--type=merge",
 		"-p", `{"data":{"API_KEY":"c2tfbGl2ZV9ob3RmaXg="}}`)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	rec := f.waitRecord(g, "Secret", "payments-api", func(d *refluxv1.Drift) error {
-		if err := hasField(refluxv1.WholeObjectPointer)(d); err != nil {
+	rec := f.WaitRecord(g, "Secret", "payments-api", func(d *refluxv1.Drift) error {
+		if err := fixture.HasField(refluxv1.WholeObjectPointer)(d); err != nil {
 			return err
 		}
-		return inState(refluxv1.DriftDetected)(d) // never held
+		return fixture.InState(refluxv1.DriftDetected)(d) // never held
 	})
 	g.Expect(rec.Spec.Fields).To(HaveLen(1))
 	fl := rec.Spec.Fields[0]
@@ -64,29 +65,29 @@ func TestSecretWrittenLiveIsReportedFromTheAuditLog(t *testing.T) {
 	g.Expect(fl.LiveValue+fl.GitValue).To(BeEmpty(), "reflux never read a value")
 	g.Expect(rec.Status.HeldSince).To(BeNil())
 
-	ev := f.event(g, "DriftDetected", "payments-api was written live")
+	ev := f.Event(g, "DriftDetected", "payments-api was written live")
 	g.Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
 	g.Expect(ev.Message).To(ContainSubstring("--secrets=metadata"))
 	g.Expect(ev.Message).NotTo(ContainSubstring("sk_live"), "no value is ever in an event")
-	g.Eventually(func() string { return f.condition(g, ks.Name, refluxv1.DriftedCondition) }, timeout, interval).
+	g.Eventually(func() string { return f.Condition(g, ks.Name, refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
 		Should(HavePrefix("True/"))
 	// Write-back runs and refuses the field, saying why; no branch.
-	g.Eventually(func() string { return f.condition(g, ks.Name, refluxv1.ReverseSyncedCondition) }, timeout, interval).
+	g.Eventually(func() string { return f.Condition(g, ks.Name, refluxv1.ReverseSyncedCondition) }, fixture.Timeout, fixture.Interval).
 		Should(And(HavePrefix("False/"+refluxv1.RefusedReason), ContainSubstring("does not read this Secret")))
-	g.Expect(branches(t, f.repo)).To(BeEmpty(), "no reflux branch")
+	g.Expect(fixture.Branches(t, env, f.Repo)).To(BeEmpty(), "no reflux branch")
 
-	live := f.get(g, "payments-api", &corev1.Secret{}).(*corev1.Secret)
-	g.Expect(isHeld(live)).To(BeFalse())
+	live := f.Get(g, "payments-api", &corev1.Secret{}).(*corev1.Secret)
+	g.Expect(fixture.Held(live)).To(BeFalse())
 	g.Expect(string(live.Data["API_KEY"])).To(Equal("sk_live_hotfix"), "reflux left the live Secret alone")
 
 	// Flux restores Git's value; the record stays open as the evidence.
-	f.reconcile(g, ks.Name)
+	f.Reconcile(g, ks.Name)
 	g.Eventually(func() string {
-		s := f.get(g, "payments-api", &corev1.Secret{}).(*corev1.Secret)
+		s := f.Get(g, "payments-api", &corev1.Secret{}).(*corev1.Secret)
 		return string(s.Data["API_KEY"])
-	}, timeout, interval).Should(Equal("sk_live_git"))
+	}, fixture.Timeout, fixture.Interval).Should(Equal("sk_live_git"))
 	g.Consistently(func() error {
-		recs := f.records(g, "Secret", "payments-api")
+		recs := f.Records(g, "Secret", "payments-api")
 		if len(recs) != 1 {
 			return fmt.Errorf("%d records", len(recs))
 		}
@@ -101,9 +102,9 @@ func TestSecretWrittenLiveIsReportedFromTheAuditLog(t *testing.T) {
 
 	// reflux made no request for the Secret, not even a list: the audit
 	// log, which has alice's patch, shows none by reflux.
-	g.Expect(secretRequests(g, f.name, "payments-api", alice.Name)).To(ContainElement(HavePrefix("patch ")))
+	g.Expect(secretRequests(g, f.Name, "payments-api", alice.Name)).To(ContainElement(HavePrefix("patch ")))
 	reflux := "system:serviceaccount:" + testenv.RefluxNamespace + ":" + testenv.RefluxServiceAccount
-	g.Expect(strings.Join(secretRequests(g, f.name, "payments-api", reflux), "\n")).To(BeEmpty())
+	g.Expect(strings.Join(secretRequests(g, f.Name, "payments-api", reflux), "\n")).To(BeEmpty())
 }
 
 // secretRequests lists the audited requests user made that could read or

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // TestSharedBaseWritesToTheDriftedOverlay (scenario 5): a base rendered by
@@ -17,30 +18,30 @@ func TestSharedBaseWritesToTheDriftedOverlay(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	overlay := func(prefix string) string {
-		return kustomizationYAML + "  - ../../base\nnamePrefix: " + prefix + "-\n"
+		return fixture.Kustomization("../../base") + "namePrefix: " + prefix + "-\n"
 	}
-	f := newFixture(t, "shared", fixtureOptions{
-		files: map[string]string{
-			"base/kustomization.yaml":        kustomizationYAML + "  - settings.yaml\n",
+	f := fixture.NewApp(t, env, "shared", fixture.AppOptions{
+		Files: map[string]string{
+			"base/kustomization.yaml":        fixture.Kustomization("settings.yaml"),
 			"base/settings.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  LOG_LEVEL: info\n",
 			"overlays/eu/kustomization.yaml": overlay("eu"),
 			"overlays/us/kustomization.yaml": overlay("us"),
 		},
-		paths: map[string]string{"shared-eu": "./overlays/eu", "shared-us": "./overlays/us"},
+		Paths: map[string]string{"shared-eu": "./overlays/eu", "shared-us": "./overlays/us"},
 	})
-	f.addKey(g, "eu-settings", "TRACING", "on")
+	f.AddKey(g, alice.Client, "eu-settings", "TRACING", "on")
 
-	rec := f.waitRecord(g, "ConfigMap", "eu-settings", proposed)
+	rec := f.WaitRecord(g, "ConfigMap", "eu-settings", fixture.Pushed)
 	g.Expect(rec.Spec.Kustomization.Name).To(Equal("shared-eu"))
 	g.Expect(rec.Status.Branch).To(ContainSubstring("shared-eu"))
-	dir := cloneBranch(t, f.repo, rec.Status.Branch)
-	changed := strings.Fields(gitCLI(t, dir, "diff", "--name-only", "origin/main", "HEAD"))
+	dir := fixture.CloneBranch(t, env, f.Repo, rec.Status.Branch)
+	changed := strings.Fields(fixture.Git(t, dir, "diff", "--name-only", "origin/main", "HEAD"))
 	g.Expect(changed).NotTo(BeEmpty())
 	for _, p := range changed {
 		g.Expect(p).To(HavePrefix("overlays/eu/"), "the shared base and the other overlay are untouched")
 	}
-	g.Expect(gitCLI(t, dir, "diff", "origin/main", "HEAD")).To(ContainSubstring("TRACING"))
-	g.Expect(f.records(g, "ConfigMap", "us-settings")).To(BeEmpty())
-	g.Expect(f.get(g, "us-settings", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).NotTo(HaveKey("TRACING"))
-	g.Expect(f.condition(g, "shared-us", refluxv1.DriftedCondition)).To(HavePrefix("False/" + refluxv1.NoDriftReason))
+	g.Expect(fixture.Git(t, dir, "diff", "origin/main", "HEAD")).To(ContainSubstring("TRACING"))
+	g.Expect(f.Records(g, "ConfigMap", "us-settings")).To(BeEmpty())
+	g.Expect(f.Get(g, "us-settings", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).NotTo(HaveKey("TRACING"))
+	g.Expect(f.Condition(g, "shared-us", refluxv1.DriftedCondition)).To(HavePrefix("False/" + refluxv1.NoDriftReason))
 }

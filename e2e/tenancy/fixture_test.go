@@ -48,7 +48,7 @@ func grant(t *testing.T, tenant, ns string) {
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: tenant, Name: tenantSA}}}
 	g.Expect(env.Client.Create(context.Background(), rb)).To(Succeed())
-	g.Eventually(func() error { return probe(tenant, ns) }, timeout, interval).Should(Succeed())
+	g.Eventually(func() error { return probe(tenant, ns) }, fixture.Timeout, fixture.Interval).Should(Succeed())
 }
 
 // revoke takes the grant back, and waits until the authorizer refuses.
@@ -57,7 +57,7 @@ func revoke(t *testing.T, tenant, ns string) {
 	g := NewWithT(t)
 	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: bindingName(tenant)}}
 	g.Expect(env.Client.Delete(context.Background(), rb)).To(Succeed())
-	g.Eventually(func() bool { return apierrors.IsForbidden(probe(tenant, ns)) }, timeout, interval).Should(BeTrue())
+	g.Eventually(func() bool { return apierrors.IsForbidden(probe(tenant, ns)) }, fixture.Timeout, fixture.Interval).Should(BeTrue())
 }
 
 // probe makes the request reflux makes, a dry-run apply, as the tenant.
@@ -115,7 +115,7 @@ func drifted(g Gomega, a *fixture.App) string {
 // reverts at its next apply.
 func edit(t *testing.T, ns, name, data string) {
 	t.Helper()
-	out, err := env.KubectlAs(context.Background(), alice, "-n", ns, "patch", "configmap", name, "--type=merge", "-p", `{"data":`+data+`}`)
+	out, err := env.KubectlAs(context.Background(), alice.User, "-n", ns, "patch", "configmap", name, "--type=merge", "-p", `{"data":`+data+`}`)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred(), string(out))
 }
 
@@ -129,7 +129,7 @@ func records(g Gomega, ns string) []refluxv1.Drift {
 // annotations reads a live ConfigMap's annotations.
 func annotations(g Gomega, ns, name string) map[string]string {
 	cm := &corev1.ConfigMap{}
-	g.Expect(aliceC.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm)).To(Succeed())
+	g.Expect(alice.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm)).To(Succeed())
 	return cm.Annotations
 }
 

@@ -3,18 +3,12 @@ package tenancy
 import (
 	"context"
 	"testing"
-	"time"
-
-	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 const (
-	timeout  = 2 * time.Minute
-	interval = 100 * time.Millisecond
-
 	// tenantSA is every tenant namespace's ServiceAccount, and the
 	// controllers' --default-service-account, as in Flux's multi-tenancy
 	// lockdown.
@@ -26,9 +20,8 @@ const (
 var lockdown = []string{"--no-cross-namespace-refs=true", "--default-service-account=" + tenantSA}
 
 var (
-	env    *testenv.Env
-	alice  testenv.User
-	aliceC ctrlclient.Client
+	env   *testenv.Env
+	alice fixture.Person
 )
 
 func TestMain(m *testing.M) {
@@ -41,10 +34,7 @@ func TestMain(m *testing.M) {
 // config/rbac grants, and nothing more.
 func setup(ctx context.Context, env *testenv.Env) error {
 	var err error
-	if alice, err = env.AddBreakGlassUser(ctx, "alice@example.com"); err != nil {
-		return err
-	}
-	if aliceC, err = ctrlclient.New(alice.Config, ctrlclient.Options{Scheme: env.Scheme}); err != nil {
+	if alice, err = fixture.OnCall(ctx, env, "alice@example.com"); err != nil {
 		return err
 	}
 	_, err = fixture.StartSuiteReflux(ctx, env, fixture.Options{Args: lockdown})

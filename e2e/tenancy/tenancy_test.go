@@ -10,6 +10,7 @@ import (
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -38,15 +39,15 @@ func TestTenantDriftIsHeldInItsNamespace(t *testing.T) {
 			return fmt.Errorf("not held: %v", a)
 		}
 		return nil
-	}, timeout, interval).Should(Succeed())
-	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	g.Eventually(func() string { return drifted(g, app) }, fixture.Timeout, fixture.Interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
 
 	// The audit log shows who made reflux's writes: reflux, acting as the
 	// tenant, for the dry run and for the hold, as kustomize-controller
 	// acts as the tenant for its applies.
 	asTenant := And(HaveField("User.Username", testenv.RefluxUser), HaveField("ImpersonatedUser.Username", tenantUser(ns)),
 		HaveField("Verb", "patch"), HaveField("ResponseStatus.Code", BeEquivalentTo(200)))
-	g.Eventually(func() []auditv1.Event { return writesOf(g, ns, "settings") }, timeout, interval).Should(And(
+	g.Eventually(func() []auditv1.Event { return writesOf(g, ns, "settings") }, fixture.Timeout, fixture.Interval).Should(And(
 		ContainElement(And(asTenant, HaveField("RequestURI", ContainSubstring("dryRun=All")))),
 		ContainElement(And(asTenant, HaveField("RequestURI", Not(ContainSubstring("dryRun")))))))
 	g.Expect(writesOf(g, ns, "settings")).To(ContainElement(And(HaveField("ImpersonatedUser.Username", tenantUser(ns)),
@@ -74,7 +75,7 @@ func TestTenantCannotMakeRefluxTouchAnotherNamespace(t *testing.T) {
 	edit(t, shared, "shared", `{"mode":"live"}`)
 	want := fmt.Sprintf(`%s cannot patch resource "configmaps" in API group "" in the namespace %q (ConfigMap/%s/shared); `+
 		`1 live change(s) kept without a hold`, tenantUser(ns), shared, shared)
-	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(And(
+	g.Eventually(func() string { return drifted(g, app) }, fixture.Timeout, fixture.Interval).Should(And(
 		HavePrefix("Unknown/"+refluxv1.ImpersonationForbiddenReason), ContainSubstring(want)))
 	g.Expect(annotations(g, shared, "shared")).NotTo(HaveKey(refluxv1.ReconcileAnnotation), "no hold")
 	g.Expect(records(g, ns)).To(BeEmpty(), "nothing evaluated against a guess")
@@ -93,9 +94,9 @@ func TestTenantCannotMakeRefluxTouchAnotherNamespace(t *testing.T) {
 			return fmt.Errorf("not held: %v", a)
 		}
 		return nil
-	}, timeout, interval).Should(Succeed())
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 	g.Expect(pointers(records(g, ns)[0])).To(ConsistOf("/data/mode", "/data/owner"))
-	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
+	g.Eventually(func() string { return drifted(g, app) }, fixture.Timeout, fixture.Interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
 }
 
 // TestCrossNamespaceSourceRefIsRefused: with --no-cross-namespace-refs
@@ -111,9 +112,9 @@ func TestCrossNamespaceSourceRefIsRefused(t *testing.T) {
 		objects: map[string]string{"settings.yaml": configMap(ns, "settings")}})
 
 	msg := fmt.Sprintf("can't access 'GitRepository/%s/%s', cross-namespace references have been blocked", src, app.Source.Name)
-	g.Eventually(func() string { return app.Condition(g, app.Name, meta.ReadyCondition) }, timeout, interval).Should(
+	g.Eventually(func() string { return app.Condition(g, app.Name, meta.ReadyCondition) }, fixture.Timeout, fixture.Interval).Should(
 		Equal("False/"+apiacl.AccessDeniedReason+": "+msg), "Flux refuses it")
-	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(
+	g.Eventually(func() string { return drifted(g, app) }, fixture.Timeout, fixture.Interval).Should(
 		Equal("Unknown/"+apiacl.AccessDeniedReason+": "+msg), "and so does reflux, in the same words")
 }
 
@@ -131,7 +132,7 @@ func TestDefaultServiceAccountWhenNoneIsSet(t *testing.T) {
 	revoke(t, ns, shared)
 
 	edit(t, shared, "shared", `{"mode":"live"}`)
-	g.Eventually(func() string { return drifted(g, app) }, timeout, interval).Should(And(
+	g.Eventually(func() string { return drifted(g, app) }, fixture.Timeout, fixture.Interval).Should(And(
 		HavePrefix("Unknown/"+refluxv1.ImpersonationForbiddenReason),
 		ContainSubstring(tenantUser(ns)+` cannot patch resource "configmaps"`)))
 	g.Expect(annotations(g, shared, "shared")).NotTo(HaveKey(refluxv1.ReconcileAnnotation), "no hold")
