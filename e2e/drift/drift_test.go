@@ -3,6 +3,7 @@ package drift
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // TestCleanSyncReportsNothing runs first: right after Flux applied the
@@ -18,12 +20,9 @@ import (
 // included.
 func TestCleanSyncReportsNothing(t *testing.T) {
 	g := NewWithT(t)
-	g.Eventually(func() string {
-		status, reason, _ := driftedCondition(g)
-		return status + "/" + reason
-	}, timeout, interval).Should(Equal("False/" + refluxv1.NoDriftReason))
+	g.Eventually(drifted(g), timeout, interval).Should(HavePrefix(fixture.Clean))
 	list := &refluxv1.DriftList{}
-	g.Expect(env.Client.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+	g.Expect(env.Client.List(context.Background(), list, client.InNamespace(shop.Name))).To(Succeed())
 	g.Expect(list.Items).To(BeEmpty())
 }
 
@@ -33,20 +32,8 @@ func TestReplicasEditIsRecordedHeldAndSurvivesFlux(t *testing.T) {
 	d.Spec.Replicas = new(int32(5))
 	editAsAlice(g, d, "kubectl-edit")
 
-	rec := recordFor(g, "Deployment", "web", func(r *refluxv1.Drift) error {
-		if r.Status.State != refluxv1.DriftHeld {
-			return fmt.Errorf("state %q", r.Status.State)
-		}
-		f, err := field(r, "/spec/replicas")
-		if err != nil {
-			return err
-		}
-		if f.Modifier == nil || f.Modifier.User == "" {
-			return fmt.Errorf("not attributed yet: %+v", f.Modifier)
-		}
-		return nil
-	})
-	f, _ := field(rec, "/spec/replicas")
+	rec := shop.WaitRecord(g, "Deployment", "web", fixture.All(fixture.InState(refluxv1.DriftHeld), fixture.Attributed("/spec/replicas")))
+	f, _ := fixture.Field(rec, "/spec/replicas")
 	g.Expect(f.ChangeType).To(Equal(refluxv1.ChangeUpdate))
 	g.Expect(f.GitValue).To(Equal("3"))
 	g.Expect(f.LiveValue).To(Equal("5"))
@@ -60,29 +47,25 @@ func TestReplicasEditIsRecordedHeldAndSurvivesFlux(t *testing.T) {
 	g.Expect(f.Modifier.Manager).To(Equal("kubectl-edit"))
 	g.Expect(f.Modifier.User).To(Equal(userName), "the audit webhook names the user")
 	g.Expect(rec.Status.HeldSince).ToNot(BeNil())
-	g.Expect(isHeld(deployment(g, "web"))).To(BeTrue())
+	g.Expect(fixture.Held(deployment(g, "web"))).To(BeTrue())
 
 	// The hotfix survives kustomize-controller's next reconcile.
-	forceReconcile(g)
+	shop.Reconcile(g, "shop")
 	g.Expect(*deployment(g, "web").Spec.Replicas).To(BeEquivalentTo(5))
 
 	// Both controllers' conditions survive each other's status writes.
-	g.Eventually(func() string {
-		status, reason, _ := driftedCondition(g)
-		return status + "/" + reason
-	}, timeout, interval).Should(Equal("True/" + refluxv1.DriftDetectedReason))
-	_, _, msg := driftedCondition(g)
+	g.Eventually(drifted(g), timeout, interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason + ": "))
+	_, msg, _ := strings.Cut(drifted(g)(), ": ")
 	g.Expect(msg).To(ContainSubstring("low"))
-	forceReconcile(g)
-	status, _, _ := driftedCondition(g)
-	g.Expect(status).To(Equal("True"), "kustomize-controller's status write kept reflux's condition")
-	g.Expect(ks.Status.Conditions).To(ContainElement(HaveField("Type", "Ready")))
+	shop.Reconcile(g, "shop")
+	g.Expect(drifted(g)()).To(HavePrefix("True/"), "kustomize-controller's status write kept reflux's condition")
+	g.Expect(shop.Kustomization().Status.Conditions).To(ContainElement(HaveField("Type", "Ready")))
 
 	g.Eventually(func() float64 {
-		v, _ := metric("reflux_drift_fields", map[string]string{"kind": "Deployment", "severity": "low", "action": "Alert"})
+		v, _ := metric(g, "reflux_drift_fields", map[string]string{"kind": "Deployment", "severity": "low", "action": "Alert"})
 		return v
 	}, timeout, interval).Should(BeNumerically(">=", 1))
-	held, ok := metric("reflux_held_objects", map[string]string{"namespace": ns, "kustomization": ksName})
+	held, ok := metric(g, "reflux_held_objects", map[string]string{"namespace": shop.Name, "kustomization": "shop"})
 	g.Expect(ok).To(BeTrue())
 	g.Expect(held).To(BeNumerically(">=", 1))
 }
@@ -92,16 +75,13 @@ func TestImageRollbackIsAHighAlert(t *testing.T) {
 	d := deployment(g, "image-worker")
 	d.Spec.Template.Spec.Containers[0].Image = "ghcr.io/example/worker:1.7.9"
 	editAsAlice(g, d, "kubectl-set")
-	rec := recordFor(g, "Deployment", "image-worker", func(r *refluxv1.Drift) error {
-		_, err := field(r, "/spec/template/spec/containers/0/image")
-		return err
-	})
-	f, _ := field(rec, "/spec/template/spec/containers/0/image")
+	rec := shop.WaitRecord(g, "Deployment", "image-worker", fixture.HasField("/spec/template/spec/containers/0/image"))
+	f, _ := fixture.Field(rec, "/spec/template/spec/containers/0/image")
 	g.Expect(f.Action).To(Equal(refluxv1.AlertAction))
 	g.Expect(f.Severity).To(Equal(refluxv1.SeverityHigh))
 	g.Expect(f.GitValue).To(Equal(`"ghcr.io/example/worker:1.8.0"`))
 	g.Expect(f.Origin.File).To(Equal("base/workers.yaml"))
-	ev := kustomizationEvent(g, "DriftDetected", "image-worker")
+	ev := shop.Event(g, "DriftDetected", "image-worker")
 	g.Expect(ev.Type).To(Equal(corev1.EventTypeWarning), "Alert drift is a Warning event")
 	g.Expect(ev.Annotations).To(HaveKeyWithValue("kustomize.toolkit.fluxcd.io/reflux-severity", "high"))
 	g.Expect(ev.Annotations).To(HaveKey("kustomize.toolkit.fluxcd.io/revision"))
@@ -110,17 +90,11 @@ func TestImageRollbackIsAHighAlert(t *testing.T) {
 
 func TestNewConfigMapKeyMerges(t *testing.T) {
 	g := NewWithT(t)
-	cm := configMap(g, "checkout-flags")
+	cm := shop.ConfigMap(g, "checkout-flags")
 	cm.Data["EXPRESS_SHIPPING"] = "true"
 	editAsAlice(g, cm, "kubectl-edit")
-	rec := recordFor(g, "ConfigMap", "checkout-flags", func(r *refluxv1.Drift) error {
-		if r.Status.State != refluxv1.DriftHeld {
-			return fmt.Errorf("state %q", r.Status.State)
-		}
-		_, err := field(r, "/data/EXPRESS_SHIPPING")
-		return err
-	})
-	f, _ := field(rec, "/data/EXPRESS_SHIPPING")
+	rec := shop.WaitRecord(g, "ConfigMap", "checkout-flags", fixture.All(fixture.InState(refluxv1.DriftHeld), fixture.HasField("/data/EXPRESS_SHIPPING")))
+	f, _ := fixture.Field(rec, "/data/EXPRESS_SHIPPING")
 	g.Expect(f.ChangeType).To(Equal(refluxv1.ChangeAdd))
 	g.Expect(f.Action).To(Equal(refluxv1.MergeAction))
 	g.Expect(f.LiveValue).To(Equal(`"true"`))
@@ -128,8 +102,8 @@ func TestNewConfigMapKeyMerges(t *testing.T) {
 	g.Expect(rec.Status.Action).To(Equal(refluxv1.MergeAction))
 
 	// Held, so Flux's next reconcile does not remove the key.
-	forceReconcile(g)
-	g.Expect(configMap(g, "checkout-flags").Data).To(HaveKeyWithValue("EXPRESS_SHIPPING", "true"))
+	shop.Reconcile(g, "shop")
+	g.Expect(shop.ConfigMap(g, "checkout-flags").Data).To(HaveKeyWithValue("EXPRESS_SHIPPING", "true"))
 }
 
 func TestManualHotfixIsLoggedAndHeld(t *testing.T) {
@@ -141,20 +115,15 @@ func TestManualHotfixIsLoggedAndHeld(t *testing.T) {
 	d.Annotations["ops.source"] = "manual"
 	d.Spec.Replicas = new(int32(4))
 	editAsAlice(g, d, "kubectl-edit")
-	rec := recordFor(g, "Deployment", "hotfixed", func(r *refluxv1.Drift) error {
-		if r.Status.State != refluxv1.DriftHeld {
-			return fmt.Errorf("state %q", r.Status.State)
-		}
-		return nil
-	})
+	rec := shop.WaitRecord(g, "Deployment", "hotfixed", fixture.InState(refluxv1.DriftHeld))
 	g.Expect(rec.Spec.ManualHotfix).To(BeTrue())
 	for _, f := range rec.Spec.Fields {
 		g.Expect(f.Action).To(Equal(refluxv1.IgnoreAction), f.Pointer)
 		g.Expect(f.Rule).To(Equal("manual-hotfix"))
 	}
-	ev := kustomizationEvent(g, "ManualHotfix", "hotfixed")
+	ev := shop.Event(g, "ManualHotfix", "hotfixed")
 	g.Expect(ev.Type).To(Equal(corev1.EventTypeNormal))
-	forceReconcile(g)
+	shop.Reconcile(g, "shop")
 	g.Expect(*deployment(g, "hotfixed").Spec.Replicas).To(BeEquivalentTo(4))
 }
 
@@ -163,11 +132,11 @@ func TestSecurityContextChangeIsHigh(t *testing.T) {
 	d := deployment(g, "secure-worker")
 	d.Spec.Template.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = new(true)
 	editAsAlice(g, d, "kubectl-edit")
-	rec := recordFor(g, "Deployment", "secure-worker", func(r *refluxv1.Drift) error {
+	rec := shop.WaitRecord(g, "Deployment", "secure-worker", func(r *refluxv1.Drift) error {
 		if r.Status.Severity == "" {
 			return fmt.Errorf("status not written yet")
 		}
-		_, err := field(r, "/spec/template/spec/containers/0/securityContext/allowPrivilegeEscalation")
+		_, err := fixture.Field(r, "/spec/template/spec/containers/0/securityContext/allowPrivilegeEscalation")
 		return err
 	})
 	g.Expect(rec.Status.Severity).To(Equal(refluxv1.SeverityHigh))
@@ -178,13 +147,10 @@ func TestLimitRaisedFourTimesIsCritical(t *testing.T) {
 	d := deployment(g, "batch-worker")
 	d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = mustQuantity("2Gi")
 	editAsAlice(g, d, "kubectl-edit")
-	rec := recordFor(g, "Deployment", "batch-worker", func(r *refluxv1.Drift) error {
-		_, err := field(r, "/spec/template/spec/containers/0/resources/limits/memory")
-		return err
-	})
-	f, _ := field(rec, "/spec/template/spec/containers/0/resources/limits/memory")
+	rec := shop.WaitRecord(g, "Deployment", "batch-worker", fixture.HasField("/spec/template/spec/containers/0/resources/limits/memory"))
+	f, _ := fixture.Field(rec, "/spec/template/spec/containers/0/resources/limits/memory")
 	g.Expect(f.Severity).To(Equal(refluxv1.SeverityCritical))
-	ev := kustomizationEvent(g, "DriftDetected", "batch-worker")
+	ev := shop.Event(g, "DriftDetected", "batch-worker")
 	g.Expect(ev.Message).To(HavePrefix("critical: "), "a notification rule can page on the prefix")
 	g.Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
 }
@@ -207,39 +173,30 @@ func TestAutoscalerReplicasAreNotDrift(t *testing.T) {
 	}
 	marker.Annotations["reflux.dev/e2e-marker"] = "after-hpa"
 	editAsAlice(g, marker, "kubectl-annotate")
-	rec := recordFor(g, "Deployment", "autoscaled", func(r *refluxv1.Drift) error {
-		_, err := field(r, "/metadata/annotations/reflux.dev~1e2e-marker")
-		return err
-	})
-	_, err := field(rec, "/spec/replicas")
+	rec := shop.WaitRecord(g, "Deployment", "autoscaled", fixture.HasField("/metadata/annotations/reflux.dev~1e2e-marker"))
+	_, err := fixture.Field(rec, "/spec/replicas")
 	g.Expect(err).To(HaveOccurred(), "replicas owned by the autoscaler are not drift")
 }
 
 func TestHoldOffLetsFluxRevertAndKeepsTheRecord(t *testing.T) {
 	g := NewWithT(t)
-	cm := configMap(g, "audit-settings")
+	cm := shop.ConfigMap(g, "audit-settings")
 	cm.Data["RETENTION_DAYS"] = "7"
 	editAsAlice(g, cm, "kubectl-edit")
-	rec := recordFor(g, "ConfigMap", "audit-settings", func(r *refluxv1.Drift) error {
-		if r.Status.State == "" {
-			return fmt.Errorf("status not written yet")
-		}
-		_, err := field(r, "/data/RETENTION_DAYS")
-		return err
-	})
+	rec := shop.WaitRecord(g, "ConfigMap", "audit-settings", fixture.All(fixture.Reported, fixture.HasField("/data/RETENTION_DAYS")))
 	g.Expect(rec.Status.State).To(Equal(refluxv1.DriftDetected))
 	g.Expect(rec.Status.HeldSince).To(BeNil())
-	g.Expect(isHeld(configMap(g, "audit-settings"))).To(BeFalse())
+	g.Expect(fixture.Held(shop.ConfigMap(g, "audit-settings"))).To(BeFalse())
 
-	forceReconcile(g)
-	g.Expect(configMap(g, "audit-settings").Data).To(HaveKeyWithValue("RETENTION_DAYS", "30"), "Flux reverted it")
+	shop.Reconcile(g, "shop")
+	g.Expect(shop.ConfigMap(g, "audit-settings").Data).To(HaveKeyWithValue("RETENTION_DAYS", "30"), "Flux reverted it")
 	// The evidence outlives the revert.
 	g.Consistently(func() error {
 		r := &refluxv1.Drift{}
 		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(rec), r); err != nil {
 			return err
 		}
-		if _, err := field(r, "/data/RETENTION_DAYS"); err != nil {
+		if _, err := fixture.Field(r, "/data/RETENTION_DAYS"); err != nil {
 			return err
 		}
 		if r.Status.State != refluxv1.DriftDetected {
@@ -255,13 +212,8 @@ func TestDismissReleasesTheHoldAndFluxRestoresGit(t *testing.T) {
 	d := deployment(g, "dismissed")
 	d.Spec.Replicas = new(int32(7))
 	editAsAlice(g, d, "kubectl-edit")
-	rec := recordFor(g, "Deployment", "dismissed", func(r *refluxv1.Drift) error {
-		if r.Status.State != refluxv1.DriftHeld {
-			return fmt.Errorf("state %q", r.Status.State)
-		}
-		return nil
-	})
-	g.Expect(isHeld(deployment(g, "dismissed"))).To(BeTrue())
+	rec := shop.WaitRecord(g, "Deployment", "dismissed", fixture.InState(refluxv1.DriftHeld))
+	g.Expect(fixture.Held(deployment(g, "dismissed"))).To(BeTrue())
 
 	patch := client.MergeFrom(rec.DeepCopy())
 	if rec.Annotations == nil {
@@ -270,34 +222,24 @@ func TestDismissReleasesTheHoldAndFluxRestoresGit(t *testing.T) {
 	rec.Annotations[refluxv1.DismissAnnotation] = "true"
 	g.Expect(env.Client.Patch(ctx, rec, patch)).To(Succeed())
 
-	recordFor(g, "Deployment", "dismissed", func(r *refluxv1.Drift) error {
-		if r.Status.State != refluxv1.DriftDismissed {
-			return fmt.Errorf("state %q", r.Status.State)
-		}
-		return nil
-	})
+	shop.WaitRecord(g, "Deployment", "dismissed", fixture.InState(refluxv1.DriftDismissed))
 	// reflux released its hold and asked Flux to reconcile: Git wins.
 	g.Eventually(func() int32 {
 		return *deployment(g, "dismissed").Spec.Replicas
 	}, timeout, interval).Should(BeEquivalentTo(1))
-	g.Expect(isHeld(deployment(g, "dismissed"))).To(BeFalse())
+	g.Expect(fixture.Held(deployment(g, "dismissed"))).To(BeFalse())
 
 	// A new drift on the same object is a new divergence: the record
 	// reopens without the old dismissal, and the object is held again.
 	d = deployment(g, "dismissed")
 	d.Spec.Template.Spec.Containers[0].Image = "ghcr.io/example/web:2.2.0"
 	editAsAlice(g, d, "kubectl-set")
-	reopened := recordFor(g, "Deployment", "dismissed", func(r *refluxv1.Drift) error {
-		if r.Status.State != refluxv1.DriftHeld {
-			return fmt.Errorf("state %q", r.Status.State)
-		}
-		return nil
-	})
+	reopened := shop.WaitRecord(g, "Deployment", "dismissed", fixture.InState(refluxv1.DriftHeld))
 	g.Expect(reopened.Annotations).ToNot(HaveKey(refluxv1.DismissAnnotation))
-	_, err := field(reopened, "/spec/template/spec/containers/0/image")
+	_, err := fixture.Field(reopened, "/spec/template/spec/containers/0/image")
 	g.Expect(err).ToNot(HaveOccurred())
-	_, err = field(reopened, "/spec/replicas")
+	_, err = fixture.Field(reopened, "/spec/replicas")
 	g.Expect(err).To(HaveOccurred(), "the dismissed replicas drift is gone: Flux restored it")
 	g.Expect(reopened.Status.Branch).To(BeEmpty(), "nothing of the old proposal carries over")
-	g.Expect(isHeld(deployment(g, "dismissed"))).To(BeTrue())
+	g.Expect(fixture.Held(deployment(g, "dismissed"))).To(BeTrue())
 }

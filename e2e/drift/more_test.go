@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // TestServerDefaultsAreNotDrift: the Service got a clusterIP and defaults
@@ -22,7 +23,7 @@ import (
 func TestServerDefaultsAreNotDrift(t *testing.T) {
 	g := NewWithT(t)
 	svc := &corev1.Service{}
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, svc)).To(Succeed())
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: shop.Name, Name: "web"}, svc)).To(Succeed())
 	g.Expect(svc.Spec.ClusterIP).ToNot(BeEmpty())
 	// A later change to the Service that reflux does record proves the
 	// Service was evaluated, and that only that change was found.
@@ -31,10 +32,7 @@ func TestServerDefaultsAreNotDrift(t *testing.T) {
 	}
 	svc.Annotations["reflux.dev/e2e-marker"] = "evaluated"
 	editAsAlice(g, svc, "kubectl-annotate")
-	rec := recordFor(g, "Service", "web", func(r *refluxv1.Drift) error {
-		_, err := field(r, "/metadata/annotations/reflux.dev~1e2e-marker")
-		return err
-	})
+	rec := shop.WaitRecord(g, "Service", "web", fixture.HasField("/metadata/annotations/reflux.dev~1e2e-marker"))
 	g.Expect(rec.Spec.Fields).To(HaveLen(1), "clusterIP, ipFamilies and other defaults are not drift: %+v", rec.Spec.Fields)
 }
 
@@ -43,23 +41,17 @@ func TestServerDefaultsAreNotDrift(t *testing.T) {
 // marked as not reverted, and does not hold the object for it.
 func TestChangesFluxKeepsAreReportedAsSuch(t *testing.T) {
 	g := NewWithT(t)
-	cm := configMap(g, "legacy-state")
+	cm := shop.ConfigMap(g, "legacy-state")
 	cm.Data["LAST_RUN"] = "2026-11-29T02:00:00Z"
 	editAsAlice(g, cm, "legacy-billing-job")
-	rec := recordFor(g, "ConfigMap", "legacy-state", func(r *refluxv1.Drift) error {
-		if r.Status.State == "" {
-			return fmt.Errorf("status not written yet")
-		}
-		_, err := field(r, "/data/LAST_RUN")
-		return err
-	})
-	f, _ := field(rec, "/data/LAST_RUN")
+	rec := shop.WaitRecord(g, "ConfigMap", "legacy-state", fixture.All(fixture.Reported, fixture.HasField("/data/LAST_RUN")))
+	f, _ := fixture.Field(rec, "/data/LAST_RUN")
 	g.Expect(f.FluxReverts).To(BeFalse())
 	g.Expect(f.Modifier.Manager).To(Equal("legacy-billing-job"))
 	g.Expect(rec.Status.State).To(Equal(refluxv1.DriftDetected), "nothing to hold against")
-	g.Expect(isHeld(configMap(g, "legacy-state"))).To(BeFalse())
-	forceReconcile(g)
-	g.Expect(configMap(g, "legacy-state").Data).To(HaveKey("LAST_RUN"), "Flux keeps it, as reported")
+	g.Expect(fixture.Held(shop.ConfigMap(g, "legacy-state"))).To(BeFalse())
+	shop.Reconcile(g, "shop")
+	g.Expect(shop.ConfigMap(g, "legacy-state").Data).To(HaveKey("LAST_RUN"), "Flux keeps it, as reported")
 }
 
 // TestDeletingARecordDismissesTheDrift: deleting the record is a
@@ -68,25 +60,20 @@ func TestChangesFluxKeepsAreReportedAsSuch(t *testing.T) {
 func TestDeletingARecordDismissesTheDrift(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	cm := configMap(g, "tax-rates")
+	cm := shop.ConfigMap(g, "tax-rates")
 	cm.Data["VAT"] = "21"
 	editAsAlice(g, cm, "kubectl-edit")
-	rec := recordFor(g, "ConfigMap", "tax-rates", func(r *refluxv1.Drift) error {
-		if r.Status.State != refluxv1.DriftHeld {
-			return fmt.Errorf("state %q", r.Status.State)
-		}
-		return nil
-	})
+	rec := shop.WaitRecord(g, "ConfigMap", "tax-rates", fixture.InState(refluxv1.DriftHeld))
 	g.Expect(rec.Finalizers).To(ContainElement(refluxv1.DriftFinalizer))
 	g.Expect(env.Client.Delete(ctx, rec)).To(Succeed())
 
-	g.Eventually(func() string { return configMap(g, "tax-rates").Data["VAT"] }, timeout, interval).Should(Equal("20"))
-	g.Expect(isHeld(configMap(g, "tax-rates"))).To(BeFalse())
+	g.Eventually(func() string { return shop.ConfigMap(g, "tax-rates").Data["VAT"] }, timeout, interval).Should(Equal("20"))
+	g.Expect(fixture.Held(shop.ConfigMap(g, "tax-rates"))).To(BeFalse())
 	g.Eventually(func() bool {
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(rec), &refluxv1.Drift{})
 		return apierrors.IsNotFound(err)
 	}, timeout, interval).Should(BeTrue(), "the record goes once Flux restored Git")
-	g.Consistently(func() error { return noRecordFor("ConfigMap", "tax-rates") }, "2s", interval).Should(Succeed())
+	g.Consistently(func() []refluxv1.Drift { return shop.Records(g, "ConfigMap", "tax-rates") }, "2s", interval).Should(BeEmpty())
 }
 
 // TestPolicyStatusSummarisesOpenDrift: the policy's status is a bounded
@@ -95,7 +82,7 @@ func TestPolicyStatusSummarisesOpenDrift(t *testing.T) {
 	g := NewWithT(t)
 	p := &refluxv1.ReverseSyncPolicy{}
 	g.Eventually(func() error {
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "apps"}, p); err != nil {
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: shop.Name, Name: "apps"}, p); err != nil {
 			return err
 		}
 		if p.Status.Drift == nil || p.Status.DriftedObjects < 3 {
@@ -125,13 +112,10 @@ func TestKubectlScaleIsDrift(t *testing.T) {
 	d := deployment(g, "image-worker")
 	scale := &autoscalingScale{}
 	scale.Spec.Replicas = 3
-	g.Expect(alice.SubResource("scale").Update(context.Background(), d, client.WithSubResourceBody(scale.object(d)),
+	g.Expect(alice.Client.SubResource("scale").Update(context.Background(), d, client.WithSubResourceBody(scale.object(d)),
 		client.FieldOwner("kubectl"))).To(Succeed())
-	rec := recordFor(g, "Deployment", "image-worker", func(r *refluxv1.Drift) error {
-		_, err := field(r, "/spec/replicas")
-		return err
-	})
-	f, _ := field(rec, "/spec/replicas")
+	rec := shop.WaitRecord(g, "Deployment", "image-worker", fixture.HasField("/spec/replicas"))
+	f, _ := fixture.Field(rec, "/spec/replicas")
 	g.Expect(f.LiveValue).To(Equal("3"))
 	g.Expect(f.FluxReverts).To(BeTrue())
 }
@@ -142,7 +126,7 @@ func TestNotReadyKustomizationGetsAClearConditionAndNoDrift(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	broken := &kustomizev1.Kustomization{}
-	broken.Name, broken.Namespace = "broken", ns
+	broken.Name, broken.Namespace = "broken", shop.Name
 	broken.Labels = map[string]string{"reflux.dev/tier": "apps"}
 	broken.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled}
 	broken.Spec = kustomizev1.KustomizationSpec{
@@ -162,6 +146,6 @@ func TestNotReadyKustomizationGetsAClearConditionAndNoDrift(t *testing.T) {
 		return "no Drifted condition"
 	}, timeout, interval).Should(Equal("Unknown/" + refluxv1.KustomizationNotReadyReason))
 	list := &refluxv1.DriftList{}
-	g.Expect(env.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{"reflux.dev/kustomization-name": "broken"})).To(Succeed())
+	g.Expect(env.Client.List(ctx, list, client.InNamespace(shop.Name), client.MatchingLabels{"reflux.dev/kustomization-name": "broken"})).To(Succeed())
 	g.Expect(list.Items).To(BeEmpty())
 }

@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // TestRestartKeepsRecordsAndFirstSeen runs after the web replicas case: a
@@ -17,19 +19,19 @@ import (
 // from the cluster, and keeps their first-seen times.
 func TestRestartKeepsRecordsAndFirstSeen(t *testing.T) {
 	g := NewWithT(t)
-	before := recordFor(g, "Deployment", "web", func(r *refluxv1.Drift) error { return nil })
-	f0, err := field(before, "/spec/replicas")
+	before := shop.WaitRecord(g, "Deployment", "web", func(r *refluxv1.Drift) error { return nil })
+	f0, err := fixture.Field(before, "/spec/replicas")
 	g.Expect(err).ToNot(HaveOccurred())
 
-	current.stop()
-	_, err = startReflux()
+	g.Expect(current.Stop()).To(Succeed())
+	current, err = startReflux(context.Background(), "reflux-restarted")
 	g.Expect(err).ToNot(HaveOccurred())
 
 	d := deployment(g, "web")
 	d.Spec.Replicas = new(int32(6))
 	editAsAlice(g, d, "kubectl-edit")
-	after := recordFor(g, "Deployment", "web", func(r *refluxv1.Drift) error {
-		f, err := field(r, "/spec/replicas")
+	after := shop.WaitRecord(g, "Deployment", "web", func(r *refluxv1.Drift) error {
+		f, err := fixture.Field(r, "/spec/replicas")
 		if err != nil {
 			return err
 		}
@@ -38,11 +40,11 @@ func TestRestartKeepsRecordsAndFirstSeen(t *testing.T) {
 		}
 		return nil
 	})
-	f1, _ := field(after, "/spec/replicas")
+	f1, _ := fixture.Field(after, "/spec/replicas")
 	g.Expect(after.Name).To(Equal(before.Name), "no duplicate record")
 	g.Expect(after.Spec.FirstSeen.Equal(&before.Spec.FirstSeen)).To(BeTrue())
 	g.Expect(f1.FirstSeen.Equal(f0.FirstSeen)).To(BeTrue(), "the divergence is as old as it was")
-	g.Expect(isHeld(deployment(g, "web"))).To(BeTrue())
+	g.Expect(fixture.Held(deployment(g, "web"))).To(BeTrue())
 }
 
 // autoscalingScale builds the scale subresource body the HPA writes.
