@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
@@ -28,20 +29,20 @@ import (
 func TestHandMadeRecordIsNeverActedOn(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	f := newFixture(t, "forged", fixtureOptions{files: flags("flags")})
+	f := fixture.NewApp(t, env, "forged", fixture.AppOptions{Files: flags("flags")})
 	pushesBefore := env.Git.Requests("forged.git").ReceivePack
 
-	cm := f.configMap(g, "flags")
-	obj := refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: f.name, Name: "flags", UID: string(cm.UID)}
-	ks := refluxv1.KustomizationRef{Namespace: f.ks.Namespace, Name: f.ks.Name}
+	cm := f.ConfigMap(g, "flags")
+	obj := refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: f.Name, Name: "flags", UID: string(cm.UID)}
+	ks := refluxv1.KustomizationRef{Namespace: f.Kustomization().Namespace, Name: f.Kustomization().Name}
 	now := metav1.Now()
 	forged := &refluxv1.Drift{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.name, Name: record.Name(ks, obj),
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.Name, Name: record.Name(ks, obj),
 			Labels: map[string]string{record.KustomizationNameLabel: ks.Name, record.KustomizationNamespaceLabel: ks.Namespace},
 			// A seal copied from nowhere: the right shape, the wrong MAC.
 			Annotations: map[string]string{refluxv1.SealAnnotation: "v1.AAAA"},
 			Finalizers:  []string{refluxv1.DriftFinalizer}},
-		Spec: refluxv1.DriftSpec{Kustomization: ks, Policy: f.name, Object: obj, Revision: f.ks.Status.LastAppliedRevision,
+		Spec: refluxv1.DriftSpec{Kustomization: ks, Policy: f.Name, Object: obj, Revision: f.Kustomization().Status.LastAppliedRevision,
 			Fields: []refluxv1.DriftField{{Pointer: "/data/INJECTED", ChangeType: refluxv1.ChangeAdd,
 				Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, LiveValue: "from-a-forged-record"}},
 			FirstSeen: now, LastSeen: now},
@@ -65,7 +66,7 @@ func TestHandMadeRecordIsNeverActedOn(t *testing.T) {
 	}, timeout, interval).Should(Succeed())
 	g.Eventually(func() error {
 		list := &corev1.EventList{}
-		if err := env.Client.List(ctx, list, client.InNamespace(f.name)); err != nil {
+		if err := env.Client.List(ctx, list, client.InNamespace(f.Name)); err != nil {
 			return err
 		}
 		for _, e := range list.Items {
@@ -80,11 +81,11 @@ func TestHandMadeRecordIsNeverActedOn(t *testing.T) {
 	// Nothing it claimed reached Git, and the object was not held for it.
 	g.Consistently(func() int { return env.Git.Requests("forged.git").ReceivePack - pushesBefore },
 		3*time.Second, interval).Should(BeZero(), "a hand-made record caused a push")
-	g.Expect(held(f.configMap(g, "flags"))).To(BeFalse())
+	g.Expect(fixture.Held(f.ConfigMap(g, "flags"))).To(BeFalse())
 
 	// A real edit of the same object gets a real, sealed record and branch.
-	f.addKey(g, "flags", "FEATURE_DARK_MODE", "true")
-	rec := f.waitRecord(g, "flags", func(d *refluxv1.Drift) error {
+	f.AddKey(g, alice.Client, "flags", "FEATURE_DARK_MODE", "true")
+	rec := f.WaitRecord(g, "ConfigMap", "flags", func(d *refluxv1.Drift) error {
 		if d.Annotations[refluxv1.SealAnnotation] == "" {
 			return fmt.Errorf("record %s carries no seal", d.Name)
 		}
@@ -97,8 +98,8 @@ func TestHandMadeRecordIsNeverActedOn(t *testing.T) {
 		g.Expect(fld.Pointer).NotTo(Equal("/data/INJECTED"), "the forged field was adopted")
 	}
 	clone := t.TempDir()
-	gitCLI(t, "clone", "-q", "--branch", rec.Status.Branch, credentialedURL("forged.git"), clone)
-	g.Expect(gitCLI(t, "-C", clone, "show", "--format=", "HEAD")).To(And(
+	fixture.Git(t, "", "clone", "-q", "--branch", rec.Status.Branch, fixture.GitURL(env, "forged.git"), clone)
+	g.Expect(fixture.Git(t, "", "-C", clone, "show", "--format=", "HEAD")).To(And(
 		ContainSubstring("FEATURE_DARK_MODE"), Not(ContainSubstring("INJECTED"))))
 }
 
@@ -110,9 +111,9 @@ func TestHandMadeRecordIsNeverActedOn(t *testing.T) {
 func TestRecordWhoseAnnotationsWereReplacedIsKept(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	f := newFixture(t, "reannotated", fixtureOptions{files: flags("flags")})
-	f.addKey(g, "flags", "FEATURE_A", "true")
-	rec := f.waitRecord(g, "flags", func(d *refluxv1.Drift) error {
+	f := fixture.NewApp(t, env, "reannotated", fixture.AppOptions{Files: flags("flags")})
+	f.AddKey(g, alice.Client, "flags", "FEATURE_A", "true")
+	rec := f.WaitRecord(g, "ConfigMap", "flags", func(d *refluxv1.Drift) error {
 		if d.Status.Seal == "" || d.Status.Seal != d.Annotations[refluxv1.SealAnnotation] {
 			return fmt.Errorf("record %s: status seal %q, annotation %q", d.Name, d.Status.Seal, d.Annotations[refluxv1.SealAnnotation])
 		}
@@ -129,8 +130,8 @@ func TestRecordWhoseAnnotationsWereReplacedIsKept(t *testing.T) {
 		return env.Client.Update(ctx, d)
 	}, timeout, interval).Should(Succeed())
 
-	f.addKey(g, "flags", "FEATURE_B", "true")
-	again := f.waitRecord(g, "flags", func(d *refluxv1.Drift) error {
+	f.AddKey(g, alice.Client, "flags", "FEATURE_B", "true")
+	again := f.WaitRecord(g, "ConfigMap", "flags", func(d *refluxv1.Drift) error {
 		if !slices.ContainsFunc(d.Spec.Fields, func(f refluxv1.DriftField) bool { return f.Pointer == "/data/FEATURE_B" }) {
 			return fmt.Errorf("record %s has no /data/FEATURE_B yet", d.Name)
 		}
@@ -143,7 +144,7 @@ func TestRecordWhoseAnnotationsWereReplacedIsKept(t *testing.T) {
 	g.Expect(again.Spec.FirstSeen.Equal(&firstSeen)).To(BeTrue(), "its history with it")
 	g.Expect(again.Annotations).To(HaveKeyWithValue("team", "payments"), "the user's annotation stays")
 	list := &corev1.EventList{}
-	g.Expect(env.Client.List(ctx, list, client.InNamespace(f.name))).To(Succeed())
+	g.Expect(env.Client.List(ctx, list, client.InNamespace(f.Name))).To(Succeed())
 	for _, e := range list.Items {
 		g.Expect(e.Reason).NotTo(Equal(governor.RecordNotSealedEventReason), "%s", e.Message)
 	}

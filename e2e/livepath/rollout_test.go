@@ -3,8 +3,6 @@ package livepath
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // rolloutObjects is large enough that Flux takes seconds to build and
@@ -33,22 +32,19 @@ const rolloutObjects = 2000
 func TestEditsDuringARolloutAreHeldAndRecorded(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	f := newFixture(t, "rollout", fixtureOptions{reportOnly: true, files: map[string]string{
-		"kustomization.yaml": kustomization, "configmaps.yaml": configMaps(rolloutObjects, "v1"),
-	}})
+	f := fixture.NewApp(t, env, "rollout", fixture.AppOptions{ReportOnly: true,
+		Files: fixture.OneFile("configmaps.yaml", configMaps(rolloutObjects, "v1"))})
 
 	// The next revision changes every object.
-	dir := t.TempDir()
-	g.Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
-	g.Expect(os.WriteFile(filepath.Join(dir, "configmaps.yaml"), []byte(configMaps(rolloutObjects, "v2")), 0o644)).To(Succeed())
-	commit, err := env.Git.PushDir(ctx, "rollout.git", dir)
+	next := fixture.Tree(t, "", fixture.OneFile("configmaps.yaml", configMaps(rolloutObjects, "v2")))
+	commit, err := env.Git.PushDir(ctx, f.Repo, next)
 	g.Expect(err).NotTo(HaveOccurred())
 	rev2 := "main@sha1:" + commit
-	_, err = env.RequestReconcile(ctx, f.src)
+	_, err = env.RequestReconcile(ctx, f.Source)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Eventually(func() string {
 		src := &sourcev1.GitRepository{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.src), src)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.Source), src)).To(Succeed())
 		if src.Status.Artifact == nil {
 			return ""
 		}
@@ -59,15 +55,15 @@ func TestEditsDuringARolloutAreHeldAndRecorded(t *testing.T) {
 	var edited []string
 	for i := rolloutObjects - 5; i < rolloutObjects; i++ {
 		name := fmt.Sprintf("cm-%05d", i)
-		f.addKey(g, name, "HOTFIX", "true")
+		f.AddKey(g, alice.Client, name, "HOTFIX", "true")
 		edited = append(edited, name)
 	}
 	ks := &kustomizev1.Kustomization{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.ks), ks)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.Kustomization()), ks)).To(Succeed())
 	g.Expect(ks.Status.LastAppliedRevision).NotTo(Equal(rev2), "the edits were made before Flux finished the rollout")
 
 	g.Eventually(func() string {
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.ks), ks)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(f.Kustomization()), ks)).To(Succeed())
 		return ks.Status.LastAppliedRevision + " " + string(conditions.Get(ks, meta.ReadyCondition).Status)
 	}, 10*time.Minute, 20*time.Millisecond).Should(Equal(rev2 + " True"))
 
@@ -77,40 +73,40 @@ func TestEditsDuringARolloutAreHeldAndRecorded(t *testing.T) {
 	var late []string
 	for i := 10; i < 15; i++ {
 		name := fmt.Sprintf("cm-%05d", i)
-		f.addKey(g, name, "LATE_HOTFIX", "true")
+		f.AddKey(g, alice.Client, name, "LATE_HOTFIX", "true")
 		late = append(late, name)
 	}
 	for _, name := range late {
-		f.waitRecord(g, name, func(d *refluxv1.Drift) error {
+		f.WaitRecord(g, "ConfigMap", name, func(d *refluxv1.Drift) error {
 			if d.Spec.Revision != rev2 {
 				return fmt.Errorf("record %s is of revision %s, want %s", d.Name, d.Spec.Revision, rev2)
 			}
-			return state(refluxv1.DriftHeld)(d)
+			return fixture.InState(refluxv1.DriftHeld)(d)
 		})
 	}
 	g.Expect(env.Reconcile(ctx, ks)).To(Succeed())
 	for _, name := range late {
-		cm := f.configMap(g, name)
+		cm := f.ConfigMap(g, name)
 		g.Expect(cm.Data).To(HaveKeyWithValue("LATE_HOTFIX", "true"), "%s: Flux's reconcile kept the held edit", name)
-		g.Expect(held(cm)).To(BeTrue())
+		g.Expect(fixture.Held(cm)).To(BeTrue())
 	}
 
 	for _, name := range edited {
-		cm := f.configMap(g, name)
+		cm := f.ConfigMap(g, name)
 		g.Expect(cm.Data).To(HaveKeyWithValue("HOTFIX", "true"), "%s: Flux must not have reverted the edit", name)
-		g.Expect(held(cm)).To(BeTrue(), "%s is held", name)
+		g.Expect(fixture.Held(cm)).To(BeTrue(), "%s is held", name)
 		g.Expect(cm.Data).To(HaveKeyWithValue("VALUE", fmt.Sprintf("v1-%s", name[len("cm-0"):])),
 			"%s was held before Flux reached it, so the rollout skipped it", name)
-		rec := f.waitRecord(g, name, func(d *refluxv1.Drift) error {
+		rec := f.WaitRecord(g, "ConfigMap", name, func(d *refluxv1.Drift) error {
 			if d.Spec.Revision != rev2 {
 				return fmt.Errorf("record %s is of revision %s, want %s", d.Name, d.Spec.Revision, rev2)
 			}
-			return state(refluxv1.DriftHeld)(d)
+			return fixture.InState(refluxv1.DriftHeld)(d)
 		})
 		g.Expect(rec.Spec.Fields).To(ContainElement(HaveField("Pointer", "/data/HOTFIX")))
 	}
 	// An object no one edited was rolled out and is not held.
-	other := f.configMap(g, "cm-00000")
+	other := f.ConfigMap(g, "cm-00000")
 	g.Expect(other.Data).To(HaveKeyWithValue("VALUE", "v2-0"))
-	g.Expect(held(other)).To(BeFalse())
+	g.Expect(fixture.Held(other)).To(BeFalse())
 }

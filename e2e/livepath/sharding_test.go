@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // TestShardsGovernOnlyTheirOwn runs two reflux shards the way Flux shards
@@ -16,28 +17,26 @@ import (
 // writes its records, holds its objects or touches its namespace.
 func TestShardsGovernOnlyTheirOwn(t *testing.T) {
 	g := NewWithT(t)
-	writes := map[string]*writeLog{"a": newWriteLog(), "b": newWriteLog()}
+	writes := map[string]*writeLog{"a": {}, "b": {}}
 	for _, shard := range []string{"a", "b"} {
-		r, err := startReflux(shardLog(shard), shardKey+"="+shard, writes[shard])
-		g.Expect(err).NotTo(HaveOccurred())
-		t.Cleanup(r.Stop)
+		fixture.StartReflux(t, env, refluxOptions("reflux-shard-"+shard, shardKey+"="+shard, writes[shard]))
 	}
-	a := newFixture(t, "shard-a", fixtureOptions{files: flags("flags"), reportOnly: true, labels: map[string]string{shardKey: "a"}})
-	b := newFixture(t, "shard-b", fixtureOptions{files: flags("flags"), reportOnly: true, labels: map[string]string{shardKey: "b"}})
+	a := fixture.NewApp(t, env, "shard-a", fixture.AppOptions{Files: flags("flags"), ReportOnly: true, Labels: map[string]string{shardKey: "a"}})
+	b := fixture.NewApp(t, env, "shard-b", fixture.AppOptions{Files: flags("flags"), ReportOnly: true, Labels: map[string]string{shardKey: "b"}})
 
-	a.addKey(g, "flags", "FEATURE_DARK_MODE", "true")
-	b.addKey(g, "flags", "FEATURE_DARK_MODE", "true")
-	recA := a.waitRecord(g, "flags", state(refluxv1.DriftHeld))
-	recB := b.waitRecord(g, "flags", state(refluxv1.DriftHeld))
-	g.Expect(held(a.configMap(g, "flags"))).To(BeTrue())
-	g.Expect(held(b.configMap(g, "flags"))).To(BeTrue())
+	a.AddKey(g, alice.Client, "flags", "FEATURE_DARK_MODE", "true")
+	b.AddKey(g, alice.Client, "flags", "FEATURE_DARK_MODE", "true")
+	recA := a.WaitRecord(g, "ConfigMap", "flags", fixture.InState(refluxv1.DriftHeld))
+	recB := b.WaitRecord(g, "ConfigMap", "flags", fixture.InState(refluxv1.DriftHeld))
+	g.Expect(fixture.Held(a.ConfigMap(g, "flags"))).To(BeTrue())
+	g.Expect(fixture.Held(b.ConfigMap(g, "flags"))).To(BeTrue())
 
 	// Dismissing a record is carried out by its own shard only.
 	// As `kubectl annotate` does: the record's other annotations (its
 	// seal among them) stay.
 	recA.Annotations[refluxv1.DismissAnnotation] = "true"
 	g.Expect(env.Client.Update(t.Context(), recA)).To(Succeed())
-	a.waitRecord(g, "flags", state(refluxv1.DriftDismissed))
+	a.WaitRecord(g, "ConfigMap", "flags", fixture.InState(refluxv1.DriftDismissed))
 
 	for shard, own := range map[string]string{"a": "shard-a", "b": "shard-b"} {
 		other := map[string]string{"a": "shard-b", "b": "shard-a"}[shard]

@@ -13,8 +13,6 @@ type writeLog struct {
 	writes []string
 }
 
-func newWriteLog() *writeLog { return &writeLog{} }
-
 func (w *writeLog) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
 		if req.Method != http.MethodGet {
