@@ -5,10 +5,9 @@ import (
 	"testing"
 	"time"
 
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
-
-	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
 const userName = "alice@example.com"

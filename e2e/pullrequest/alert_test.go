@@ -22,7 +22,7 @@ func TestImageRollbackIsADraftNeedingADecision(t *testing.T) {
 	d.Spec.Template.Spec.Containers[0].Image = "ghcr.io/example/payments-api:1.3.9"
 	g.Expect(env.Client.Update(context.Background(), d, client.FieldOwner("kubectl-edit"))).To(Succeed())
 
-	rec := record(g, "payments-api", withPullRequest)
+	rec := payments.WaitRecord(g, "Deployment", "payments-api", withPullRequest)
 	g.Expect(rec.Status.Branch).To(ContainSubstring("needs-decision"))
 	prs := pullsOf(g, rec.Status.Branch)
 	g.Expect(prs).To(HaveLen(1))

@@ -11,10 +11,10 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
@@ -70,41 +70,6 @@ func pullsIn(g Gomega, repo, branch string) []pr {
 	return out
 }
 
-func configMap(g Gomega, name string) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{}
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm)).To(Succeed())
-	return cm
-}
-
-// edit changes a live object as `kubectl edit` does.
-func edit(g Gomega, cm *corev1.ConfigMap) {
-	g.Expect(env.Client.Update(context.Background(), cm, client.FieldOwner("kubectl-edit"))).To(Succeed())
-}
-
-func record(g Gomega, name string, match func(*refluxv1.Drift) error) *refluxv1.Drift {
-	return recordIn(g, ns, name, match)
-}
-
-// recordIn waits until the record of the object name in namespace
-// matches.
-func recordIn(g Gomega, namespace, name string, match func(*refluxv1.Drift) error) *refluxv1.Drift {
-	var found *refluxv1.Drift
-	g.Eventually(func() error {
-		list := &refluxv1.DriftList{}
-		if err := env.Client.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
-			return err
-		}
-		for i := range list.Items {
-			if list.Items[i].Spec.Object.Name == name {
-				found = &list.Items[i]
-				return match(found)
-			}
-		}
-		return fmt.Errorf("no record for %s", name)
-	}, timeout, interval).Should(Succeed())
-	return found
-}
-
 func withPullRequest(d *refluxv1.Drift) error {
 	if d.Status.State != refluxv1.DriftProposed || d.Status.PullRequest == "" {
 		return fmt.Errorf("state %q pull request %q", d.Status.State, d.Status.PullRequest)
@@ -144,11 +109,9 @@ func TestPolicyChecksTheForge(t *testing.T) {
 // records resolving once Flux applies it.
 func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
 	g := NewWithT(t)
-	cm := configMap(g, "payment-flags")
-	cm.Data["INSTANT_REFUNDS"] = "true"
-	edit(g, cm)
+	payments.AddKey(g, env.Client, "payment-flags", "INSTANT_REFUNDS", "true")
 
-	rec := record(g, "payment-flags", withPullRequest)
+	rec := payments.WaitRecord(g, "ConfigMap", "payment-flags", withPullRequest)
 	branch := rec.Status.Branch
 	prs := pullsOf(g, branch)
 	g.Expect(prs).To(HaveLen(1))
@@ -182,16 +145,14 @@ func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
 		return p.Status.PendingBranches
 	}, timeout, interval).Should(ContainElement(HaveField("PullRequest", first.URL)))
 
-	ev := branchPushedEvent(g, first.URL)
+	ev := payments.Event(g, refluxv1.BranchPushedReason, first.URL)
 	g.Expect(ev.Annotations).To(HaveKeyWithValue("kustomize.toolkit.fluxcd.io/reflux-pull-request", first.URL))
 	g.Eventually(func() float64 {
-		return openPullRequests()
+		return openPullRequests(g)
 	}, timeout, interval).Should(BeNumerically(">=", 1), "reflux_pull_requests{state=open}")
 
 	// A second flag on the same Kustomization: the same pull request grows.
-	cm = configMap(g, "payment-flags")
-	cm.Data["SPLIT_PAYMENTS"] = "true"
-	edit(g, cm)
+	payments.AddKey(g, env.Client, "payment-flags", "SPLIT_PAYMENTS", "true")
 	g.Eventually(func() string {
 		if prs := pullsOf(g, branch); len(prs) == 1 {
 			return prs[0].Body
@@ -201,13 +162,8 @@ func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
 
 	// The reviewer squash-merges and Gitea deletes the branch.
 	g.Expect(gt.Merge(context.Background(), "reflux", repo, int(first.Number), "squash", true)).To(Succeed())
-	record(g, "payment-flags", func(d *refluxv1.Drift) error {
-		if d.Status.State != refluxv1.DriftResolved {
-			return fmt.Errorf("state %q", d.Status.State)
-		}
-		return nil
-	})
-	g.Expect(configMap(g, "payment-flags").Data).To(And(HaveKeyWithValue("INSTANT_REFUNDS", "true"),
+	payments.WaitRecord(g, "ConfigMap", "payment-flags", fixture.InState(refluxv1.DriftResolved))
+	g.Expect(payments.ConfigMap(g, "payment-flags").Data).To(And(HaveKeyWithValue("INSTANT_REFUNDS", "true"),
 		HaveKeyWithValue("SPLIT_PAYMENTS", "true")), "Flux applied the merge")
 }
 
@@ -218,10 +174,8 @@ func TestConfigMapKeyBecomesOnePullRequestAndResolvesOnMerge(t *testing.T) {
 // a fresh branch instead of landing, unseen, on the decided one.
 func TestClosedPullRequestDismissesAndFluxRestoresGit(t *testing.T) {
 	g := NewWithT(t)
-	cm := configMap(g, "search-flags")
-	cm.Data["FUZZY_MATCH"] = "true"
-	edit(g, cm)
-	rec := record(g, "search-flags", withPullRequest)
+	payments.AddKey(g, env.Client, "search-flags", "FUZZY_MATCH", "true")
+	rec := payments.WaitRecord(g, "ConfigMap", "search-flags", withPullRequest)
 	prs := pullsOf(g, rec.Status.Branch)
 	g.Expect(prs).To(HaveLen(1))
 	// Changing a value Git declares is an Alert by default: a draft that
@@ -237,14 +191,9 @@ func TestClosedPullRequestDismissesAndFluxRestoresGit(t *testing.T) {
 	g.Expect(strings.Contains(prs[0].Body, "reflux never merges this pull request")).To(BeTrue())
 	g.Expect(gt.API(context.Background(), http.MethodPatch, fmt.Sprintf("/repos/reflux/%s/pulls/%d", repo, prs[0].Number),
 		map[string]any{"state": "closed"}, nil)).To(Succeed())
-	record(g, "search-flags", func(d *refluxv1.Drift) error {
-		if d.Status.State != refluxv1.DriftDismissed {
-			return fmt.Errorf("state %q", d.Status.State)
-		}
-		return nil
-	})
+	payments.WaitRecord(g, "ConfigMap", "search-flags", fixture.InState(refluxv1.DriftDismissed))
 	g.Eventually(func() string {
-		return configMap(g, "search-flags").Data["FUZZY_MATCH"]
+		return payments.ConfigMap(g, "search-flags").Data["FUZZY_MATCH"]
 	}, timeout, interval).Should(Equal("false"), "Flux restores Git once the hold is released")
 
 	// reflux deletes the closed pull request's branch and says why.
@@ -252,15 +201,13 @@ func TestClosedPullRequestDismissesAndFluxRestoresGit(t *testing.T) {
 	g.Eventually(func() error {
 		return gt.API(context.Background(), http.MethodGet, "/repos/reflux/"+repo+"/branches/"+closed.Head.Label, nil, nil)
 	}, timeout, interval).Should(MatchError(ContainSubstring("404")), "branch %s deleted", closed.Head.Label)
-	ev := kustomizationEvent(g, governor.BranchDeletedEventReason, closed.Head.Label)
+	ev := payments.Event(g, governor.BranchDeletedEventReason, closed.Head.Label)
 	g.Expect(ev.Message).To(ContainSubstring("pull request " + closed.URL + " was closed without merging"))
 	g.Expect(ev.Annotations).To(HaveKeyWithValue("kustomize.toolkit.fluxcd.io/reflux-pull-request", closed.URL))
 
 	// The next decision the Kustomization needs gets a pull request of its
 	// own, from a fresh branch, not the closed one's.
-	cm = configMap(g, "search-flags")
-	cm.Data["FUZZY_MATCH"] = "prefix-only"
-	edit(g, cm)
+	payments.AddKey(g, env.Client, "search-flags", "FUZZY_MATCH", "prefix-only")
 	var next pr
 	g.Eventually(func() error {
 		for _, p := range pullsIn(g, repo, "") {
@@ -279,53 +226,9 @@ func TestClosedPullRequestDismissesAndFluxRestoresGit(t *testing.T) {
 	g.Expect(pullsOf(g, closed.Head.Label)).To(HaveLen(1), "the closed pull request was not reused")
 }
 
-// kustomizationEvent waits for an event of the Kustomization with reason
-// whose message names what.
-func kustomizationEvent(g Gomega, reason, what string) *corev1.Event {
-	var found *corev1.Event
-	g.Eventually(func() error {
-		list := &corev1.EventList{}
-		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for i := range list.Items {
-			e := &list.Items[i]
-			if e.InvolvedObject.Kind == "Kustomization" && e.Reason == reason && strings.Contains(e.Message, what) {
-				found = e
-				return nil
-			}
-		}
-		return fmt.Errorf("no %s event naming %s", reason, what)
-	}, timeout, interval).Should(Succeed())
-	return found
-}
-
-// branchPushedEvent waits for the Kustomization's BranchPushed event that
-// names the pull request.
-func branchPushedEvent(g Gomega, url string) *corev1.Event {
-	return kustomizationEvent(g, refluxv1.BranchPushedReason, url)
-}
-
 // openPullRequests reads reflux_pull_requests{state="open"} of the
-// Kustomization from reflux's registry.
-func openPullRequests() float64 {
-	families, err := rfx.Registry.Gather()
-	if err != nil {
-		return -1
-	}
-	for _, mf := range families {
-		if mf.GetName() != "reflux_pull_requests" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["namespace"] == ns && labels["kustomization"] == "payments" && labels["state"] == "open" {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	return -1
+// Kustomization from one scrape of reflux's /metrics.
+func openPullRequests(g Gomega) float64 {
+	v, _ := fixture.Metric(g, rfx.Process, "reflux_pull_requests", map[string]string{"namespace": ns, "kustomization": "payments", "state": "open"})
+	return v
 }

@@ -3,16 +3,12 @@ package pullrequest
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reflux-dev/reflux/internal/testenv"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // TestRestartOpensNoSecondPullRequest: a live flag becomes one pull
@@ -29,10 +25,11 @@ func TestRestartOpensNoSecondPullRequest(t *testing.T) {
 		labels: map[string]string{tierLabel: checkout, shardKey: shard}})
 	g.Expect(err).NotTo(HaveOccurred())
 
-	first := startShardReflux(t, "reflux-restart", shard)
-	g.Expect(waitWatched(ctx, k)).To(Succeed())
-	addKey(g, checkout, "checkout-flags", "ONE_CLICK", "true")
-	rec := recordIn(g, checkout, "checkout-flags", withPullRequest)
+	first := fixture.StartReflux(t, env, fixture.Options{Name: "reflux-restart", Selector: shardKey + "=" + shard})
+	app := fixture.Namespace{Env: env, Name: checkout}
+	g.Expect(app.WaitClean(ctx, k.Name)).To(Succeed())
+	app.AddKey(g, env.Client, "checkout-flags", "ONE_CLICK", "true")
+	rec := app.WaitRecord(g, "ConfigMap", "checkout-flags", withPullRequest)
 	branch, url := rec.Status.Branch, rec.Status.PullRequest
 	prs := pullsIn(g, checkout, "")
 	g.Expect(prs).To(HaveLen(1))
@@ -40,8 +37,8 @@ func TestRestartOpensNoSecondPullRequest(t *testing.T) {
 	g.Expect(prs[0].Head.Label).To(Equal(branch))
 	g.Expect(first.Kill()).To(Succeed())
 
-	startShardReflux(t, "reflux-restart-2", shard)
-	addKey(g, checkout, "checkout-flags", "GUEST_CHECKOUT", "true")
+	fixture.StartReflux(t, env, fixture.Options{Name: "reflux-restart-2", Selector: shardKey + "=" + shard})
+	app.AddKey(g, env.Client, "checkout-flags", "GUEST_CHECKOUT", "true")
 	g.Eventually(func() error {
 		prs := pullsIn(g, checkout, "")
 		if len(prs) != 1 {
@@ -56,45 +53,6 @@ func TestRestartOpensNoSecondPullRequest(t *testing.T) {
 		}
 		return nil
 	}, timeout, interval).Should(Succeed())
-	rec = recordIn(g, checkout, "checkout-flags", withPullRequest)
+	rec = app.WaitRecord(g, "ConfigMap", "checkout-flags", withPullRequest)
 	g.Expect(rec.Status.PullRequest).To(Equal(url), "the record still names the first pull request")
-}
-
-// startShardReflux runs the reflux binary as the installed ServiceAccount,
-// governing only the Kustomizations and policies of shard, and stops it
-// when the test ends (a killed one only has its log closed).
-func startShardReflux(t *testing.T, name, shard string) *testenv.RefluxProcess {
-	t.Helper()
-	binaryLogs = append(binaryLogs, filepath.Join(env.Dir, name+".log"))
-	r, err := testenv.StartReflux(context.Background(), env, testenv.RefluxOptions{Name: name, Args: []string{
-		"--watch-label-selector=" + shardKey + "=" + shard,
-		"--log-level=debug",
-		// Gitea speaks plain HTTP on loopback.
-		"--insecure-allow-http",
-		"--concurrent=2",
-		"--artifact-retry-interval=2s",
-		"--policy-retry-interval=2s",
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := r.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return r
-}
-
-// addKey adds a key to a live ConfigMap as `kubectl edit` does, again on
-// a conflict with reflux's hold.
-func addKey(g Gomega, namespace, name, key, value string) {
-	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm := &corev1.ConfigMap{}
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, cm); err != nil {
-			return err
-		}
-		cm.Data[key] = value
-		return env.Client.Update(context.Background(), cm, client.FieldOwner("kubectl-edit"))
-	})).To(Succeed())
 }

@@ -2,26 +2,18 @@ package pullrequest
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
-	"github.com/fluxcd/pkg/runtime/conditions"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/controllers"
-	"github.com/reflux-dev/reflux/internal/refluxtest"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/reverse/policy"
 )
@@ -34,53 +26,27 @@ const (
 )
 
 var (
-	env     *testenv.Env
-	gt      *testenv.Gitea
-	ks      *kustomizev1.Kustomization
-	rfx     *refluxtest.Reflux
-	logPath string
-	// binaryLogs are the logs of the reflux binaries tests started.
-	binaryLogs []string
+	env *testenv.Env
+	gt  *testenv.Gitea
+	ks  *kustomizev1.Kustomization
+	// payments is the suite's tenant, governed by rfx.
+	payments fixture.Namespace
+	rfx      *testenv.RefluxProcess
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if env, err = testenv.Start(ctx, testenv.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }() // the exit code is decided
-	if gt, err = testenv.StartGitea(ctx, testenv.GiteaOptions{Dir: filepath.Join(env.Dir, "gitea")}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = gt.Stop() }() // the exit code is decided
-	logPath = filepath.Join(env.Dir, "reflux.log")
-	code := 1
-	if err := setup(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "setting up the pull-request fixture:", err)
-	} else {
-		code = m.Run()
-	}
-	if code != 0 {
-		_ = env.DumpLogs(os.Stdout, 256<<10)
-		_ = testenv.DumpFiles(os.Stdout, 256<<10, append([]string{logPath, gt.Process.LogPath}, binaryLogs...)...)
-	}
-	return code
+	fixture.Main(m, &env, fixture.Suite{Setup: setup})
 }
 
 // setup creates the payments tenant and starts the suite's reflux, which
 // governs every Kustomization outside the restart shard.
-func setup(ctx context.Context) error {
+func setup(ctx context.Context, env *testenv.Env) error {
+	var err error
+	if gt, err = testenv.StartGitea(ctx, testenv.GiteaOptions{Dir: filepath.Join(env.Dir, "gitea")}); err != nil {
+		return err
+	}
+	fixture.Defer(gt.Stop)
+	fixture.AddLog(gt.Process.LogPath)
 	// reflux signs as Gitea's admin user, whose email Gitea has
 	// activated: Gitea verifies a signature only for such a committer.
 	key, err := testenv.NewSigningKey(gt.Username, "e2e", gt.Username+"@example.com")
@@ -98,40 +64,11 @@ func setup(ctx context.Context) error {
 	if err := gt.AddUser(ctx, "payments-team", repo); err != nil {
 		return err
 	}
-	rfx, err = refluxtest.Start(refluxtest.Options{Config: env.Config, LogPath: logPath, Debug: true,
-		Selector: labels.NewSelector().Add(notInShard),
-		Controllers: controllers.Options{
-			Concurrent: 2, PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
-			// Gitea speaks plain HTTP on loopback.
-			AllowInsecureHTTP: true, GitCacheDir: filepath.Join(env.Dir, "git-cache"),
-		}})
-	if err != nil {
+	payments = fixture.Namespace{Env: env, Name: ns}
+	if rfx, err = fixture.StartSuiteReflux(ctx, env, fixture.Options{Selector: "!" + shardKey}); err != nil {
 		return err
 	}
-	return waitWatched(ctx, ks)
-}
-
-// waitWatched waits until reflux reports the Kustomization clean
-// (Drifted=False, NoDrift): rendered, watched and every object checked.
-// Until then nothing holds an edited object, and Flux may revert an edit
-// before reflux sees it.
-func waitWatched(ctx context.Context, k *kustomizev1.Kustomization) error {
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(k), k); err != nil {
-			return false, err
-		}
-		last = "no Drifted condition"
-		if c := conditions.Get(k, refluxv1.DriftedCondition); c != nil {
-			last = string(c.Status) + "/" + c.Reason + ": " + c.Message
-			return c.Status == metav1.ConditionFalse && c.Reason == refluxv1.NoDriftReason, nil
-		}
-		return false, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for reflux to watch %s (%s): %w", client.ObjectKeyFromObject(k), last, err)
-	}
-	return nil
+	return payments.WaitClean(ctx, ks.Name)
 }
 
 const (
@@ -142,16 +79,6 @@ const (
 	// alone, as Flux's sharding does.
 	shardKey = "reflux.dev/shard"
 )
-
-var notInShard = mustRequirement(shardKey, selection.DoesNotExist)
-
-func mustRequirement(key string, op selection.Operator, values ...string) labels.Requirement {
-	r, err := labels.NewRequirement(key, op, values)
-	if err != nil {
-		panic(err)
-	}
-	return *r
-}
 
 // tenant is one team's repository in Gitea, its namespace, Flux objects
 // and ReverseSyncPolicy.
@@ -214,8 +141,8 @@ func createTenant(ctx context.Context, t tenant) (*kustomizev1.Kustomization, er
 	if err := env.WaitForReady(ctx, k); err != nil {
 		return nil, err
 	}
-	p := &refluxv1.ReverseSyncPolicy{ObjectMeta: metav1.ObjectMeta{Name: t.repo, Namespace: t.namespace, Labels: t.labels}}
-	p.Spec.KustomizationSelector.MatchLabels = map[string]string{tierLabel: t.labels[tierLabel]}
+	p := fixture.Policy(t.namespace, t.repo, map[string]string{tierLabel: t.labels[tierLabel]})
+	p.Labels = t.labels
 	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: gt.Username, Email: gt.Username + "@example.com"}
 	if t.signingKey != nil {
 		p.Spec.Git.SigningKey = &refluxv1.SigningKey{Type: refluxv1.OpenPGPSigningKey, SecretRef: meta.LocalObjectReference{Name: "signing-key"}}
