@@ -14,11 +14,12 @@ mkdir -p bench
 raw="$(mktemp)"
 trap 'rm -f "${raw}"' EXIT
 
-# -timeout bounds each package's benchmark binary. e2e/scale's
-# BenchmarkScale takes about 25 minutes on 2 cores, e2e/sidebyside's
-# BenchmarkSideBySide about 20 (kustomize-controller
-# alone needs minutes for the 10,000-object cases) and gives each of its
-# waits up to 30 minutes, so a stalled case is reported, not killed.
+# -timeout bounds each package's benchmark binary. e2e/bench runs its
+# benchmarks one after another: BenchmarkScale takes about 25 minutes on 2
+# cores, BenchmarkSideBySide about 20 (kustomize-controller alone needs
+# minutes for the 10,000-object cases) and BenchmarkLiveChange a few, and
+# each case gives its waits up to 30 minutes, so a stalled case is
+# reported, not killed.
 cmd=(go test -run '^$' -bench . -benchmem -benchtime "${benchtime}" -timeout 180m ./...)
 echo "+ ${cmd[*]}" >&2
 "${cmd[@]}" | tee "${raw}"

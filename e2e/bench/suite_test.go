@@ -2,122 +2,69 @@ package bench
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
-	"github.com/reflux-dev/reflux/controllers"
-	"github.com/reflux-dev/reflux/internal/refluxtest"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
-const (
-	fleetNS   = "fleet"
-	fleetRepo = "fleet.git"
-	// fleetLabel selects the fleet's Kustomizations for the policy.
-	fleetLabel = "reflux.dev/bench"
-	// waitTimeout bounds every readiness wait. Flux applies 1,000 objects
-	// and reflux dry-runs each once at start; a 2-core machine needs far
-	// less, but a slow one must not fail the run.
-	waitTimeout = 10 * time.Minute
-)
+// fleetTimeout bounds every readiness wait of the fleet. Flux applies
+// 1,000 objects and reflux dry-runs each once at start; a 2-core machine
+// needs far less, but a slow one must not fail the run.
+const fleetTimeout = 10 * time.Minute
+
+// fleet is BenchmarkLiveChange's tree: 1,000 objects in 20
+// Kustomizations, five Deployments in each.
+var fleet = tree{prefix: "bench", objects: 1000, kustomizations: 20, deployments: 5}
 
 var (
-	env      *testenv.Env
-	requests *requestCounter
-	watch    *observer
-	logPath  string
+	// fleetRequests counts the API requests of the fleet's reflux;
+	// fleetWatch sees its edits held and recorded.
+	fleetRequests = newRequestCounter()
+	fleetWatch    *observer
 )
 
+// TestMain builds reflux from the work tree when benchmarks run, so their
+// figures are never a stale bin/reflux's. Without -bench only the
+// package's tests of its trees and figures run, in seconds: the fleet's
+// environment starts at BenchmarkLiveChange's first run (fixture.Shared)
+// and serves its later ones; BenchmarkScale and BenchmarkSideBySide start
+// one per case.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	fixture.Main(m, nil, fixture.Suite{Lazy: true, Build: true, Setup: setupFleet,
+		Env: testenv.Options{WaitTimeout: fleetTimeout}})
 }
 
-// run starts the environment only when a benchmark is asked for: setting
-// up the fleet takes a minute, and this package has no tests.
-func run(m *testing.M) int {
-	flag.Parse()
-	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
-		return m.Run()
+// setupFleet lets Flux apply the fleet, starts the benchmark's watches and
+// reflux, and waits until reflux reports every Kustomization clean.
+func setupFleet(ctx context.Context, env *testenv.Env) error {
+	if err := fleet.apply(ctx, env, time.Hour); err != nil {
+		return err
 	}
-	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	env, err = testenv.Start(ctx, testenv.Options{Scheme: scheme, WaitTimeout: waitTimeout})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	logPath = filepath.Join(env.Dir, "reflux.log")
-	if p := os.Getenv("REFLUX_BENCH_LOG"); p != "" {
-		logPath = p // kept after the run, to explain its numbers
-	}
-	code := 1
-	stop, err := setup(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "setting up the fleet:", err)
-	} else {
-		code = m.Run()
-		stop()
-	}
-	if code != 0 {
-		_ = env.DumpLogs(os.Stdout, 256<<10)
-		_ = testenv.DumpFiles(os.Stdout, 256<<10, logPath)
-	}
-	return code
-}
-
-// setup pushes the fleet, lets Flux apply it, starts reflux and the
-// benchmark's own watches, and waits until reflux reports every
-// Kustomization clean. It returns the function that stops reflux and the
-// watches.
-func setup(ctx context.Context) (func(), error) {
-	kss, err := applyFleet(ctx)
-	if err != nil {
-		return nil, err
-	}
-	stopReflux, err := startReflux()
-	if err != nil {
-		return nil, err
+	if err := env.Client.Create(ctx, policy(true)); err != nil {
+		return err
 	}
 	watchCtx, cancel := context.WithCancel(ctx)
-	stop := func() { cancel(); stopReflux() }
-	if watch, err = startObserver(watchCtx, env.Config, env.Scheme); err != nil {
-		stop()
-		return nil, err
+	fixture.Defer(func() error { cancel(); return nil })
+	var err error
+	if fleetWatch, err = startObserver(watchCtx, env.Config, env.Scheme); err != nil {
+		return err
 	}
-	if err := waitClean(ctx, kss); err != nil {
-		stop()
-		return nil, err
+	if err := fleetWatch.watchEdits(watchCtx, &corev1.ConfigMap{}, &appsv1.Deployment{}); err != nil {
+		return err
 	}
-	return stop, nil
-}
-
-// startReflux starts reflux in-process with the wiring and the client
-// defaults of `reflux manager` (4 workers, Flux's 50 QPS and burst 300),
-// on a connection whose requests are counted.
-func startReflux() (func(), error) {
-	requests = newRequestCounter()
-	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = 50, 300
-	cfg.Wrap(requests.wrap)
-	r, err := refluxtest.Start(refluxtest.Options{Config: cfg, LogPath: logPath,
-		Controllers: controllers.Options{Concurrent: 4}})
-	if err != nil {
-		return nil, err
+	// As `reflux manager` runs: 4 workers, Flux's client defaults of 50
+	// QPS and a burst of 300; its requests pass the counting proxy.
+	if _, err := fixture.StartSuiteReflux(ctx, env, fixture.Options{AsDeployed: true, Requests: fleetRequests.wrap}); err != nil {
+		return err
 	}
-	return r.Stop, nil
+	if _, err := fleetWatch.waitAll(ctx, fleet.ksNames(), cleanAt, fleetTimeout); err != nil {
+		return fmt.Errorf("waiting for reflux to report the fleet clean: %w", err)
+	}
+	return nil
 }

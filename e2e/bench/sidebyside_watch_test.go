@@ -1,10 +1,8 @@
-package sidebyside
+package bench
 
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // sighting is the moment a watch first delivered an object that matched.
@@ -51,8 +48,8 @@ func configMapWatch(ctx context.Context, wc client.WithWatch, t target, rv strin
 		cm, ok := o.(*corev1.ConfigMap)
 		return ok && match(cm)
 	}, &client.ListOptions{
-		Namespace:     t.namespace(),
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", t.name()),
+		Namespace:     t.Namespace,
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", t.Name),
 		Raw:           &metav1.ListOptions{ResourceVersion: rv},
 	})
 }
@@ -62,8 +59,8 @@ func configMapWatch(ctx context.Context, wc client.WithWatch, t target, rv strin
 func recordWatch(ctx context.Context, wc client.WithWatch, t target, value string) (sighting, func(), error) {
 	return watchFor(ctx, wc, &refluxv1.DriftList{}, func(o runtime.Object) bool {
 		d, ok := o.(*refluxv1.Drift)
-		return ok && d.Spec.Object.Kind == "ConfigMap" && d.Spec.Object.Namespace == t.namespace() &&
-			d.Spec.Object.Name == t.name() && recordShows(d, value)
+		return ok && d.Spec.Object.Kind == "ConfigMap" && d.Spec.Object.Namespace == t.Namespace &&
+			d.Spec.Object.Name == t.Name && recordShows(d, value)
 	}, client.InNamespace(fluxNS))
 }
 
@@ -78,15 +75,4 @@ func await(ctx context.Context, s sighting, timeout time.Duration) (time.Time, b
 	case <-ctx.Done():
 	}
 	return time.Time{}, false
-}
-
-func held(obj client.Object) bool { return testenv.Held(obj) }
-
-// recordShows reports whether d is a Held record carrying value live.
-func recordShows(d *refluxv1.Drift, value string) bool {
-	if d.Status.State != refluxv1.DriftHeld {
-		return false
-	}
-	want := strconv.Quote(value) // LiveValue is JSON
-	return slices.ContainsFunc(d.Spec.Fields, func(f refluxv1.DriftField) bool { return f.LiveValue == want })
 }

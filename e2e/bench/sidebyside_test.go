@@ -1,29 +1,35 @@
-package sidebyside
+package bench
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 const (
-	// idleWindow is the no-drift measurement window: two of
+	// sideIdleWindow is the no-drift measurement window: two of
 	// kustomize-controller's 1m intervals, so each Kustomization
 	// reconciles about twice in it.
-	idleWindow = 2 * time.Minute
-	// refluxReadyTimeout bounds reflux's start until every Kustomization
+	sideIdleWindow = 2 * time.Minute
+	// sideReadyTimeout bounds reflux's start until every Kustomization
 	// reports NoDrift.
-	refluxReadyTimeout = 15 * time.Minute
+	sideReadyTimeout = 15 * time.Minute
 	// writebacksMetric counts reflux's write-back runs by result.
 	writebacksMetric = "reflux_writeback_total"
 )
@@ -52,97 +58,71 @@ const (
 //   - load-avg: the one-minute load average when the case ends, and
 //     load-avg-window at the window's end.
 //
-// Each case measures once whatever b.N, like e2e/scale's.
+// Each case measures once whatever b.N (runCases).
 func BenchmarkSideBySide(b *testing.B) {
-	for _, c := range cases {
-		b.Run(c.name(), func(b *testing.B) {
-			if b.N > 1 {
-				b.Logf("b.N=%d: a case measures once per run", b.N)
-			}
-			runCase(b, c)
-		})
-	}
+	runCases(b, sideCases, runSide)
 }
 
-// caseRun is one case in progress.
-type caseRun struct {
+// sideRun is one case in progress.
+type sideRun struct {
 	b      *testing.B
-	c      sizeCase
+	c      sideCase
 	env    *testenv.Env
 	wc     client.WithWatch
 	reflux *testenv.RefluxProcess
 	run    string
-	fig    figures
+	fig    sideFigures
 }
 
-func runCase(b *testing.B, c sizeCase) {
-	ctx := context.Background()
-	r := &caseRun{b: b, c: c, run: strconv.FormatInt(time.Now().UnixNano(), 36)}
-	r.env = startEnv(b)
-	steps := []struct {
-		name string
-		on   bool
-		run  func(context.Context) error
-	}{
-		{"Flux applying the tree", true, r.applyTree},
-		{"kustomize-controller reverting edits", c.latency, r.fluxLatency},
-		{"reflux starting", true, r.startReflux},
-		{"both idling", true, r.idle},
-		{"reflux noticing edits", c.latency, r.refluxLatency},
-		{"the burst", c.burst, r.burst},
+func runSide(b *testing.B, c sideCase) {
+	r := &sideRun{b: b, c: c, run: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	r.env = fixture.NewEnv(b, testenv.Options{StartTimeout: 2 * time.Minute, WaitTimeout: 20 * time.Minute})
+	steps := []step{{"Flux applying the tree", r.applyTree}}
+	if c.latency {
+		steps = append(steps, step{"kustomize-controller reverting edits", r.fluxLatency})
 	}
-	for _, s := range steps {
-		if !s.on {
-			continue
-		}
-		began := time.Now()
-		if err := s.run(ctx); err != nil {
-			// What was measured before the failure still counts.
-			r.fig.load = loadOrNaN()
-			r.fig.report(b, c)
-			b.Fatalf("%s (after %s): %v\nfigures so far: %s", s.name, time.Since(began).Round(time.Second), err, r.fig)
-		}
+	steps = append(steps, step{"reflux starting", r.startReflux}, step{"both idling", r.idle})
+	if c.latency {
+		steps = append(steps, step{"reflux noticing edits", r.refluxLatency})
 	}
+	if c.burst {
+		steps = append(steps, step{"the burst", r.burst})
+	}
+	err := runSteps(context.Background(), steps, &r.fig)
+	// What was measured before a failure still counts.
 	r.fig.load = loadOrNaN()
 	r.fig.report(b, c)
+	if err != nil {
+		b.Fatal(err)
+	}
 }
 
-func (r *caseRun) applyTree(ctx context.Context) error {
+func (r *sideRun) applyTree(ctx context.Context) error {
 	var err error
 	if r.wc, err = client.NewWithWatch(r.env.Config, client.Options{Scheme: r.env.Scheme}); err != nil {
 		return err
 	}
 	began := time.Now()
-	if err := applyTree(ctx, r.env, r.c); err != nil {
+	if err := r.c.apply(ctx, r.env, r.c.fluxInterval); err != nil {
 		return err
 	}
 	r.b.Logf("kustomize-controller applied %d objects in %s", r.c.objects, time.Since(began).Round(time.Millisecond))
-	return r.env.Client.Create(ctx, policy())
+	// Every drifted field is held and written to a needs-decision branch.
+	return r.env.Client.Create(ctx, policy(false))
 }
 
-func (r *caseRun) fluxLatency(ctx context.Context) error {
+func (r *sideRun) fluxLatency(ctx context.Context) error {
 	var err error
-	r.fig.fluxRevert, err = fluxReverts(ctx, r.wc, fluxTargets(r.c), r.run)
+	r.fig.fluxRevert, err = fluxReverts(ctx, r.wc, r.c.fluxTargets(), r.run)
 	return err
 }
 
-func (r *caseRun) startReflux(ctx context.Context) error {
+func (r *sideRun) startReflux(ctx context.Context) error {
 	began := time.Now()
-	p, err := testenv.StartReflux(ctx, r.env, testenv.RefluxOptions{
-		Binary: refluxBin, StartTimeout: 5 * time.Minute,
+	r.reflux = fixture.StartReflux(r.b, r.env, fixture.Options{AsDeployed: true, StartTimeout: 5 * time.Minute,
 		// The test git server speaks plain HTTP on loopback.
-		Args: []string{"--insecure-allow-http"},
-	})
-	if err != nil {
-		return err
-	}
-	r.reflux = p
-	r.b.Cleanup(func() {
-		if err := p.Stop(); err != nil {
-			r.b.Errorf("stopping reflux: %v", err)
-		}
-	})
-	if err := waitNoDrift(ctx, r.env, r.c, refluxReadyTimeout); err != nil {
+		Args: []string{"--insecure-allow-http"}})
+	if err := waitNoDrift(ctx, r.env, r.c, sideReadyTimeout); err != nil {
 		return fmt.Errorf("waiting for NoDrift on every Kustomization: %w", err)
 	}
 	r.b.Logf("reflux reported NoDrift everywhere %s after it started", time.Since(began).Round(time.Millisecond))
@@ -150,9 +130,9 @@ func (r *caseRun) startReflux(ctx context.Context) error {
 }
 
 // idle lets reflux finish its start, then reads both processes' request
-// counters and reflux's processor time across idleWindow.
-func (r *caseRun) idle(ctx context.Context) error {
-	if quiet, err := waitQuiet(ctx, r.reflux.Process, time.Minute); err != nil {
+// counters and reflux's processor time across sideIdleWindow.
+func (r *sideRun) idle(ctx context.Context) error {
+	if _, quiet, err := waitQuiet(ctx, r.reflux.Process, time.Minute); err != nil {
 		return err
 	} else if !quiet {
 		r.b.Logf("reflux not quiet for %s within a minute of NoDrift; the window opens anyway", quietFor)
@@ -161,7 +141,7 @@ func (r *caseRun) idle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	timer := time.NewTimer(idleWindow)
+	timer := time.NewTimer(sideIdleWindow)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
@@ -193,7 +173,7 @@ type usage struct {
 	cpu          time.Duration
 }
 
-func (r *caseRun) sample(ctx context.Context) (usage, error) {
+func (r *sideRun) sample(ctx context.Context) (usage, error) {
 	u := usage{at: time.Now()}
 	var err error
 	if u.flux, err = requests(ctx, r.env.KustomizeController); err != nil {
@@ -217,9 +197,9 @@ func writebacks(ctx context.Context, p *testenv.Process) (float64, error) {
 	return n, nil
 }
 
-func (r *caseRun) refluxLatency(ctx context.Context) error {
+func (r *sideRun) refluxLatency(ctx context.Context) error {
 	var err error
-	r.fig.refluxHold, r.fig.refluxRecord, err = refluxNotices(ctx, r.wc, refluxTargets(r.c), r.run)
+	r.fig.refluxHold, r.fig.refluxRecord, err = refluxNotices(ctx, r.wc, r.c.refluxTargets(), r.run)
 	return err
 }
 
@@ -230,8 +210,8 @@ func (r *caseRun) refluxLatency(ctx context.Context) error {
 // and what the burst counts is reflux's coalescing, not that race.
 const burstFluxInterval = time.Hour
 
-func (r *caseRun) burst(ctx context.Context) error {
-	targets := burstTargets(r.c)
+func (r *sideRun) burst(ctx context.Context) error {
+	targets := r.c.burstTargets()
 	if err := r.slowFlux(ctx, burstFluxInterval); err != nil {
 		return err
 	}
@@ -256,7 +236,7 @@ func (r *caseRun) burst(ctx context.Context) error {
 		return err
 	}
 	r.fig.burstLive = time.Since(sent)
-	r.fig.burstGit, err = burstGit(ctx, filepath.Join(r.env.Git.Root(), treeRepo), r.c, targets, r.run)
+	r.fig.burstGit, err = burstGit(ctx, filepath.Join(r.env.Git.Root(), treeRepo), r.c.tree, targets, r.run)
 	if err != nil {
 		return err
 	}
@@ -270,7 +250,7 @@ func (r *caseRun) burst(ctx context.Context) error {
 
 // slowFlux sets every Kustomization's interval and waits until
 // kustomize-controller has reconciled the new generation.
-func (r *caseRun) slowFlux(ctx context.Context, interval time.Duration) error {
+func (r *sideRun) slowFlux(ctx context.Context, interval time.Duration) error {
 	for k := range r.c.kustomizations {
 		ks := &kustomizev1.Kustomization{}
 		if err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: fluxNS, Name: ksName(k)}, ks); err != nil {
@@ -286,4 +266,24 @@ func (r *caseRun) slowFlux(ctx context.Context, interval time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// waitNoDrift polls until every Kustomization of the case is Ready and
+// reports Drifted=False NoDrift.
+func waitNoDrift(ctx context.Context, env *testenv.Env, c sideCase, timeout time.Duration) error {
+	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		var list kustomizev1.KustomizationList
+		if err := env.Client.List(ctx, &list, client.InNamespace(fluxNS), client.MatchingLabels{treeLabel: "tree"}); err != nil {
+			return false, err
+		}
+		clean := 0
+		for _, ks := range list.Items {
+			d := apimeta.FindStatusCondition(ks.Status.Conditions, refluxv1.DriftedCondition)
+			r := apimeta.FindStatusCondition(ks.Status.Conditions, meta.ReadyCondition)
+			if strings.HasPrefix(fixture.Describe(d), fixture.Clean) && r != nil && r.Status == metav1.ConditionTrue {
+				clean++
+			}
+		}
+		return clean == c.kustomizations, nil
+	})
 }

@@ -1,13 +1,19 @@
-package scale
+package bench
 
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 const (
@@ -71,7 +77,7 @@ func editOnce(ctx context.Context, editor client.Client, o *observer, t target, 
 		if err := editor.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, cm); err != nil {
 			return err
 		}
-		if held(cm) {
+		if fixture.Held(cm) {
 			return fmt.Errorf("%s is held before the benchmark edited it", t)
 		}
 		cm.Data["VALUE"] = value
@@ -115,4 +121,77 @@ func resultOf(o *observer, e *edit) editResult {
 		r.recorded, r.record = true, max(0, recordAt.Sub(acked))
 	}
 	return r
+}
+
+// minEdits is the fewest live edits per case.
+const minEdits = 40
+
+// editTargets returns the ConfigMaps the case edits, max(minEdits,
+// kustomizations) of them, all distinct: round-robin over the
+// Kustomizations so every one of the first edits lands in a different
+// one, and within a Kustomization at the middle of evenly spaced segments
+// of its file, so edits reach deep into a long one as well as its head.
+func editTargets(c tree) []target {
+	n := max(minEdits, c.kustomizations)
+	perKs := (n + c.kustomizations - 1) / c.kustomizations
+	out := make([]target, 0, n)
+	for i := range n {
+		k, slot := i%c.kustomizations, i/c.kustomizations
+		out = append(out, c.configMap(k, (2*slot+1)*c.configMapsPerKs()/(2*perKs)))
+	}
+	return out
+}
+
+// The person whose edits the benchmark makes: a user with a human's name
+// who may edit ConfigMaps and nothing else, not the admin.
+const (
+	editorName  = "oncall@example.com"
+	editorGroup = "reflux-scale:oncall"
+)
+
+// editorRBAC lets editorGroup read and edit ConfigMaps, as a team's
+// on-call role would.
+func editorRBAC() (*rbacv1.ClusterRole, *rbacv1.ClusterRoleBinding) {
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "reflux-scale-oncall"},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{""}, Resources: []string{"configmaps"},
+			Verbs: []string{"get", "list", "watch", "update", "patch"},
+		}},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: editorGroup}},
+	}
+	return role, binding
+}
+
+// TestEditTargets checks the edits are distinct objects of the tree,
+// spread over every Kustomization when there are enough edits, and reach
+// past the head of a long file.
+func TestEditTargets(t *testing.T) {
+	for _, c := range scaleCases {
+		t.Run(c.name(), func(t *testing.T) {
+			g := NewWithT(t)
+			targets := editTargets(c)
+			g.Expect(len(targets)).To(BeNumerically(">=", 30))
+			seen := map[target]bool{}
+			perNS := map[string]int{}
+			deepest := 0
+			for _, tg := range targets {
+				g.Expect(seen[tg]).To(BeFalse(), "edited twice: %s", tg)
+				seen[tg] = true
+				perNS[tg.Namespace]++
+				i, err := configMapIndex(tg.Name)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(i).To(BeNumerically("<", c.configMapsPerKs()))
+				deepest = max(deepest, i)
+			}
+			g.Expect(perNS).To(HaveLen(min(len(targets), c.kustomizations)))
+			if c.kustomizations == 1 {
+				g.Expect(deepest).To(BeNumerically(">", c.configMapsPerKs()*9/10), "edits reach the end of the file")
+			}
+		})
+	}
 }

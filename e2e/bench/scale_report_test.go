@@ -1,15 +1,17 @@
-package scale
+package bench
 
 import (
 	"fmt"
-	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/onsi/gomega"
 )
 
-// figures are one case's measurements.
-type figures struct {
+// scaleFigures are one BenchmarkScale case's measurements.
+type scaleFigures struct {
 	fluxApply, refluxReady time.Duration
 	idleCPU                float64
 	rss, peak              int64
@@ -25,7 +27,7 @@ type figures struct {
 
 // report hands the figures to the testing package under the unit names
 // scripts reading bench/results.md key on, and logs them on one line.
-func (f figures) report(b *testing.B) {
+func (f scaleFigures) report(b *testing.B) {
 	b.ReportMetric(0, "ns/op") // one b.N iteration is a whole case: see case-s
 	b.ReportMetric(f.total.Seconds(), "case-s")
 	b.ReportMetric(f.fluxApply.Seconds(), "flux-apply-s")
@@ -59,7 +61,7 @@ func (f figures) report(b *testing.B) {
 
 // latencies are the hold and record latencies of the edits that got them
 // within lostAfter.
-func (f figures) latencies() (hold, record []time.Duration) {
+func (f scaleFigures) latencies() (hold, record []time.Duration) {
 	for _, e := range f.edits {
 		if e.held {
 			hold = append(hold, e.hold)
@@ -71,7 +73,7 @@ func (f figures) latencies() (hold, record []time.Duration) {
 	return hold, record
 }
 
-func (f figures) lost() int {
+func (f scaleFigures) lost() int {
 	n := 0
 	for _, e := range f.edits {
 		if e.lost() {
@@ -82,7 +84,7 @@ func (f figures) lost() int {
 }
 
 // lostEdits names up to ten lost edits and what each missed.
-func (f figures) lostEdits() string {
+func (f scaleFigures) lostEdits() string {
 	var parts []string
 	for _, e := range f.edits {
 		if !e.lost() || len(parts) == 10 {
@@ -102,7 +104,7 @@ func (f figures) lostEdits() string {
 
 // String is the figures on one line, as far as they are known, for the log
 // and for a failure's message.
-func (f figures) String() string {
+func (f scaleFigures) String() string {
 	hold, record := f.latencies()
 	parts := []string{
 		fmt.Sprintf("flux apply %s", f.fluxApply.Round(time.Millisecond)),
@@ -113,11 +115,11 @@ func (f figures) String() string {
 	}
 	if len(hold) > 0 {
 		parts = append(parts, fmt.Sprintf("hold p50 %.1fms p99 %.1fms max %.1fms",
-			ms(percentile(hold, 50)), ms(percentile(hold, 99)), ms(hold[len(hold)-1])))
+			ms(percentile(hold, 50)), ms(percentile(hold, 99)), ms(slices.Max(hold))))
 	}
 	if len(record) > 0 {
 		parts = append(parts, fmt.Sprintf("record p50 %.1fms p99 %.1fms max %.1fms",
-			ms(percentile(record, 50)), ms(percentile(record, 99)), ms(record[len(record)-1])))
+			ms(percentile(record, 50)), ms(percentile(record, 99)), ms(slices.Max(record))))
 	}
 	if len(f.edits) > 0 {
 		parts = append(parts, fmt.Sprintf("%.0f requests over the edits", f.requests))
@@ -126,13 +128,17 @@ func (f figures) String() string {
 	return strings.Join(parts, "; ")
 }
 
-func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }
-
-// loadOrNaN is the load average, or NaN when /proc/loadavg is unreadable.
-func loadOrNaN() float64 {
-	l, err := loadAverage()
-	if err != nil {
-		return math.NaN()
-	}
-	return l
+func TestFiguresCountLostEdits(t *testing.T) {
+	g := NewWithT(t)
+	f := scaleFigures{edits: []editResult{
+		{target: target{"ConfigMap", "a", "x"}, held: true, recorded: true, hold: time.Millisecond, record: 2 * time.Millisecond},
+		{target: target{"ConfigMap", "a", "y"}, held: true, hold: 3 * time.Millisecond},
+		{target: target{"ConfigMap", "b", "z"}},
+	}}
+	g.Expect(f.lost()).To(Equal(2))
+	g.Expect(f.lostEdits()).To(Equal("ConfigMap/a/y (no record); ConfigMap/b/z (no hold, no record)"))
+	hold, record := f.latencies()
+	g.Expect(hold).To(HaveLen(2))
+	g.Expect(record).To(HaveLen(1))
+	g.Expect(f.String()).To(ContainSubstring("3 edits, 2 lost"))
 }

@@ -1,4 +1,4 @@
-package sidebyside
+package bench
 
 import (
 	"context"
@@ -7,22 +7,28 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // noticeTimeout bounds one edit's wait to be noticed: two of
 // kustomize-controller's 1m intervals, with its jitter and apply.
 const noticeTimeout = 150 * time.Second
 
-// edit sets t's VALUE to value as `kubectl edit` does (a GET, then an
+// timedEdit sets t's VALUE to value as `kubectl edit` does (a GET, then an
 // Update under field manager kubectl-edit), with open calls to start the
 // watches that time it, and returns the moment the apiserver answered.
-func edit(ctx context.Context, wc client.WithWatch, t target, value string,
+func timedEdit(ctx context.Context, wc client.WithWatch, t target, value string,
 	open func(rv string) ([]sighting, error)) (time.Time, []sighting, error) {
-	cm := &corev1.ConfigMap{}
-	if err := wc.Get(ctx, client.ObjectKey{Namespace: t.namespace(), Name: t.name()}, cm); err != nil {
+	i, err := configMapIndex(t.Name)
+	if err != nil {
 		return time.Time{}, nil, err
 	}
-	if cm.Data["VALUE"] != gitValue(t.i) || held(cm) {
+	cm := &corev1.ConfigMap{}
+	if err := wc.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, cm); err != nil {
+		return time.Time{}, nil, err
+	}
+	if cm.Data["VALUE"] != gitValue(i) || fixture.Held(cm) {
 		return time.Time{}, nil, fmt.Errorf("%s is not as git declares it before the edit", t)
 	}
 	seen, err := open(cm.ResourceVersion)
@@ -43,9 +49,14 @@ func edit(ctx context.Context, wc client.WithWatch, t target, value string,
 func fluxReverts(ctx context.Context, wc client.WithWatch, targets []target, run string) ([]time.Duration, error) {
 	var out []time.Duration
 	for n, t := range targets {
+		i, err := configMapIndex(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		git := gitValue(i)
 		var stop func()
-		acked, seen, err := edit(ctx, wc, t, fmt.Sprintf("flux-%s-%d", run, n), func(rv string) ([]sighting, error) {
-			s, st, err := configMapWatch(ctx, wc, t, rv, func(cm *corev1.ConfigMap) bool { return cm.Data["VALUE"] == gitValue(t.i) })
+		acked, seen, err := timedEdit(ctx, wc, t, fmt.Sprintf("flux-%s-%d", run, n), func(rv string) ([]sighting, error) {
+			s, st, err := configMapWatch(ctx, wc, t, rv, func(cm *corev1.ConfigMap) bool { return cm.Data["VALUE"] == git })
 			stop = st
 			return []sighting{s}, err
 		})
@@ -69,8 +80,8 @@ func refluxNotices(ctx context.Context, wc client.WithWatch, targets []target, r
 	for n, t := range targets {
 		value := fmt.Sprintf("reflux-%s-%d", run, n)
 		var stops []func()
-		acked, seen, err := edit(ctx, wc, t, value, func(rv string) ([]sighting, error) {
-			h, stopH, err := configMapWatch(ctx, wc, t, rv, func(cm *corev1.ConfigMap) bool { return held(cm) })
+		acked, seen, err := timedEdit(ctx, wc, t, value, func(rv string) ([]sighting, error) {
+			h, stopH, err := configMapWatch(ctx, wc, t, rv, func(cm *corev1.ConfigMap) bool { return fixture.Held(cm) })
 			if err != nil {
 				return nil, err
 			}

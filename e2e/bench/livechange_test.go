@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,6 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 const (
@@ -24,15 +26,15 @@ const (
 	minChanges = 200
 	// warmupChanges run first, unmeasured: the first drift of each
 	// Kustomization fills reflux's caches and connection pool.
-	warmupChanges = kustomizations
+	warmupChanges = 20 // one per Kustomization of the fleet
 	// changeTimeout bounds one change, and settling after it; no
 	// wall-clock target is asserted.
 	changeTimeout = time.Minute
-	// quietFor is how long reflux must make no API request before the next
+	// changeQuiet is how long reflux must make no API request before the next
 	// edit, so that each change's requests, including the follow-up work
 	// the edit causes (status reports, events), are counted for it alone
 	// and do not compete with the next change.
-	quietFor = 500 * time.Millisecond
+	changeQuiet = 500 * time.Millisecond
 )
 
 // sample is one measured change: its latency until both the hold and the
@@ -55,32 +57,35 @@ type sample struct {
 // most 1,000 - 20 changes, and repeated runs (-count) share the fleet.
 //
 // Its metrics are per change, not per b.N iteration: p50-ms, p99-ms and
-// max-ms of that latency; requests/change, the API requests reflux made
-// for one change (watch streams excluded), with the fewest and most any
+// max-ms of that latency; requests/change, the API requests the reflux
+// binary made for one change (watch streams excluded), as the fixture's
+// proxy in front of the apiserver sees them, with the fewest and most any
 // one change took; load-avg, the machine's one-minute load average at the
 // end, since these machines are shared. With -benchmem, B/op and
-// allocs/op are the whole process's allocations per change.
+// allocs/op are the benchmark process's allocations per change (its
+// watches and the proxy), not reflux's.
 func BenchmarkLiveChange(b *testing.B) {
 	ctx := context.Background()
+	env := fixture.Shared(b)
 	targets := pickTargets(ctx, b, warmupChanges+max(b.N, minChanges))
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	for i, t := range targets[:warmupChanges] {
-		measure(ctx, b, t, fmt.Sprintf("warmup-%s-%d", run, i))
+		measure(ctx, b, env, t, fmt.Sprintf("warmup-%s-%d", run, i))
 	}
 	targets = targets[warmupChanges:]
 
 	samples := make([]sample, 0, len(targets))
-	before := requests.snapshot()
+	before := fleetRequests.snapshot()
 	var mem0, mem1 runtime.MemStats
 	runtime.ReadMemStats(&mem0)
 	b.ResetTimer()
 	for i, t := range targets {
-		samples = append(samples, measure(ctx, b, t, fmt.Sprintf("live-%s-%d", run, i)))
+		samples = append(samples, measure(ctx, b, env, t, fmt.Sprintf("live-%s-%d", run, i)))
 	}
 	b.StopTimer()
 	runtime.ReadMemStats(&mem1)
 	b.Logf("%d changes; reflux's requests per change by kind (mean round trip): %s",
-		len(samples), requests.since(before, len(samples)))
+		len(samples), fleetRequests.since(before, len(samples)))
 	report(b, samples)
 	n := float64(len(samples))
 	b.ReportMetric(float64(mem1.TotalAlloc-mem0.TotalAlloc)/n, "B/op")
@@ -90,7 +95,7 @@ func BenchmarkLiveChange(b *testing.B) {
 // pickTargets returns n random objects of the fleet that reflux does not
 // hold yet.
 func pickTargets(ctx context.Context, b *testing.B, n int) []target {
-	fresh, err := watch.unheld(ctx)
+	fresh, err := fleetWatch.unheld(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,30 +109,30 @@ func pickTargets(ctx context.Context, b *testing.B, n int) []target {
 
 // measure edits t and returns the latency until the hold and the record
 // are seen, and the requests reflux made until it went quiet again.
-func measure(ctx context.Context, b *testing.B, t target, value string) sample {
+func measure(ctx context.Context, b *testing.B, env *testenv.Env, t target, value string) sample {
 	b.Helper()
-	start := requests.total.Load()
-	s := edit(ctx, b, t, value)
+	start := fleetRequests.total.Load()
+	s := change(ctx, b, env, t, value)
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, changeTimeout, true, func(context.Context) (bool, error) {
-		return requests.quiet(quietFor), nil
+		return fleetRequests.quiet(changeQuiet), nil
 	})
 	if err != nil {
 		b.Fatalf("%s: reflux still making requests %s after the change: %v", t, changeTimeout, err)
 	}
-	s.requests = requests.total.Load() - start
+	s.requests = fleetRequests.total.Load() - start
 	return s
 }
 
-// edit changes one value of t to value and waits until reflux has held
+// change changes one value of t to value and waits until reflux has held
 // the object and recorded the drift. It returns the latencies.
-func edit(ctx context.Context, b *testing.B, t target, value string) sample {
+func change(ctx context.Context, b *testing.B, env *testenv.Env, t target, value string) sample {
 	b.Helper()
 	obj, err := liveCopy(ctx, t)
 	if err != nil {
 		b.Fatal(err)
 	}
 	setValue(obj, value)
-	c := watch.expect(t, value)
+	c := fleetWatch.expect(t, value)
 	sent := time.Now()
 	if err := env.Client.Update(ctx, obj, client.FieldOwner("kubectl-edit")); err != nil {
 		b.Fatalf("editing %s: %v", t, err)
@@ -135,9 +140,11 @@ func edit(ctx context.Context, b *testing.B, t target, value string) sample {
 	select {
 	case <-c.done:
 	case <-time.After(changeTimeout):
-		b.Fatalf("%s: no hold and held record for %q within %s (%s)", t, value, changeTimeout, watch.progress(c))
+		_, heldAt, recordAt := fleetWatch.result(c)
+		b.Fatalf("%s: no hold and held record for %q within %s (held at %v, record at %v)", t, value, changeTimeout, heldAt, recordAt)
 	}
-	s := sample{target: t, hold: c.heldAt.Sub(sent), rec: c.recordAt.Sub(sent)}
+	_, heldAt, recordAt := fleetWatch.result(c)
+	s := sample{target: t, hold: heldAt.Sub(sent), rec: recordAt.Sub(sent)}
 	s.latency = max(s.hold, s.rec)
 	return s
 }
@@ -149,7 +156,7 @@ func liveCopy(ctx context.Context, t target) (client.Object, error) {
 	if t.Kind == "Deployment" {
 		obj = &appsv1.Deployment{}
 	}
-	if err := watch.cache.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); err != nil {
+	if err := fleetWatch.cache.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, obj); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", t, err)
 	}
 	return obj.DeepCopyObject().(client.Object), nil
@@ -177,10 +184,7 @@ func report(b *testing.B, samples []sample) {
 		reqs = append(reqs, s.requests)
 		total += s.requests
 	}
-	for _, l := range [][]time.Duration{lat, hold, rec} {
-		slices.Sort(l)
-	}
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	slices.Sort(lat)
 	b.ReportMetric(0, "ns/op") // one b.N iteration is not one change
 	b.ReportMetric(ms(percentile(lat, 50)), "p50-ms")
 	b.ReportMetric(ms(percentile(lat, 99)), "p99-ms")
@@ -210,7 +214,6 @@ func median(samples []sample) time.Duration {
 	for _, s := range samples {
 		lat = append(lat, s.latency)
 	}
-	slices.Sort(lat)
 	return percentile(lat, 50)
 }
 
@@ -220,23 +223,4 @@ func meanRequests(samples []sample) float64 {
 		n += s.requests
 	}
 	return float64(n) / float64(len(samples))
-}
-
-// percentile is the nearest-rank percentile of sorted samples.
-func percentile(sorted []time.Duration, p int) time.Duration {
-	rank := (p*len(sorted) + 99) / 100
-	return sorted[max(rank, 1)-1]
-}
-
-// loadAverage reads the one-minute load average.
-func loadAverage() (float64, error) {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0, err
-	}
-	fields := strings.Fields(string(raw))
-	if len(fields) == 0 {
-		return 0, fmt.Errorf("empty /proc/loadavg")
-	}
-	return strconv.ParseFloat(fields[0], 64)
 }

@@ -1,4 +1,4 @@
-package sidebyside
+package bench
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 const (
@@ -48,7 +49,7 @@ func burst(ctx context.Context, c client.Client, targets []target, run string) (
 			for e := range work {
 				t := targets[e]
 				cm := &corev1.ConfigMap{}
-				cm.Namespace, cm.Name = t.namespace(), t.name()
+				cm.Namespace, cm.Name = t.Namespace, t.Name
 				patch := fmt.Appendf(nil, `{"data":{"VALUE":%q}}`, burstValue(run, e))
 				if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("kubectl-edit")); err != nil {
 					errs <- fmt.Errorf("editing %s: %w", t, err)
@@ -101,7 +102,7 @@ func burstLive(ctx context.Context, c client.Client, targets []target, run strin
 				return false, err
 			}
 			for i := range cms.Items {
-				if held(&cms.Items[i]) {
+				if fixture.Held(&cms.Items[i]) {
 					heldCM[ns+"/"+cms.Items[i].Name] = true
 				}
 			}
@@ -121,9 +122,9 @@ func distinctNamespaces(targets []target) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range targets {
-		if !seen[t.namespace()] {
-			seen[t.namespace()] = true
-			out = append(out, t.namespace())
+		if !seen[t.Namespace] {
+			seen[t.Namespace] = true
+			out = append(out, t.Namespace)
 		}
 	}
 	return out
@@ -142,7 +143,7 @@ type gitOutcome struct {
 
 // burstGit polls the bare repository until every Kustomization has a
 // branch carrying all of its edits, or burstTimeout passes.
-func burstGit(ctx context.Context, repoDir string, c sizeCase, targets []target, run string) (gitOutcome, error) {
+func burstGit(ctx context.Context, repoDir string, c tree, targets []target, run string) (gitOutcome, error) {
 	var out gitOutcome
 	deadline := time.Now().Add(burstTimeout)
 	err := wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(context.Context) (bool, error) {
@@ -154,7 +155,7 @@ func burstGit(ctx context.Context, repoDir string, c sizeCase, targets []target,
 }
 
 // readBranches reads every reflux branch of the tree's Kustomizations.
-func readBranches(repoDir string, c sizeCase, targets []target, run string) (gitOutcome, error) {
+func readBranches(repoDir string, c tree, targets []target, run string) (gitOutcome, error) {
 	out := gitOutcome{commits: map[string]int{}}
 	repo, err := gogit.PlainOpen(repoDir)
 	if err != nil {
@@ -168,7 +169,7 @@ func readBranches(repoDir string, c sizeCase, targets []target, run string) (git
 	if err != nil {
 		return out, err
 	}
-	files := map[string][]string{} // Kustomization -> resources.yaml of each branch
+	files := map[string][]string{} // target namespace -> resources.yaml of each branch
 	err = refs.ForEach(func(ref *plumbing.Reference) error {
 		for k := range c.kustomizations {
 			prefix := "refs/heads/reflux/" + fluxNS + "-" + ksName(k) + "/"
@@ -181,13 +182,13 @@ func readBranches(repoDir string, c sizeCase, targets []target, run string) (git
 				return err
 			}
 			out.commits[ksName(k)] += n
-			files[ksName(k)] = append(files[ksName(k)], content)
+			files[c.namespace(k)] = append(files[c.namespace(k)], content)
 		}
 		return nil
 	})
 	for e, t := range targets {
 		v := burstValue(run, e)
-		if !containsValue(files[ksName(t.k)], v) {
+		if !containsValue(files[t.Namespace], v) {
 			out.missing = append(out.missing, t.String())
 		}
 	}

@@ -1,4 +1,4 @@
-package scale
+package bench
 
 import (
 	"context"
@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -17,13 +19,13 @@ const (
 	// case: 10,000 objects in one Kustomization took it about 5 minutes
 	// on a 2-core machine.
 	fluxApplyTimeout = 30 * time.Minute
-	// refluxReadyTimeout bounds reflux's start until every Kustomization
+	// scaleReadyTimeout bounds reflux's start until every Kustomization
 	// reports NoDrift.
-	refluxReadyTimeout = 30 * time.Minute
+	scaleReadyTimeout = 30 * time.Minute
 	// settleTimeout bounds each wait for reflux to go quiet.
 	settleTimeout = 5 * time.Minute
-	// idleWindow is the measurement window of idle processor time.
-	idleWindow = 60 * time.Second
+	// scaleIdleWindow is the measurement window of idle processor time.
+	scaleIdleWindow = 60 * time.Second
 	// revisions is how many revisions Flux applies per Kustomization in a
 	// case: the tree is pushed once.
 	revisions = 1
@@ -54,52 +56,43 @@ const (
 //     when the case's window opens and when it closes; case-s, the case's
 //     whole wall time.
 //
-// Each case is one measurement, whatever b.N: it is minutes of real work
-// in a fresh environment, and b.N is 1 under make bench's -benchtime 1x as
-// under the default -benchtime 1s (the first run outlasts it). A larger
-// -benchtime Nx still measures once and logs so. ns/op is reported as 0:
-// case-s is the case's time.
+// Each case is one measurement, whatever b.N (runCases). ns/op is
+// reported as 0: case-s is the case's time.
 func BenchmarkScale(b *testing.B) {
-	for _, c := range cases {
-		b.Run(c.name(), func(b *testing.B) {
-			if b.N > 1 {
-				b.Logf("b.N=%d: a case measures once per run", b.N)
-			}
-			runCase(b, c)
-		})
-	}
+	runCases(b, scaleCases, runScale)
 }
 
-// caseRun is one case in progress.
-type caseRun struct {
+// scaleCases are BenchmarkScale's trees, in the order they run: a
+// Deployment in every fifty objects, at least one per Kustomization.
+var scaleCases = []tree{
+	{prefix: "scale", objects: 1000, kustomizations: 20, deployments: 1},
+	{prefix: "scale", objects: 10000, kustomizations: 100, deployments: 2},
+	{prefix: "scale", objects: 10000, kustomizations: 1, deployments: 200},
+}
+
+// scaleRun is one case in progress.
+type scaleRun struct {
 	b      *testing.B
-	c      scaleCase
+	c      tree
 	env    *testenv.Env
 	obs    *observer
 	reflux *testenv.RefluxProcess
-	fig    figures
+	fig    scaleFigures
 }
 
-func runCase(b *testing.B, c scaleCase) {
+func runScale(b *testing.B, c tree) {
 	began := time.Now()
-	ctx := context.Background()
-	r := &caseRun{b: b, c: c}
-	r.env = startEnv(b, c)
-	for _, step := range []struct {
-		name string
-		run  func(context.Context) error
-	}{
+	r := &scaleRun{b: b, c: c}
+	r.env = fixture.NewEnv(b, testenv.Options{StartTimeout: 2 * time.Minute, WaitTimeout: fluxApplyTimeout})
+	err := runSteps(context.Background(), []step{
 		{"Flux applying the tree", r.applyTree},
 		{"reflux starting", r.startReflux},
 		{"reflux idling", r.idle},
 		{"live edits", r.edit},
 		{"reflux settling", r.settle},
-	} {
-		stepBegan := time.Now()
-		if err := step.run(ctx); err != nil {
-			b.Fatalf("%s (after %s, %s into the case): %v\nfigures so far: %s",
-				step.name, time.Since(stepBegan).Round(time.Second), time.Since(began).Round(time.Second), err, r.fig)
-		}
+	}, &r.fig)
+	if err != nil {
+		b.Fatal(err)
 	}
 	r.fig.total = time.Since(began)
 	r.fig.report(b)
@@ -107,49 +100,41 @@ func runCase(b *testing.B, c scaleCase) {
 
 // applyTree pushes the tree, creates the Kustomizations and times Flux
 // applying them, then creates the policy and the benchmark's own watches.
-func (r *caseRun) applyTree(ctx context.Context) error {
+func (r *scaleRun) applyTree(ctx context.Context) error {
 	watchCtx, cancel := context.WithCancel(ctx)
 	r.b.Cleanup(cancel)
 	var err error
 	if r.obs, err = startObserver(watchCtx, r.env.Config, r.env.Scheme); err != nil {
 		return err
 	}
-	if err := pushTree(ctx, r.env, r.c); err != nil {
+	if err := r.c.push(ctx, r.env); err != nil {
 		return err
 	}
 	r.fig.loadStart = loadOrNaN()
 	created := time.Now()
-	if err := createKustomizations(ctx, r.env, r.c); err != nil {
+	// No periodic reconcile, of Flux or of reflux's resync, lands in a case.
+	if _, err := r.c.createKustomizations(ctx, r.env, 6*time.Hour); err != nil {
 		return err
 	}
-	last, err := r.obs.waitAll(ctx, ksNames(r.c), appliedAt, fluxApplyTimeout)
+	last, err := r.obs.waitAll(ctx, r.c.ksNames(), appliedAt, fluxApplyTimeout)
 	if err != nil {
 		return fmt.Errorf("waiting for kustomize-controller: %w", err)
 	}
 	r.fig.fluxApply = last.Sub(created)
 	r.b.Logf("kustomize-controller applied %d objects in %d Kustomizations in %s",
 		r.c.objects, r.c.kustomizations, r.fig.fluxApply.Round(time.Millisecond))
-	if err := r.env.Client.Create(ctx, policy()); err != nil {
+	if err := r.env.Client.Create(ctx, policy(true)); err != nil {
 		return err
 	}
-	return r.obs.watchEdits(watchCtx)
+	return r.obs.watchEdits(watchCtx, &corev1.ConfigMap{})
 }
 
 // startReflux starts the reflux binary and times it until every
 // Kustomization reports NoDrift.
-func (r *caseRun) startReflux(ctx context.Context) error {
+func (r *scaleRun) startReflux(ctx context.Context) error {
 	began := time.Now()
-	p, err := testenv.StartReflux(ctx, r.env, testenv.RefluxOptions{Binary: refluxBin, StartTimeout: 5 * time.Minute})
-	if err != nil {
-		return err
-	}
-	r.reflux = p
-	r.b.Cleanup(func() {
-		if err := p.Stop(); err != nil {
-			r.b.Errorf("stopping reflux: %v", err)
-		}
-	})
-	last, err := r.obs.waitAll(ctx, ksNames(r.c), cleanAt, refluxReadyTimeout)
+	r.reflux = fixture.StartReflux(r.b, r.env, fixture.Options{AsDeployed: true, StartTimeout: 5 * time.Minute})
+	last, err := r.obs.waitAll(ctx, r.c.ksNames(), cleanAt, scaleReadyTimeout)
 	if err != nil {
 		return fmt.Errorf("waiting for reflux to report NoDrift: %w", err)
 	}
@@ -160,10 +145,10 @@ func (r *caseRun) startReflux(ctx context.Context) error {
 }
 
 // idle waits for reflux to go quiet, then measures its processor time over
-// idleWindow and its memory after it.
-func (r *caseRun) idle(ctx context.Context) error {
+// scaleIdleWindow and its memory after it.
+func (r *scaleRun) idle(ctx context.Context) error {
 	began := time.Now()
-	req0, quiet, err := waitQuiet(ctx, r.reflux, settleTimeout)
+	req0, quiet, err := waitQuiet(ctx, r.reflux.Process, settleTimeout)
 	if err != nil {
 		return err
 	}
@@ -173,7 +158,7 @@ func (r *caseRun) idle(ctx context.Context) error {
 		return err
 	}
 	t0 := time.Now()
-	window := time.NewTimer(idleWindow)
+	window := time.NewTimer(scaleIdleWindow)
 	defer window.Stop()
 	select {
 	case <-window.C:
@@ -191,13 +176,13 @@ func (r *caseRun) idle(ctx context.Context) error {
 	if r.fig.peak, err = r.reflux.PeakRSS(); err != nil {
 		return err
 	}
-	req1, err := requests(ctx, r.reflux)
+	req1, err := requests(ctx, r.reflux.Process)
 	r.b.Logf("idle window: %s processor time, %.0f requests", cpu1-cpu0, req1-req0)
 	return err
 }
 
 // edit makes the live edits as a user allowed to edit ConfigMaps only.
-func (r *caseRun) edit(ctx context.Context) error {
+func (r *scaleRun) edit(ctx context.Context) error {
 	role, binding := editorRBAC()
 	for _, obj := range []client.Object{role, binding} {
 		if err := r.env.Client.Create(ctx, obj); err != nil {
@@ -212,7 +197,7 @@ func (r *caseRun) edit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.fig.requestsBefore, err = requests(ctx, r.reflux); err != nil {
+	if r.fig.requestsBefore, err = requests(ctx, r.reflux.Process); err != nil {
 		return err
 	}
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -222,8 +207,8 @@ func (r *caseRun) edit(ctx context.Context) error {
 
 // settle waits for reflux to go quiet after the edits and reads its
 // counters.
-func (r *caseRun) settle(ctx context.Context) error {
-	after, quiet, err := waitQuiet(ctx, r.reflux, settleTimeout)
+func (r *scaleRun) settle(ctx context.Context) error {
+	after, quiet, err := waitQuiet(ctx, r.reflux.Process, settleTimeout)
 	if err != nil {
 		return err
 	}

@@ -1,23 +1,15 @@
-package sidebyside
+package bench
 
 import (
-	"context"
 	"fmt"
-	"math"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/apimachinery/pkg/util/wait"
-
-	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
-// figures are one case's measurements.
-type figures struct {
+// sideFigures are one BenchmarkSideBySide case's measurements.
+type sideFigures struct {
 	fluxRevert, refluxHold, refluxRecord []time.Duration
 	fluxReqPerMin, refluxReqPerMin       float64
 	cpuPct                               float64
@@ -36,7 +28,7 @@ type figures struct {
 // report hands the figures to the testing package and logs them on one
 // "side-by-side case" line, which hack/bench.sh copies into
 // bench/results.md.
-func (f figures) report(b *testing.B, c sizeCase) {
+func (f sideFigures) report(b *testing.B, c sideCase) {
 	b.ReportMetric(0, "ns/op") // one iteration is a whole case
 	parts := []string{c.name()}
 	if len(f.fluxRevert) > 0 && len(f.refluxRecord) > 0 {
@@ -57,7 +49,7 @@ func (f figures) report(b *testing.B, c sizeCase) {
 	b.ReportMetric(mib(f.peak), "reflux-rss-peak-mib")
 	b.ReportMetric(f.loadWindow, "load-avg-window")
 	parts = append(parts, fmt.Sprintf("no drift, %s window: kustomize-controller %.0f requests/min, reflux %.1f; reflux cpu %.2f%%, rss %.1f MiB (peak %.1f); load %.2f",
-		idleWindow, f.fluxReqPerMin, f.refluxReqPerMin, f.cpuPct, mib(f.rss), mib(f.peak), f.loadWindow))
+		sideIdleWindow, f.fluxReqPerMin, f.refluxReqPerMin, f.cpuPct, mib(f.rss), mib(f.peak), f.loadWindow))
 	if f.burstRan {
 		total, most := 0, 0
 		for _, n := range f.burstGit.commits {
@@ -83,7 +75,7 @@ func (f figures) report(b *testing.B, c sizeCase) {
 	}
 }
 
-func (f figures) String() string {
+func (f sideFigures) String() string {
 	return fmt.Sprintf("flux reverts %v; reflux holds %v records %v; req/min flux %.0f reflux %.1f; burst sent in %s",
 		f.fluxRevert, f.refluxHold, f.refluxRecord, f.fluxReqPerMin, f.refluxReqPerMin, f.burstSend)
 }
@@ -94,84 +86,4 @@ func durations(ds []time.Duration) string {
 		s = append(s, d.Round(100*time.Millisecond).String())
 	}
 	return strings.Join(s, " ")
-}
-
-func mean(ds []time.Duration) time.Duration {
-	var sum time.Duration
-	for _, d := range ds {
-		sum += d
-	}
-	return sum / time.Duration(len(ds))
-}
-
-// percentile is the nearest-rank percentile of a copy of samples.
-func percentile(samples []time.Duration, p int) time.Duration {
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	rank := (p*len(s) + 99) / 100
-	return s[max(rank, 1)-1]
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-func mib(n int64) float64        { return float64(n) / (1 << 20) }
-
-// loadOrNaN is the one-minute load average, NaN when unreadable.
-func loadOrNaN() float64 {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return math.NaN()
-	}
-	f := strings.Fields(string(raw))
-	if len(f) == 0 {
-		return math.NaN()
-	}
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return v
-}
-
-// requestsMetric is client-go's request counter, which controller-runtime
-// exports for every manager: reflux's and kustomize-controller's alike.
-const requestsMetric = "rest_client_requests_total"
-
-func requests(ctx context.Context, p *testenv.Process) (float64, error) {
-	return metricSum(ctx, p, requestsMetric)
-}
-
-func metricSum(ctx context.Context, p *testenv.Process, name string) (float64, error) {
-	m, err := p.Metrics(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n, ok := m.Sum(name)
-	if !ok {
-		return 0, fmt.Errorf("%s does not export %s", p.Name, name)
-	}
-	return n, nil
-}
-
-// quietFor is how long reflux's request count must stand still to count
-// as quiet.
-const quietFor = 5 * time.Second
-
-// waitQuiet waits, up to timeout, until p has made no API request for
-// quietFor; quiet is false when the timeout passed first.
-func waitQuiet(ctx context.Context, p *testenv.Process, timeout time.Duration) (bool, error) {
-	last, since := -1.0, time.Now()
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		n, err := requests(ctx, p)
-		if err != nil {
-			return false, err
-		}
-		if n != last {
-			last, since = n, time.Now()
-		}
-		return time.Since(since) >= quietFor, nil
-	})
-	if wait.Interrupted(err) && ctx.Err() == nil {
-		return false, nil
-	}
-	return err == nil, err
 }
