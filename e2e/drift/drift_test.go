@@ -93,7 +93,8 @@ func TestNewConfigMapKeyMerges(t *testing.T) {
 	cm := shop.ConfigMap(g, "checkout-flags")
 	cm.Data["EXPRESS_SHIPPING"] = "true"
 	editAsAlice(g, cm, "kubectl-edit")
-	rec := shop.WaitRecord(g, "ConfigMap", "checkout-flags", fixture.All(fixture.InState(refluxv1.DriftHeld), fixture.HasField("/data/EXPRESS_SHIPPING")))
+	rec := shop.WaitRecord(g, "ConfigMap", "checkout-flags",
+		fixture.All(fixture.InState(refluxv1.DriftHeld), fixture.HasField("/data/EXPRESS_SHIPPING")))
 	f, _ := fixture.Field(rec, "/data/EXPRESS_SHIPPING")
 	g.Expect(f.ChangeType).To(Equal(refluxv1.ChangeAdd))
 	g.Expect(f.Action).To(Equal(refluxv1.MergeAction))

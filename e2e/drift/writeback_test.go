@@ -60,9 +60,7 @@ func TestMergeDriftBecomesASignedBranchAndResolvesOnMerge(t *testing.T) {
 	fixture.VerifySigned(t, dir, payments.Key.Public)
 
 	// A reviewer merges the branch; Flux applies the new revision.
-	fixture.Git(t, dir, "checkout", "-q", "main")
-	fixture.Git(t, dir, "-c", "user.name=Reviewer", "-c", "user.email=reviewer@example.com", "merge", "-q", "--no-ff", "-m", "Merge reflux branch", branch)
-	fixture.Git(t, dir, "push", "-q", "origin", "main")
+	fixture.Merge(t, dir, branch)
 
 	payments.WaitRecord(g, "ConfigMap", "payment-flags", fixture.InState(refluxv1.DriftResolved))
 	g.Eventually(func() bool { return fixture.Held(payments.ConfigMap(g, "payment-flags")) }, timeout, interval).Should(BeFalse())

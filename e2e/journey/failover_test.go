@@ -55,7 +55,8 @@ func TestLeaderFailover(t *testing.T) {
 		first, err = leader(g, replicas...)
 		return err
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
-	f := fixture.NewApp(t, env, "failover", fixture.AppOptions{Labels: map[string]string{shardKey: "failover"}, Files: flagFiles("cart-flags", "search-flags")})
+	f := fixture.NewApp(t, env, "failover", fixture.AppOptions{Labels: map[string]string{shardKey: "failover"},
+		Files: flagFiles("cart-flags", "search-flags")})
 
 	// Before the failover: a drift the leader proposes on a branch.
 	f.AddKey(g, alice.Client, "cart-flags", "SAVE_FOR_LATER", "true")

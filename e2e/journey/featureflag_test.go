@@ -60,7 +60,8 @@ func TestFeatureFlagBecomesASignedBranchAndResolvesOnMerge(t *testing.T) {
 	ev := f.Event(g, refluxv1.BranchPushedReason, branch)
 	g.Expect(ev.Annotations).To(HaveKeyWithValue("kustomize.toolkit.fluxcd.io/reflux-commit", rec.Status.Commit))
 	g.Eventually(func() float64 {
-		v, _ := fixture.Metric(g, suiteReflux.Process, "reflux_drift_fields", map[string]string{"namespace": f.Name, "kind": "ConfigMap", "action": "Merge"})
+		v, _ := fixture.Metric(g, suiteReflux.Process, "reflux_drift_fields",
+			map[string]string{"namespace": f.Name, "kind": "ConfigMap", "action": "Merge"})
 		return v
 	}, fixture.Timeout, fixture.Interval).Should(BeNumerically("==", 1))
 	pending, _ := fixture.Metric(g, suiteReflux.Process, "reflux_pending_branches", map[string]string{"namespace": f.Name})
@@ -86,12 +87,15 @@ func TestFeatureFlagBecomesASignedBranchAndResolvesOnMerge(t *testing.T) {
 	f.WaitRecord(g, "ConfigMap", "payment-flags", fixture.InState(refluxv1.DriftResolved))
 	g.Eventually(func() string { return f.Condition(g, ks.Name, refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
 		Should(HavePrefix("False/" + refluxv1.NoDriftReason))
-	g.Eventually(func() bool { return fixture.Held(f.Get(g, "payment-flags", &corev1.ConfigMap{})) }, fixture.Timeout, fixture.Interval).Should(BeFalse())
+	g.Eventually(func() bool { return fixture.Held(f.Get(g, "payment-flags", &corev1.ConfigMap{})) }, fixture.Timeout, fixture.Interval).
+		Should(BeFalse())
 	g.Expect(f.Get(g, "payment-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).To(HaveKeyWithValue("INSTANT_REFUNDS", "true"))
-	g.Eventually(func() []string { return fixture.Branches(t, env, f.Repo) }, fixture.Timeout, fixture.Interval).Should(BeEmpty(), "reflux deletes its merged branch")
+	g.Eventually(func() []string { return fixture.Branches(t, env, f.Repo) }, fixture.Timeout, fixture.Interval).
+		Should(BeEmpty(), "reflux deletes its merged branch")
 	f.Event(g, "DriftResolved", "payment-flags")
 	g.Eventually(func() float64 {
-		v, _ := fixture.Metric(g, suiteReflux.Process, "reflux_drift_fields", map[string]string{"namespace": f.Name, "kind": "ConfigMap", "action": "Merge"})
+		v, _ := fixture.Metric(g, suiteReflux.Process, "reflux_drift_fields",
+			map[string]string{"namespace": f.Name, "kind": "ConfigMap", "action": "Merge"})
 		return v
 	}, fixture.Timeout, fixture.Interval).Should(BeZero())
 }

@@ -76,8 +76,10 @@ func TestRemovedFieldIsWrittenBackAsADeletion(t *testing.T) {
 	// A reviewer merges it; Flux applies a revision without the key.
 	fixture.Merge(t, dir, branch)
 	f.WaitRecord(g, "ConfigMap", "checkout-flags", fixture.InState(refluxv1.DriftResolved))
-	g.Eventually(func() bool { return fixture.Held(f.Get(g, "checkout-flags", &corev1.ConfigMap{})) }, fixture.Timeout, fixture.Interval).Should(BeFalse())
+	g.Eventually(func() bool { return fixture.Held(f.Get(g, "checkout-flags", &corev1.ConfigMap{})) }, fixture.Timeout, fixture.Interval).
+		Should(BeFalse())
 	g.Expect(f.Get(g, "checkout-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).To(
 		And(Not(HaveKey("LEGACY_CHECKOUT")), HaveKeyWithValue("DARK_MODE", "true")))
-	g.Eventually(func() []string { return fixture.Branches(t, env, f.Repo) }, fixture.Timeout, fixture.Interval).Should(BeEmpty(), "reflux deletes its merged branch")
+	g.Eventually(func() []string { return fixture.Branches(t, env, f.Repo) }, fixture.Timeout, fixture.Interval).
+		Should(BeEmpty(), "reflux deletes its merged branch")
 }

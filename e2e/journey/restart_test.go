@@ -31,7 +31,8 @@ func TestKilledRightAfterTheDriftIsSeen(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	r := fixture.StartReflux(t, env, fixture.Options{Name: "reflux-restart", Selector: shardKey + "=restart"})
-	f := fixture.NewApp(t, env, "restart", fixture.AppOptions{Labels: map[string]string{shardKey: "restart"}, Files: flagFiles("checkout-flags")})
+	f := fixture.NewApp(t, env, "restart", fixture.AppOptions{Labels: map[string]string{shardKey: "restart"},
+		Files: flagFiles("checkout-flags")})
 
 	f.AddKey(g, alice.Client, "checkout-flags", "ONE_CLICK", "true")
 	var first refluxv1.Drift

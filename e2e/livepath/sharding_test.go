@@ -21,8 +21,11 @@ func TestShardsGovernOnlyTheirOwn(t *testing.T) {
 	for _, shard := range []string{"a", "b"} {
 		fixture.StartReflux(t, env, refluxOptions("reflux-shard-"+shard, shardKey+"="+shard, writes[shard]))
 	}
-	a := fixture.NewApp(t, env, "shard-a", fixture.AppOptions{Files: flags("flags"), ReportOnly: true, Labels: map[string]string{shardKey: "a"}})
-	b := fixture.NewApp(t, env, "shard-b", fixture.AppOptions{Files: flags("flags"), ReportOnly: true, Labels: map[string]string{shardKey: "b"}})
+	shard := func(name string) *fixture.App {
+		return fixture.NewApp(t, env, "shard-"+name, fixture.AppOptions{Files: flags("flags"), ReportOnly: true,
+			Labels: map[string]string{shardKey: name}})
+	}
+	a, b := shard("a"), shard("b")
 
 	a.AddKey(g, alice.Client, "flags", "FEATURE_DARK_MODE", "true")
 	b.AddKey(g, alice.Client, "flags", "FEATURE_DARK_MODE", "true")

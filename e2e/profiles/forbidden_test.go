@@ -67,7 +67,10 @@ func TestWatchForbidden(t *testing.T) {
 	widget.SetGroupVersionKind(schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"})
 	widget.SetName("gadget")
 	widget.SetNamespace(a.Name)
-	fixture.KubectlEdit(g, env.Client, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(5), "spec", "size")).To(Succeed()) })
+	resize := func(size int64) func() {
+		return func() { g.Expect(unstructured.SetNestedField(widget.Object, size, "spec", "size")).To(Succeed()) }
+	}
+	fixture.KubectlEdit(g, env.Client, widget, resize(5))
 	g.Eventually(func() *metav1.Condition { return drifted(g, a) }, timeout, interval).Should(And(
 		HaveField("Status", metav1.ConditionUnknown),
 		HaveField("Reason", refluxv1.ActionForbiddenReason),
@@ -90,7 +93,7 @@ func TestWatchForbidden(t *testing.T) {
 	g.Eventually(func() bool {
 		return allowed(g, r.User.Config, access{"patch", "example.com", "widgets", a.Name})
 	}, timeout, interval).Should(BeTrue(), "aggregated into reflux-workloads")
-	fixture.KubectlEdit(g, env.Client, widget, func() { g.Expect(unstructured.SetNestedField(widget.Object, int64(6), "spec", "size")).To(Succeed()) })
+	fixture.KubectlEdit(g, env.Client, widget, resize(6))
 	a.WaitRecord(g, "Widget", "gadget", fixture.HasField("/spec/size"))
 	g.Eventually(func() *metav1.Condition { return drifted(g, a) }, timeout, interval).Should(
 		HaveField("Reason", refluxv1.DriftDetectedReason), "the denial ends with the evaluation")

@@ -229,6 +229,7 @@ func TestClosedPullRequestDismissesAndFluxRestoresGit(t *testing.T) {
 // openPullRequests reads reflux_pull_requests{state="open"} of the
 // Kustomization from one scrape of reflux's /metrics.
 func openPullRequests(g Gomega) float64 {
-	v, _ := fixture.Metric(g, rfx.Process, "reflux_pull_requests", map[string]string{"namespace": ns, "kustomization": "payments", "state": "open"})
+	v, _ := fixture.Metric(g, rfx.Process, "reflux_pull_requests",
+		map[string]string{"namespace": ns, "kustomization": "payments", "state": "open"})
 	return v
 }

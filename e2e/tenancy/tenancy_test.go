@@ -40,7 +40,8 @@ func TestTenantDriftIsHeldInItsNamespace(t *testing.T) {
 		}
 		return nil
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
-	g.Eventually(func() string { return drifted(g, app) }, fixture.Timeout, fixture.Interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
+	g.Eventually(func() string { return drifted(g, app) }, fixture.Timeout, fixture.Interval).
+		Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
 
 	// The audit log shows who made reflux's writes: reflux, acting as the
 	// tenant, for the dry run and for the hold, as kustomize-controller
@@ -96,7 +97,8 @@ func TestTenantCannotMakeRefluxTouchAnotherNamespace(t *testing.T) {
 		return nil
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 	g.Expect(pointers(records(g, ns)[0])).To(ConsistOf("/data/mode", "/data/owner"))
-	g.Eventually(func() string { return drifted(g, app) }, fixture.Timeout, fixture.Interval).Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
+	g.Eventually(func() string { return drifted(g, app) }, fixture.Timeout, fixture.Interval).
+		Should(HavePrefix("True/" + refluxv1.DriftDetectedReason))
 }
 
 // TestCrossNamespaceSourceRefIsRefused: with --no-cross-namespace-refs
