@@ -84,38 +84,46 @@ func burstLive(ctx context.Context, c client.Client, targets []target, run strin
 		if err := c.List(ctx, &drifts); err != nil {
 			return false, err
 		}
-		recorded := map[string]bool{}
-		for i := range drifts.Items {
-			d := &drifts.Items[i]
-			for _, f := range d.Spec.Fields {
-				// Held until write-back pushes its branch, Proposed after:
-				// both are an edit recorded with its hold in place.
-				if d.Status.State == refluxv1.DriftHeld || d.Status.State == refluxv1.DriftProposed {
-					recorded[d.Spec.Object.Namespace+"/"+d.Spec.Object.Name+"="+f.LiveValue] = true
-				}
-			}
-		}
-		heldCM := map[string]bool{}
+		var live []corev1.ConfigMap
 		for _, ns := range distinctNamespaces(targets) {
 			var cms corev1.ConfigMapList
 			if err := c.List(ctx, &cms, client.InNamespace(ns)); err != nil {
 				return false, err
 			}
-			for i := range cms.Items {
-				if fixture.Held(&cms.Items[i]) {
-					heldCM[ns+"/"+cms.Items[i].Name] = true
-				}
-			}
+			live = append(live, cms.Items...)
 		}
-		missing = missing[:0]
-		for e, t := range targets {
-			if !heldCM[t.String()] || !recorded[fmt.Sprintf("%s=%q", t, burstValue(run, e))] {
-				missing = append(missing, t.String())
-			}
-		}
+		missing = burstMissing(drifts.Items, live, targets, run)
 		return len(missing) == 0 || time.Now().After(deadline), nil
 	})
 	return missing, err
+}
+
+// burstMissing returns the targets whose burst edit is not both held, in
+// live, and recorded by an open record (Held, or Proposed once its branch
+// is pushed) carrying the edited value.
+func burstMissing(drifts []refluxv1.Drift, live []corev1.ConfigMap, targets []target, run string) []string {
+	recorded := map[string]bool{}
+	for _, d := range drifts {
+		if d.Status.State != refluxv1.DriftHeld && d.Status.State != refluxv1.DriftProposed {
+			continue
+		}
+		for _, f := range d.Spec.Fields {
+			recorded[target{d.Spec.Object.Kind, d.Spec.Object.Namespace, d.Spec.Object.Name}.String()+"="+f.LiveValue] = true
+		}
+	}
+	held := map[target]bool{}
+	for i := range live {
+		if fixture.Held(&live[i]) {
+			held[target{"ConfigMap", live[i].Namespace, live[i].Name}] = true
+		}
+	}
+	var missing []string
+	for e, t := range targets {
+		if !held[t] || !recorded[fmt.Sprintf("%s=%q", t, burstValue(run, e))] {
+			missing = append(missing, t.String())
+		}
+	}
+	return missing
 }
 
 func distinctNamespaces(targets []target) []string {

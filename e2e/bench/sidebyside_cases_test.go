@@ -1,10 +1,15 @@
 package bench
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
 // sideCase is one tree of BenchmarkSideBySide, reconciled by
@@ -103,4 +108,34 @@ func TestContainsValue(t *testing.T) {
 	g.Expect(containsValue(files, "burst-x-10")).To(BeTrue())
 	g.Expect(containsValue(files, "burst-x-2")).To(BeTrue())
 	g.Expect(containsValue(files, "burst-x-1")).To(BeFalse())
+}
+
+// TestBurstMissing checks the burst's count of lost edits: an edit counts
+// as made only when its object is held and an open record carries its
+// value.
+func TestBurstMissing(t *testing.T) {
+	g := NewWithT(t)
+	c := sideCases[1]
+	targets := c.burstTargets()[:3]
+	record := func(tg target, e int, state refluxv1.DriftState) refluxv1.Drift {
+		d := refluxv1.Drift{}
+		d.Spec.Object = refluxv1.ObjectRef{Kind: tg.Kind, Namespace: tg.Namespace, Name: tg.Name}
+		d.Spec.Fields = []refluxv1.DriftField{{Pointer: "/data/VALUE", LiveValue: strconv.Quote(burstValue("r", e))}}
+		d.Status.State = state
+		return d
+	}
+	live := func(tg target, held bool) corev1.ConfigMap {
+		cm := corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tg.Namespace, Name: tg.Name}}
+		if held {
+			cm.Annotations = map[string]string{refluxv1.ReconcileAnnotation: refluxv1.ReconcileDisabled, refluxv1.HeldByAnnotation: "r"}
+		}
+		return cm
+	}
+	drifts := []refluxv1.Drift{record(targets[0], 0, refluxv1.DriftHeld), record(targets[1], 1, refluxv1.DriftProposed),
+		record(targets[2], 2, refluxv1.DriftDismissed)}
+	cms := []corev1.ConfigMap{live(targets[0], true), live(targets[1], false), live(targets[2], true)}
+	g.Expect(burstMissing(drifts, cms, targets, "r")).To(Equal([]string{targets[1].String(), targets[2].String()}))
+	cms[1] = live(targets[1], true)
+	g.Expect(burstMissing(drifts, cms, targets, "r")).To(Equal([]string{targets[2].String()}), "a proposed record counts")
+	g.Expect(burstMissing(drifts, cms, targets, "other-run")).To(HaveLen(3), "another run's values do not count")
 }
