@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	sdk "code.gitea.io/sdk/gitea"
@@ -110,6 +111,36 @@ func (g *giteaBackend) decorate(_ context.Context, number int, req Request) erro
 	return nil
 }
 
+// unlabel takes the ids from the pull request's own labels, not the
+// repository's: an organisation's labels are not among the repository's,
+// and a label someone removed since find read it is skipped.
+func (g *giteaBackend) unlabel(_ context.Context, number int, labels []string) error {
+	have, resp, err := g.raw.GetIssueLabels(g.owner, g.repo, int64(number), sdk.ListLabelsOptions{})
+	if err != nil {
+		return withStatus(httpResp(resp), err)
+	}
+	for _, l := range have {
+		if !slices.Contains(labels, l.Name) {
+			continue
+		}
+		if resp, err := g.raw.DeleteIssueLabel(g.owner, g.repo, int64(number), l.ID); err != nil && !gone(resp) {
+			return withStatus(httpResp(resp), fmt.Errorf("removing label %q: %w", l.Name, err))
+		}
+	}
+	return nil
+}
+
+func (g *giteaBackend) comment(_ context.Context, number int, body string) error {
+	_, resp, err := g.raw.CreateIssueComment(g.owner, g.repo, int64(number), sdk.CreateIssueCommentOption{Body: body})
+	return withStatus(httpResp(resp), err)
+}
+
+func (g *giteaBackend) close(_ context.Context, number int) error {
+	closed := sdk.StateClosed
+	_, resp, err := g.raw.EditPullRequest(g.owner, g.repo, int64(number), sdk.EditPullRequestOption{State: &closed})
+	return withStatus(httpResp(resp), err)
+}
+
 // labelIDs returns the ids of the named labels, creating the missing
 // ones: Gitea labels pull requests by id only.
 func (g *giteaBackend) labelIDs(names []string) ([]int64, error) {
@@ -176,4 +207,14 @@ func httpResp(r *sdk.Response) *http.Response {
 		return nil
 	}
 	return r.Response
+}
+
+// gone reports whether Gitea's answer to removing a label says the label
+// is gone already. Gitea v1.26 answers 204 for a label the pull request
+// no longer carries (models/issues/issue_label.go), 422 for one deleted
+// from the repository meanwhile, and 404 for a pull request deleted
+// meanwhile, which carries no label any more.
+func gone(r *sdk.Response) bool {
+	h := httpResp(r)
+	return h != nil && (h.StatusCode == http.StatusNotFound || h.StatusCode == http.StatusUnprocessableEntity)
 }

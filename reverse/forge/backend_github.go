@@ -3,6 +3,7 @@ package forge
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 
 	ggpgithub "github.com/fluxcd/go-git-providers/github"
@@ -102,6 +103,34 @@ func (g *githubBackend) decorate(ctx context.Context, number int, req Request) e
 		}
 	}
 	return nil
+}
+
+func (g *githubBackend) unlabel(ctx context.Context, number int, labels []string) error {
+	for _, l := range labels {
+		// GitHub answers 404 for a label the pull request no longer
+		// carries: someone removed it since find read it.
+		// go-github puts the name in the path as it is given: escaped, a
+		// "/" (severity/high), "?" or "#" stays inside the name's segment,
+		// as GitHub's own octokit sends it. Unescaped, a name the route
+		// misreads would 404 and pass for already removed.
+		if _, err := g.raw.Issues.RemoveLabelForIssue(ctx, g.owner, g.repo, number, url.PathEscape(l)); err != nil &&
+			StatusCode(err) != http.StatusNotFound {
+			return fmt.Errorf("removing label %q: %w", l, err)
+		}
+	}
+	return nil
+}
+
+// comment posts on the pull request's issue: GitHub keeps a pull
+// request's conversation there (review comments are for lines of code).
+func (g *githubBackend) comment(ctx context.Context, number int, body string) error {
+	_, _, err := g.raw.Issues.CreateComment(ctx, g.owner, g.repo, number, &github.IssueComment{Body: &body})
+	return err
+}
+
+func (g *githubBackend) close(ctx context.Context, number int) error {
+	_, _, err := g.raw.PullRequests.Edit(ctx, g.owner, g.repo, number, &github.PullRequest{State: github.Ptr("closed")})
+	return err
 }
 
 func githubPR(pr *github.PullRequest) *PullRequest {

@@ -108,6 +108,27 @@ func (g *gitlabBackend) decorate(ctx context.Context, number int, req Request) e
 	return err
 }
 
+// unlabel needs no check of the labels: GitLab ignores removing one the
+// merge request no longer carries.
+func (g *gitlabBackend) unlabel(ctx context.Context, number int, labels []string) error {
+	remove := gitlab.LabelOptions(labels)
+	_, _, err := g.raw.MergeRequests.UpdateMergeRequest(g.pid, int64(number),
+		&gitlab.UpdateMergeRequestOptions{RemoveLabels: &remove}, gitlab.WithContext(ctx))
+	return err
+}
+
+func (g *gitlabBackend) comment(ctx context.Context, number int, body string) error {
+	_, _, err := g.raw.Notes.CreateMergeRequestNote(g.pid, int64(number),
+		&gitlab.CreateMergeRequestNoteOptions{Body: &body}, gitlab.WithContext(ctx))
+	return err
+}
+
+func (g *gitlabBackend) close(ctx context.Context, number int) error {
+	_, _, err := g.raw.MergeRequests.UpdateMergeRequest(g.pid, int64(number),
+		&gitlab.UpdateMergeRequestOptions{StateEvent: gitlab.Ptr("close")}, gitlab.WithContext(ctx))
+	return err
+}
+
 func (g *gitlabBackend) userIDs(ctx context.Context, names []string) ([]int64, error) {
 	ids := make([]int64, 0, len(names))
 	for _, n := range names {

@@ -36,8 +36,16 @@ type Request struct {
 	Commit string
 	// Title and Body are the text reviewers read.
 	Title, Body string
-	// Labels to add; existing labels are kept.
+	// Labels to add; existing labels are kept, unless Exclusive claims them.
 	Labels []string
+	// Exclusive lists the label names reflux owns, or prefixes of them
+	// ending in "/" (e.g. "needs-decision", "severity/"). Ensure removes
+	// from an open pull request any label that matches an Exclusive entry
+	// and is not in Labels, so a pull request whose highest severity
+	// dropped from critical to low loses severity/critical, and one that
+	// stopped needing a decision loses needs-decision. Labels no entry
+	// matches are never removed: the ones humans add stay.
+	Exclusive []string
 	// Draft marks a pull request reflux must never merge: an Alert.
 	Draft bool
 	// Reviewers and Assignees are forge user names.
@@ -75,7 +83,8 @@ func (pr PullRequest) Stale(commit string) bool {
 type Result struct {
 	PullRequest
 	// Created is true when Ensure opened the pull request; Updated when
-	// it changed the title, body or labels of an open one.
+	// it changed the title, body or labels (added or removed) of an open
+	// one.
 	Created, Updated bool
 }
 
@@ -135,6 +144,11 @@ func StatusCode(err error) int {
 	if errors.As(err, &gl) && gl.Response != nil {
 		return gl.Response.StatusCode
 	}
+	// GitLab's client answers a 404 with a bare sentinel (CheckResponse
+	// in client-go), not an ErrorResponse.
+	if errors.Is(err, gitlab.ErrNotFound) {
+		return http.StatusNotFound
+	}
 	return 0
 }
 
@@ -170,6 +184,13 @@ type backend interface {
 	update(ctx context.Context, number int, title, body string) error
 	// decorate adds labels, reviewers and assignees.
 	decorate(ctx context.Context, number int, req Request) error
+	// unlabel removes labels from pull request number; a label it no
+	// longer carries is not an error.
+	unlabel(ctx context.Context, number int, labels []string) error
+	// comment posts body on pull request number.
+	comment(ctx context.Context, number int, body string) error
+	// close closes pull request number without merging it.
+	close(ctx context.Context, number int) error
 	// check reads the repository: the token works and reaches it.
 	check(ctx context.Context) error
 }

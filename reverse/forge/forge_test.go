@@ -1,6 +1,9 @@
 package forge
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestStale(t *testing.T) {
 	tests := []struct {
@@ -23,5 +26,32 @@ func TestStale(t *testing.T) {
 				t.Errorf("Stale(%q) of %+v = %v, want %v", tt.commit, tt.pr, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestStaleLabels(t *testing.T) {
+	exclusive := []string{"needs-decision", "severity/"}
+	tests := []struct {
+		name       string
+		have, want []string
+		stale      []string
+	}{
+		{"severity dropped", []string{"reflux", "severity/critical"}, []string{"reflux", "severity/low"}, []string{"severity/critical"}},
+		{"decided", []string{"needs-decision", "severity/low"}, []string{"severity/low"}, []string{"needs-decision"}},
+		{"a human's label stays", []string{"team/web", "needs-decision-later"}, nil, nil},
+		{"an entry without / is a name, not a prefix", []string{"needs-decisions"}, nil, nil},
+		{"a prefix alone is no label of its own", []string{"severity"}, nil, nil},
+		{"wanted labels stay", []string{"severity/high", "needs-decision"}, []string{"needs-decision", "severity/high"}, nil},
+		{"a label listed twice is removed once", []string{"severity/high", "severity/high"}, nil, []string{"severity/high"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := staleLabels(tt.have, tt.want, exclusive); !slices.Equal(got, tt.stale) {
+				t.Errorf("staleLabels(%v, %v) = %v, want %v", tt.have, tt.want, got, tt.stale)
+			}
+		})
+	}
+	if got := staleLabels([]string{"severity/high"}, nil, nil); got != nil {
+		t.Errorf("with no Exclusive nothing is stale, got %v", got)
 	}
 }

@@ -72,11 +72,11 @@ func pushBranch(t *testing.T, gt *testenv.Gitea, url, branch, file, content stri
 	}
 }
 
-// TestGiteaPullRequests drives a real Gitea through the whole life of
-// reflux's pull requests: opened once with labels and reviewers, reused
-// and updated, squash-merged with the branch auto-deleted, closed unmerged,
-// and a token the forge refuses.
-func TestGiteaPullRequests(t *testing.T) {
+// startFleet starts a Gitea, stopped when t ends, holding the repository
+// reflux/fleet with a main branch, and returns it with the repository's
+// clone URL.
+func startFleet(t *testing.T) (*testenv.Gitea, string) {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	gt, err := testenv.StartGitea(ctx, testenv.GiteaOptions{})
@@ -96,6 +96,17 @@ func TestGiteaPullRequests(t *testing.T) {
 	g.Eventually(func() error {
 		return gt.API(ctx, http.MethodGet, "/repos/reflux/fleet/branches/main", nil, nil)
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	return gt, url
+}
+
+// TestGiteaPullRequests drives a real Gitea through the whole life of
+// reflux's pull requests: opened once with labels and reviewers, reused
+// and updated, squash-merged with the branch auto-deleted, closed unmerged,
+// and a token the forge refuses.
+func TestGiteaPullRequests(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	gt, url := startFleet(t)
 	g.Expect(gt.AddUser(ctx, "alice", "fleet")).To(Succeed())
 
 	c, err := forge.New(ctx, forge.Options{Provider: "gitea", Token: gt.Token, APIURL: gt.URL, RepoURL: url})
@@ -178,4 +189,85 @@ func TestGiteaPullRequests(t *testing.T) {
 	_, err = forge.New(ctx, forge.Options{Provider: "gitea", Token: "not-a-token", APIURL: gt.URL, RepoURL: url})
 	g.Expect(err).To(MatchError(ContainSubstring("invalid username, password or token")))
 	g.Expect(forge.Unauthorized(err)).To(BeTrue(), "err: %v", err)
+}
+
+// giteaComment is what the Gitea API says of a comment.
+type giteaComment struct {
+	Body string `json:"body"`
+}
+
+// TestGiteaFollowsDrift drives a real Gitea through keeping a pull request
+// in step with its drift: the labels reflux owns follow the request while
+// a human's stay, and the pull request of a drift that is gone is closed,
+// unmerged, with a comment that says why.
+func TestGiteaFollowsDrift(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	gt, url := startFleet(t)
+	c, err := forge.New(ctx, forge.Options{Provider: "gitea", Token: gt.Token, APIURL: gt.URL, RepoURL: url})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	head := "reflux/apps-web/0123456789ab"
+	pushBranch(t, gt, url, head, "cm.yaml", "kind: ConfigMap\ndata: {color: blue}\n")
+	req := forge.Request{Head: head, Base: "main", Title: "reflux: apps/web drifted", Body: "| one |",
+		Labels:    []string{"reflux", "needs-decision", "severity/critical"},
+		Exclusive: []string{"needs-decision", "severity/"}}
+	res, err := c.Ensure(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Created).To(BeTrue())
+	prPath := fmt.Sprintf("/repos/reflux/fleet/pulls/%d", res.Number)
+	commentsPath := fmt.Sprintf("/repos/reflux/fleet/issues/%d/comments", res.Number)
+
+	// A reviewer adds a label of their own.
+	var human struct {
+		ID int64 `json:"id"`
+	}
+	g.Expect(gt.API(ctx, http.MethodPost, "/repos/reflux/fleet/labels",
+		map[string]any{"name": "team/web", "color": "#1d76db"}, &human)).To(Succeed())
+	g.Expect(gt.API(ctx, http.MethodPost, fmt.Sprintf("/repos/reflux/fleet/issues/%d/labels", res.Number),
+		map[string]any{"labels": []int64{human.ID}}, nil)).To(Succeed())
+
+	// The critical drift was reverted and the decision made: what is left
+	// is low, and the body changed with it.
+	req.Labels, req.Body = []string{"reflux", "severity/low"}, "| two |"
+	res2, err := c.Ensure(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res2.Updated).To(BeTrue())
+	g.Expect(res2.Labels).To(ConsistOf("reflux", "team/web", "severity/low"))
+	var pr giteaPR
+	g.Expect(gt.API(ctx, http.MethodGet, prPath, nil, &pr)).To(Succeed())
+	g.Expect(pr.labels()).To(ConsistOf("reflux", "team/web", "severity/low"),
+		"severity/critical and needs-decision are gone, the human's team/web stays")
+	g.Expect(pr.Body).To(Equal("| two |"))
+	res3, err := c.Ensure(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res3.Updated).To(BeFalse(), "in step: nothing is sent")
+
+	// The drift is gone: the pull request is closed with a comment.
+	const why = "The drift this pull request carried is gone from the cluster."
+	closed, err := c.Close(ctx, head, why)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(closed.Number).To(Equal(res.Number))
+	g.Expect(closed.State).To(Equal(forge.Closed))
+	g.Expect(gt.API(ctx, http.MethodGet, prPath, nil, &pr)).To(Succeed())
+	g.Expect(pr.State).To(Equal("closed"))
+	g.Expect(pr.Merged).To(BeFalse())
+	g.Expect(pr.labels()).To(ConsistOf("reflux", "team/web", "severity/low"), "closing keeps the labels")
+	var comments []giteaComment
+	g.Expect(gt.API(ctx, http.MethodGet, commentsPath, nil, &comments)).To(Succeed())
+	g.Expect(comments).To(Equal([]giteaComment{{Body: why}}))
+
+	// Closing again, or a branch that never had a pull request: nothing to do.
+	again, err := c.Close(ctx, head, why)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.State).To(Equal(forge.Closed))
+	none, err := c.Close(ctx, "reflux/apps-web/none", why)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(none).To(Equal(forge.PullRequest{}))
+	g.Expect(gt.API(ctx, http.MethodGet, commentsPath, nil, &comments)).To(Succeed())
+	g.Expect(comments).To(HaveLen(1), "a closed pull request gets no second comment")
+
+	g.Expect(c.Comment(ctx, res.Number, "reopened as a new branch")).To(Succeed())
+	g.Expect(gt.API(ctx, http.MethodGet, commentsPath, nil, &comments)).To(Succeed())
+	g.Expect(comments).To(Equal([]giteaComment{{Body: why}, {Body: "reopened as a new branch"}}))
 }

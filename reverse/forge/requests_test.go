@@ -67,6 +67,26 @@ func (r *recorder) seen() []call {
 	return append([]call(nil), r.calls...)
 }
 
+// keys returns "METHOD path" of every request, in the order sent.
+func (r *recorder) keys() []string {
+	var out []string
+	for _, c := range r.seen() {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// all returns every request to key, in the order sent.
+func (r *recorder) all(key string) []call {
+	var out []call
+	for _, c := range r.seen() {
+		if c.String() == key {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (r *recorder) find(key string) (call, bool) {
 	for _, c := range r.seen() {
 		if c.String() == key {
@@ -235,4 +255,27 @@ func TestOwnerRepo(t *testing.T) {
 	}
 	_, _, err := ownerRepo("https://github.com/fleet")
 	NewWithT(t).Expect(err).To(MatchError(ContainSubstring("names no owner/repository")))
+}
+
+// recordingClient returns a Client of provider (github or gitlab) whose
+// requests rec answers. The GitHub client reaches only https hosts.
+func recordingClient(t *testing.T, provider string, rec *recorder) *Client {
+	t.Helper()
+	opts := Options{Provider: provider, Token: "t"}
+	var srv *httptest.Server
+	switch provider {
+	case "github":
+		srv = httptest.NewTLSServer(rec)
+		opts.RepoURL, opts.Transport = "https://gh.example/acme/fleet.git", srv.Client().Transport
+	case "gitlab":
+		srv = httptest.NewServer(rec)
+		opts.RepoURL = "https://gl.example/acme/platform/fleet.git"
+	}
+	t.Cleanup(srv.Close)
+	opts.APIURL = srv.URL
+	c, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("connecting to the recording %s: %v", provider, err)
+	}
+	return c
 }
