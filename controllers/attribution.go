@@ -49,6 +49,26 @@ func (a auditAttributor) Deleter(u *unstructured.Unstructured, at time.Time) (go
 	return governor.Deleter{User: w.User, Flux: isKustomizeController(w)}, true
 }
 
+// Writer implements governor.Attributor: the latest update or patch of
+// u at or before at by a writer whose writes can be drift.
+func (a auditAttributor) Writer(u *unstructured.Unstructured, at time.Time, benign func(manager string) bool) (governor.AuditedWrite, bool) {
+	key, ok := a.key(u)
+	if !ok {
+		return governor.AuditedWrite{}, false
+	}
+	w, ok := a.store.Latest(key, at, func(w audit.Write) bool {
+		if w.Verb != "update" && w.Verb != "patch" && w.Verb != "apply" {
+			return false
+		}
+		aw := auditedWrite(key, w)
+		return !aw.Flux && !benign(aw.Manager)
+	})
+	if !ok {
+		return governor.AuditedWrite{}, false
+	}
+	return auditedWrite(key, w), true
+}
+
 func (a auditAttributor) key(u *unstructured.Unstructured) (audit.ObjectKey, bool) {
 	gvk := u.GroupVersionKind()
 	m, err := a.mapper.RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)

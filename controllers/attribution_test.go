@@ -2,6 +2,11 @@ package controllers
 
 import (
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/reflux-dev/reflux/internal/audit"
 )
@@ -61,5 +66,38 @@ func TestAuditedWrite(t *testing.T) {
 				t.Errorf("auditedWrite lost the write's identity: %+v", got)
 			}
 		})
+	}
+}
+
+// TestWriterNamesWhoRemovedAField: the latest update by someone whose
+// writes can be drift, past reflux's own hold and Flux's apply.
+func TestWriterNamesWhoRemovedAField(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	store := audit.NewStore(audit.WithClock(func() time.Time { return t0 }))
+	key := audit.ObjectKey{Resource: "configmaps", Namespace: "shop", Name: "flags"}
+	store.Record(key, audit.Write{User: "system:serviceaccount:flux-system:kustomize-controller", FieldManager: "kustomize-controller",
+		Verb: "patch", Time: t0})
+	store.Record(key, audit.Write{User: "bob@example.com", FieldManager: "kubectl-patch", Verb: "patch", Time: t0.Add(time.Second)})
+	store.Record(key, audit.Write{User: "system:serviceaccount:reflux-system:reflux-controller", FieldManager: "reflux",
+		Verb: "patch", Time: t0.Add(2 * time.Second)})
+	a := auditAttributor{store: store, mapper: mapper}
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion("v1")
+	obj.SetKind("ConfigMap")
+	obj.SetNamespace("shop")
+	obj.SetName("flags")
+	benign := func(m string) bool { return m == "reflux" || m == "kustomize-controller" }
+
+	w, ok := a.Writer(obj, t0.Add(3*time.Second), benign)
+	if !ok || w.User != "bob@example.com" || w.Manager != "kubectl-patch" {
+		t.Fatalf("Writer = %+v, %v; want bob's kubectl-patch", w, ok)
+	}
+	if _, ok := a.Writer(obj, t0.Add(-2*time.Second), benign); ok {
+		t.Error("Writer found a write before any was made")
+	}
+	if _, ok := a.Writer(obj, t0.Add(3*time.Second), func(string) bool { return true }); ok {
+		t.Error("Writer named a writer that is never drift")
 	}
 }

@@ -49,7 +49,7 @@ func (r *ReverseSyncPolicyReconciler) summarise(ctx context.Context, obj *reflux
 		if d.Status.State == refluxv1.DriftProposed && d.Status.Branch != "" {
 			pending[d.Status.Branch] = refluxv1.PendingBranch{
 				Kustomization: d.Spec.Kustomization.Name, Branch: d.Status.Branch, Commit: d.Status.Commit,
-				Action: d.Status.Action, PushedAt: d.Spec.LastSeen, PullRequest: d.Status.PullRequest,
+				Action: refluxv1.Action(d.Status.Action), PushedAt: d.Spec.LastSeen, PullRequest: d.Status.PullRequest,
 			}
 		}
 	}

@@ -114,6 +114,18 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 				continue
 			}
 			out.Deleted = append(out.Deleted, st.Name)
+		case !st.Merged() && !waiting[st.Name]:
+			// Unmerged, and no open record is on it: everything it
+			// proposed was dismissed or resolved (perhaps while reflux was
+			// down). A branch proposes exactly its open records, so it is
+			// retired like a kind with nothing left to write.
+			res, err := h.retireBranch(ctx, set, st, prs)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if res.Outcome != "" {
+				out.Retired = append(out.Retired, res)
+			}
 		case !st.Merged():
 			action := refluxv1.MergeAction
 			if st.NeedsDecision {
@@ -140,12 +152,14 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		pr := prs.of(ctx, r.Status.Branch)
 		switch {
 		case pr.State == forge.Closed:
-			out.Closed = append(out.Closed, r.Name)
+			out.Closed = append(out.Closed, reverse.ClosedRecord{Name: r.Name, Reason: refluxv1.ClosedPullRequestClosedReason,
+				Message: "pull request " + pr.URL + " was closed without merging"})
 		case !present[r.Status.Branch] && pr.State != forge.Merged && prs.unheard == nil:
 			// Without the forge's word (it refused the token, or did not
 			// answer) a deleted branch may be a merged pull request:
 			// dismiss nothing.
-			out.Closed = append(out.Closed, r.Name)
+			out.Closed = append(out.Closed, reverse.ClosedRecord{Name: r.Name, Reason: refluxv1.ClosedBranchDeletedReason,
+				Message: "branch " + r.Status.Branch + " was deleted without being merged"})
 		}
 	}
 	return out, errors.Join(errs...)

@@ -15,6 +15,10 @@ import (
 type Forge interface {
 	Ensure(ctx context.Context, req forge.Request) (forge.Result, error)
 	Find(ctx context.Context, head string) (forge.PullRequest, bool, error)
+	// Close comments on the open pull request of head and closes it.
+	Close(ctx context.Context, head, comment string) (forge.PullRequest, error)
+	// Comment comments on pull request number.
+	Comment(ctx context.Context, number int, body string) error
 }
 
 var _ Forge = &forge.Client{}

@@ -2,6 +2,7 @@ package branches
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,12 +59,66 @@ func split(records []refluxv1.Drift, alerts, encrypt bool) []group {
 			g.fields = append(g.fields, ref)
 		}
 	}
-	var out []group
-	for _, g := range []group{merge, alert} {
-		if len(g.fields)+len(g.refused) > 0 {
-			out = append(out, g)
-		}
+	// Both kinds, even empty: a kind with nothing left open retires the
+	// branch that carried it.
+	return []group{merge, alert}
+}
+
+// without returns the group with the fields the editor refused moved to
+// its refusals: what the branch really carries.
+func (g group) without(refused []refusal) group {
+	if len(refused) == 0 {
+		return g
 	}
+	out := group{action: g.action, refused: append([]refusal(nil), g.refused...)}
+	for _, f := range g.fields {
+		if i := slices.IndexFunc(refused, func(r refusal) bool {
+			return r.record.Name == f.record.Name && r.field.Pointer == f.field.Pointer
+		}); i >= 0 {
+			out.refused = append(out.refused, refused[i])
+			continue
+		}
+		out.fields = append(out.fields, f)
+	}
+	return out
+}
+
+// written names the records with a field on the branch.
+func (g group) written() []string {
+	set := map[string]bool{}
+	for _, f := range g.fields {
+		set[f.record.Name] = true
+	}
+	return sortedKeys(set)
+}
+
+// notWritten names the records none of whose fields is on the branch,
+// with why.
+func (g group) notWritten() map[string]string {
+	written := map[string]bool{}
+	for _, f := range g.fields {
+		written[f.record.Name] = true
+	}
+	var out map[string]string
+	for _, r := range g.refused {
+		if written[r.record.Name] {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		o := r.record.Spec.Object
+		out[r.record.Name] = joinReasons(out[r.record.Name], fmt.Sprintf("%s/%s %s: %s", o.Kind, o.Name, r.field.Pointer, r.reason))
+	}
+	return out
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
 	return out
 }
 
@@ -98,12 +153,7 @@ func (g group) records() []string {
 	for _, r := range g.refused {
 		set[r.record.Name] = true
 	}
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return sortedKeys(set)
 }
 
 // fingerprint identifies exactly the fields this branch writes.

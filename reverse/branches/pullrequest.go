@@ -36,6 +36,10 @@ func pullRequest(set reverse.DriftSet, grp group, head, commit string) forge.Req
 	req := forge.Request{Head: head, Commit: commit, Base: set.Source.Branch, Title: prTitle(set.Kustomization, grp),
 		Body: prBody(set, grp), Draft: grp.action == refluxv1.AlertAction}
 	req.Labels = []string{LabelReflux}
+	// The labels that say what the branch carries follow it: a severity
+	// that left with a dismissed record, or a decision no longer needed,
+	// leaves the pull request too. Humans' labels stay.
+	req.Exclusive = []string{LabelNeedsDecision, labelSeverity}
 	if req.Draft {
 		req.Labels = append(req.Labels, LabelNeedsDecision)
 	}

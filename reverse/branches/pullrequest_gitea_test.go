@@ -148,7 +148,8 @@ func TestWritePullRequestsOnGitea(t *testing.T) {
 
 	bc, err := newWriter(t).Check(ctx, set)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(bc.Closed).To(ConsistOf("deployment-checkout-1"),
+	g.Expect(bc.Closed).To(ConsistOf(And(HaveField("Name", "deployment-checkout-1"),
+		HaveField("Reason", refluxv1.ClosedPullRequestClosedReason), HaveField("Message", ContainSubstring(alert.PullRequest)))),
 		"the closed pull request's records are dismissed; the merged one's branch, auto-deleted, is not taken as closed")
 	g.Expect(bc.PullRequests).To(ContainElement(And(HaveField("Branch", alert.Branch), HaveField("PullRequestState", "closed"))))
 	g.Expect(bc.Pending).To(BeEmpty())
@@ -281,7 +282,7 @@ func TestSquashMergedBranchTheForgeLeftIsDeletedOnceResolved(t *testing.T) {
 	bc, err := newWriter(t).Check(ctx, set)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(bc.Deleted).NotTo(ContainElement(merge.Branch))
-	g.Expect(bc.Closed).NotTo(ContainElement(merged.Name), "merged, not closed")
+	g.Expect(bc.Closed).NotTo(ContainElement(HaveField("Name", merged.Name)), "merged, not closed")
 	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+merge.Branch, nil, nil)).To(Succeed())
 
 	// The record resolved: nothing waits on the branch any more.

@@ -28,7 +28,9 @@ type Git interface {
 var _ Git = &writeback.Engine{}
 
 // Writer writes a drift set's fields to signed branches and follows what
-// reviewers do with them.
+// reviewers do with them. A branch always proposes exactly the open
+// records on it: the engine rebuilds it from its base on every change, and
+// a branch with nothing open left is closed (issue 17).
 type Writer struct {
 	Git Git
 	Log logr.Logger
@@ -42,9 +44,11 @@ type Writer struct {
 }
 
 // Write writes the set's Merge fields and Alert fields to their
-// branches. A GitError is returned as an error too, so the caller backs
-// off and retries; every other outcome is a decision reported in the
-// results. Before each push, set.Intent records where the push goes.
+// branches, and retires a kind's branch when none of its fields is left
+// open. A GitError is returned as an error too, so the caller backs off
+// and retries; every other outcome is a decision reported in the results.
+// Before each push, set.Intent records where the push goes; before a
+// branch is closed, set.Withdraw takes its records off it.
 func (h *Writer) Write(ctx context.Context, set reverse.DriftSet) ([]reverse.BranchResult, error) {
 	if set.Policy == nil {
 		return nil, errors.New("drift set has no policy")
@@ -53,114 +57,96 @@ func (h *Writer) Write(ctx context.Context, set reverse.DriftSet) ([]reverse.Bra
 	if gitSpec.ReportOnly {
 		return []reverse.BranchResult{{Outcome: refluxv1.ReportOnlyReason, Reason: "policy is report-only: nothing is written to Git"}}, nil
 	}
-	encrypt := gitSpec.Encryption != nil && len(gitSpec.Encryption.Age)+len(gitSpec.Encryption.PGP) > 0
-	groups := split(set.Records, gitSpec.AlertBranches != "None", encrypt)
-	if len(groups) == 0 {
-		return nil, nil
-	}
+	groups := split(set.Records, gitSpec.AlertBranches != "None", encrypts(set.Policy))
 	if set.Source == nil || set.Source.Branch == "" {
 		return refuseAll(groups, "the Kustomization's source is not a GitRepository with a branch reflux can write beside"), nil
 	}
-	auth, err := git.NewAuth(set.Source.URL, set.Source.AuthData)
+	s, err := h.session(set)
 	if err != nil {
-		return refuseAll(groups, fmt.Sprintf("GitRepository credentials: %v", err)), nil
+		return refuseAll(groups, err.Error()), nil
 	}
-	var signer signing.Signer
-	if set.SigningKey != nil {
-		if signer, err = signing.FromSecret(set.SigningKey); err != nil {
-			return refuseAll(groups, fmt.Sprintf("signing key: %v", err)), nil
-		}
-	}
-	var proposals []reverse.BranchResult
+	var results []reverse.BranchResult
 	var errs []error
-	var fg Forge
-	var fgErr error
 	for _, grp := range groups {
-		p, err := h.write(ctx, set, grp, auth, signer)
-		if err == nil && p.Branch != "" && (p.Outcome == refluxv1.BranchPushedReason || p.Outcome == refluxv1.UpToDateReason) &&
-			gitSpec.PullRequest != nil {
-			if fg == nil && fgErr == nil {
-				fg, fgErr = h.connect(ctx, set)
-			}
-			switch {
-			case fgErr != nil:
-				p.Outcome, p.Reason = refluxv1.PullRequestFailedReason, joinReasons(p.Reason, fgErr.Error())
-				if !forge.Unauthorized(fgErr) {
-					err = fmt.Errorf("%w: %w", errForge, fgErr)
-				}
-			default:
-				err = h.openPullRequest(ctx, fg, set, grp, &p)
-			}
-		}
-		proposals = append(proposals, p)
+		res, err := s.writeKind(ctx, grp)
+		results = append(results, res...)
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return proposals, errors.Join(errs...)
+	return results, errors.Join(errs...)
 }
 
-// write runs one branch's write-back.
-func (h *Writer) write(ctx context.Context, set reverse.DriftSet, grp group, auth *git.AuthOptions,
-	signer signing.Signer) (reverse.BranchResult, error) {
-	p := reverse.BranchResult{Action: grp.action, Records: grp.records()}
-	if len(grp.fields) == 0 {
-		p.Outcome, p.Reason = refluxv1.RefusedReason, grp.refusals()
-		return p, nil
-	}
-	gitSpec := set.Policy.Spec.Git
-	editor := &editor{ctx: ctx, set: set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites, render: h.Render}
-	if enc := gitSpec.Encryption; enc != nil {
-		editor.recipients.Age = enc.Age
-		for _, k := range enc.PGP {
-			editor.recipients.OpenPGP = append(editor.recipients.OpenPGP, []byte(k))
-		}
-	}
-	kind := writeback.KindMerge
-	if grp.action == refluxv1.AlertAction {
-		kind = writeback.KindAlert
-	}
-	req := writeback.Request{
-		RepoURL: set.Source.URL, Auth: auth, SourceBranch: set.Source.Branch, BranchPrefix: gitSpec.BranchPrefix,
-		Kustomization: writeback.Kustomization{Namespace: set.Kustomization.Namespace, Name: set.Kustomization.Name},
-		Fingerprint:   grp.fingerprint(), Kind: kind,
-		Author: writeback.Author{Name: gitSpec.Author.Name, Email: gitSpec.Author.Email},
-		Signer: signer, Fields: grp.messageFields(), Apply: editor.apply,
-		MessageTemplate: gitSpec.CommitMessageTemplate,
-	}
-	if set.Intent != nil {
-		records := grp.records()
-		req.BeforePush = func(ctx context.Context, branch string) error {
-			return set.Intent(ctx, branch, req.Fingerprint, records)
-		}
-	}
-	res, err := h.Git.Run(ctx, req)
-	p.Branch, p.Commit, p.Outcome, p.Reason = res.Branch, res.Commit, string(res.Outcome), res.Reason
-	p.Fingerprint = req.Fingerprint
-	if refused := append(grp.refused, editor.refused...); len(refused) > 0 && err == nil {
-		p.Reason = joinReasons(p.Reason, "not written: "+describe(refused))
-	}
+// session is one write-back of a set: its credentials, signer and forge.
+type session struct {
+	h      *Writer
+	set    reverse.DriftSet
+	auth   *git.AuthOptions
+	signer signing.Signer
+	// fg and fgErr are the forge, connected on first use.
+	fg        Forge
+	fgErr     error
+	connected bool
+}
+
+func (h *Writer) session(set reverse.DriftSet) (*session, error) {
+	auth, err := git.NewAuth(set.Source.URL, set.Source.AuthData)
 	if err != nil {
-		if p.Outcome == "" {
-			p.Outcome = refluxv1.GitErrorReason
-		}
-		p.Reason = joinReasons(p.Reason, err.Error())
-		if errors.Is(err, writeback.ErrGit) || p.Outcome == refluxv1.GitErrorReason {
-			return p, err
-		}
-		// A request reflux itself built wrong is a configuration problem,
-		// not something a retry fixes.
-		p.Outcome = refluxv1.RefusedReason
+		return nil, fmt.Errorf("GitRepository credentials: %w", err)
 	}
-	h.Log.Info("write-back", "kustomization", set.Kustomization.Namespace+"/"+set.Kustomization.Name,
-		"action", grp.action, "outcome", p.Outcome, "branch", p.Branch, "commit", p.Commit, "reason", p.Reason)
-	return p, nil
+	s := &session{h: h, set: set, auth: auth}
+	if set.SigningKey != nil {
+		if s.signer, err = signing.FromSecret(set.SigningKey); err != nil {
+			return nil, fmt.Errorf("signing key: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// forge returns the policy's forge, or nil when it opens no pull requests.
+func (s *session) forge(ctx context.Context) (Forge, error) {
+	if !s.connected {
+		s.fg, s.fgErr = s.h.connect(ctx, s.set)
+		s.connected = true
+	}
+	return s.fg, s.fgErr
+}
+
+func (s *session) repo() writeback.Repo {
+	return writeback.Repo{URL: s.set.Source.URL, Auth: s.auth}
+}
+
+// writeKind writes one kind's branch: its fields, or, when none is left
+// open and writable, the retirement of the branch that carried them.
+func (s *session) writeKind(ctx context.Context, grp group) ([]reverse.BranchResult, error) {
+	var out []reverse.BranchResult
+	if len(grp.fields) == 0 {
+		if len(grp.refused) > 0 {
+			out = append(out, reverse.BranchResult{Action: grp.action, Outcome: refluxv1.RefusedReason, Reason: grp.refusals(),
+				Records: grp.records(), NotWritten: grp.notWritten()})
+		}
+		res, err := s.retire(ctx, grp.action, fingerprintNone, "no open drift is left on it")
+		if res.Outcome != "" {
+			out = append(out, res)
+		}
+		return out, err
+	}
+	p, err := s.write(ctx, grp)
+	return append(out, p), err
 }
 
 func refuseAll(groups []group, reason string) []reverse.BranchResult {
 	out := make([]reverse.BranchResult, 0, len(groups))
 	for _, g := range groups {
-		out = append(out, reverse.BranchResult{Action: g.action, Outcome: refluxv1.RefusedReason, Reason: reason, Records: g.records()})
+		if len(g.fields)+len(g.refused) == 0 {
+			continue
+		}
+		notWritten := map[string]string{}
+		for _, n := range g.records() {
+			notWritten[n] = reason
+		}
+		out = append(out, reverse.BranchResult{Action: g.action, Outcome: refluxv1.RefusedReason, Reason: reason, Records: g.records(),
+			NotWritten: notWritten})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Action > out[j].Action })
 	return out
@@ -174,4 +160,9 @@ func joinReasons(a, b string) string {
 		return a
 	}
 	return a + "; " + b
+}
+
+func encrypts(p *refluxv1.ReverseSyncPolicy) bool {
+	enc := p.Spec.Git.Encryption
+	return enc != nil && len(enc.Age)+len(enc.PGP) > 0
 }

@@ -294,7 +294,10 @@ func TestCheckClosesOnlyPushedBranches(t *testing.T) {
 	run(t, "", "git", "push", "-q", remote, "--delete", merge.Branch, alert.Branch)
 	check, err = w.Check(context.Background(), set)
 	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(check.Closed).To(Equal([]string{set.Records[0].Name}))
+	g.Expect(check.Closed).To(HaveLen(1))
+	g.Expect(check.Closed[0].Name).To(Equal(set.Records[0].Name))
+	g.Expect(check.Closed[0].Reason).To(Equal(refluxv1.ClosedBranchDeletedReason))
+	g.Expect(check.Closed[0].Message).To(ContainSubstring(merge.Branch))
 	g.Expect(check.Pending).To(BeEmpty())
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -155,9 +156,10 @@ func (gv *Governor) evaluate(ctx context.Context, snap snapshot, k objKey, live 
 	obs := observe.Observe(observe.Input{
 		Kustomization: snap.gov.ref(), Policy: snap.gov.Policy.Name, Revision: snap.render.Revision,
 		Live: live, Desired: want, Result: res, Index: snap.render.Index, Classifier: snap.gov.Classifier,
-		Attribute: gv.attributor(live), Now: gv.now(),
+		Attribute: gv.attributor(live), Remover: gv.remover(live), Now: gv.now(),
 	})
 	in.Observation, in.WantHold, in.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
+	in.Revision = snap.render.Revision
 	if rec != nil {
 		in.Declared = decide.Declares(want, rec.Spec.Fields)
 	}
@@ -223,6 +225,27 @@ func (gv *Governor) attributor(live *unstructured.Unstructured) observe.Attribut
 	return func(manager string, at time.Time) observe.Who { return gv.opts.Attributor.User(live, manager, at) }
 }
 
+// remover names who removed a field of live from the audit log, leaving
+// out the writes that are never drift: Flux's, reflux's own holds and
+// the allowed managers'.
+func (gv *Governor) remover(live *unstructured.Unstructured) observe.Remover {
+	if gv.opts.Attributor == nil {
+		return nil
+	}
+	benign := func(manager string) bool {
+		return manager == refluxv1.FieldManager || gv.opts.Detector.Allowed(manager)
+	}
+	return func(at time.Time) *refluxv1.Modifier {
+		w, ok := gv.opts.Attributor.Writer(live, at, benign)
+		if !ok {
+			return nil
+		}
+		when := metav1.NewTime(w.Time)
+		return &refluxv1.Modifier{Manager: w.Manager, Operation: "Update", User: w.User,
+			Groups: append([]string(nil), w.Groups...), Time: &when}
+	}
+}
+
 // attributionRetries bounds how often an object is looked at again for a
 // user the audit log has not delivered yet.
 const attributionRetries = 10
@@ -241,7 +264,7 @@ func (gv *Governor) retryAttribution(k objKey, owner types.NamespacedName, field
 	}
 	missing := false
 	for _, f := range fields {
-		if f.Modifier != nil && f.Modifier.User == "" {
+		if f.Modifier != nil && f.Modifier.User == "" || unattributedRemoval(f) {
 			missing = true
 		}
 	}
@@ -261,6 +284,12 @@ func (gv *Governor) retryAttribution(k objKey, owner types.NamespacedName, field
 	gv.attributionTries[k]++
 	gv.pending[k] = change{owner: owner}.merge(gv.pending[k])
 	gv.live.AddAfter(k, 500*time.Millisecond)
+}
+
+// unattributedRemoval reports whether a removed field still lacks its
+// writer: only the audit log can name it, and it may deliver late.
+func unattributedRemoval(f refluxv1.DriftField) bool {
+	return f.Modifier == nil && f.ChangeType == refluxv1.ChangeRemove && f.Pointer != refluxv1.WholeObjectPointer
 }
 
 func liveState(u *unstructured.Unstructured) decide.Live {

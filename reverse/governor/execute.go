@@ -52,6 +52,9 @@ type executor struct {
 	// impersonation acts as a plan's identity; nil acts as reflux.
 	impersonation Impersonation
 	marker        Marker
+	// closer fills in who closed a record and at which revision
+	// (Governor.withCloser); nil writes the closure as decided.
+	closer func(rec *refluxv1.Drift, c *refluxv1.DriftClosure, revision string) *refluxv1.DriftClosure
 }
 
 // maxAttempts bounds how often a decision is re-made after a write lost a
@@ -251,6 +254,16 @@ func (x *executor) close(ctx context.Context, p *plan, d decide.Decision) error 
 	rec := d.Record.DeepCopy()
 	patch := client.MergeFromWithOptions(d.Record, client.MergeFromWithOptimisticLock{})
 	rec.Status.State, rec.Status.HeldSince = state, nil
+	if c := d.Closed; c != nil {
+		revision := ""
+		if p.ks != nil {
+			revision = p.ks.Status.LastAppliedRevision
+		}
+		if x.closer != nil {
+			c = x.closer(d.Record, c, revision)
+		}
+		rec.Status.Closed = c
+	}
 	if err := x.sealer.SealStatus(rec); err != nil {
 		return err
 	}
@@ -268,12 +281,27 @@ func (x *executor) close(ctx context.Context, p *plan, d decide.Decision) error 
 		}
 		x.events.AnnotatedEventf(p.ks, map[string]string{eventMetaKey("reflux-record"): rec.Name},
 			"Normal", reason, "%s %s/%s: drift %s (%s)", rec.Spec.Object.Kind, rec.Spec.Object.Namespace,
-			rec.Spec.Object.Name, strings.ToLower(string(state)), d.Why)
+			rec.Spec.Object.Name, strings.ToLower(string(state)), closedWhy(rec.Status.Closed, d.Why))
 	}
 	if d.RequestReconcile && p.ks != nil {
 		return x.requestReconcile(ctx, p.ks)
 	}
 	return nil
+}
+
+// closedWhy says how a record closed, and by whom, for its event.
+func closedWhy(c *refluxv1.DriftClosure, why string) string {
+	if c == nil {
+		return why
+	}
+	out := c.Reason
+	if c.Message != "" {
+		out += ": " + c.Message
+	}
+	if c.By != "" {
+		out += ", by " + c.By
+	}
+	return out
 }
 
 // requestReconcile asks Flux to reconcile now, so a dismissed drift's Git

@@ -237,6 +237,7 @@ func New(opts Options) (*Governor, error) {
 	gv.exec = &executor{client: opts.Client, fresh: opts.APIReader, holder: opts.Holder, events: opts.Events,
 		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex(), sealer: opts.Sealer,
 		impersonation: opts.Impersonation, marker: opts.Marker}
+	gv.exec.closer = gv.withCloser
 	gv.wb = newWritebacks(gv)
 	return gv, nil
 }

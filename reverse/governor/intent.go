@@ -8,6 +8,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/record"
 )
 
 // Audit-derived intent (issue 11): a policy's manualHotfix.fromUsers and
@@ -77,17 +78,23 @@ func (gv *Governor) settleAttribution(k objKey, owner types.NamespacedName) {
 }
 
 // attributed leaves out the records whose object awaits its audited
-// writer (awaitingAttribution).
-func (gv *Governor) attributed(id types.NamespacedName, records []refluxv1.Drift) []refluxv1.Drift {
-	out := records[:0:0]
+// writer (awaitingAttribution) and that no branch carries yet. wait is
+// true when one that a branch carries awaits it: rebuilding that branch
+// now would push whatever the record says before its user is known, so
+// the whole write waits for the attribution to settle.
+func (gv *Governor) attributed(id types.NamespacedName, records []refluxv1.Drift) (kept []refluxv1.Drift, wait bool) {
+	kept = records[:0:0]
 	for _, d := range records {
 		o := d.Spec.Object
 		k := objKey{GVK: schema.FromAPIVersionAndKind(o.APIVersion, o.Kind), Namespace: o.Namespace, Name: o.Name}
-		if gv.awaitingAttribution(id, k) {
-			gv.opts.Log.V(1).Info("write-back waits for the audit log to name the writer", "record", d.Name)
+		if !gv.awaitingAttribution(id, k) {
+			kept = append(kept, d)
 			continue
 		}
-		out = append(out, d)
+		gv.opts.Log.V(1).Info("write-back waits for the audit log to name the writer", "record", d.Name)
+		if d.Status.Branch != "" && record.IsOpen(&d) {
+			wait = true
+		}
 	}
-	return out
+	return kept, wait
 }

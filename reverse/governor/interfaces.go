@@ -70,6 +70,11 @@ type Attributor interface {
 	// Deleter returns who deleted obj at about at, and false while the
 	// audit log has not delivered the deletion (yet).
 	Deleter(obj *unstructured.Unstructured, at time.Time) (Deleter, bool)
+	// Writer returns the latest update of obj at or before at whose
+	// writer is neither Flux nor one benign says never drifts: who made
+	// a change no managedFields entry records, such as a removed field.
+	// False while the audit log has not delivered one (yet).
+	Writer(obj *unstructured.Unstructured, at time.Time, benign func(manager string) bool) (AuditedWrite, bool)
 }
 
 // Marker adds the manual-hotfix annotation to a live object whose hotfix

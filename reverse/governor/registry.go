@@ -102,7 +102,10 @@ func (gv *Governor) Publish(g *Governed, render *desired.Render) Status {
 	defer gv.mu.Unlock()
 	e := gv.entries[id]
 	if e == nil {
-		e = &entry{parked: map[objKey]change{}, clean: map[objKey]string{}, outstanding: map[objKey]bool{}}
+		// Branches are unknown until checked: a restart may find one whose
+		// records all closed while reflux was down, which must not go on
+		// proposing them (issue 17), so the first report checks.
+		e = &entry{parked: map[objKey]change{}, clean: map[objKey]string{}, outstanding: map[objKey]bool{}, wb: wbState{branches: true}}
 		gv.entries[id] = e
 	}
 	e.gov = g

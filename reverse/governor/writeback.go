@@ -2,19 +2,15 @@ package governor
 
 import (
 	"context"
-	"fmt"
-	"sort"
+	"errors"
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
-	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
@@ -138,6 +134,10 @@ func (gv *Governor) Report(id types.NamespacedName, records []refluxv1.Drift) {
 	}
 }
 
+// writeLaterDelay is how soon a deferred write-back looks again: about
+// the audit log's batching, and well under a write-back's own duration.
+const writeLaterDelay = 500 * time.Millisecond
+
 // writebacks runs write-back: one worker per repository, so a slow or
 // dead git server stalls only its own repository, with work coalesced per
 // Kustomization.
@@ -208,184 +208,27 @@ func (w *writebacks) work(q workqueue.TypedRateLimitingInterface[types.Namespace
 			return
 		}
 		err := w.gv.writeBack(w.ctx, id)
+		later := errors.Is(err, errWriteLater)
 		w.gv.mu.Lock()
 		if e := w.gv.entries[id]; e != nil {
-			e.wb.failing = err != nil
+			e.wb.failing = err != nil && !later
 		}
 		w.gv.mu.Unlock()
-		if err != nil {
+		switch {
+		case later:
+			// Nothing failed: the set moved on (a record closed, or its
+			// writer is about to be known). Look again shortly.
+			w.gv.opts.Log.V(1).Info("write-back deferred", "kustomization", id.String(), "why", err.Error())
+			q.Forget(id)
+			q.AddAfter(id, writeLaterDelay)
+		case err != nil:
 			w.gv.opts.Log.Error(err, "write-back failed; retrying with backoff", "kustomization", id.String())
 			q.AddRateLimited(id)
-		} else {
+		default:
 			q.Forget(id)
 		}
 		q.Done(id)
 	}
-}
-
-// writeBack runs one Kustomization's due write-back: branch checks, then
-// the write, each result applied to the records by the executor.
-func (gv *Governor) writeBack(ctx context.Context, id types.NamespacedName) error {
-	snap, ok := gv.snapshotOf(id)
-	if !ok {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, gv.opts.WriteBackTimeout)
-	defer cancel()
-	start := gv.now()
-	// A fresh read: the cache may not show the Proposed state the last run
-	// wrote a moment ago, and acting on it would push that branch again.
-	list := &refluxv1.DriftList{}
-	if err := gv.opts.APIReader.List(ctx, list, client.InNamespace(id.Namespace), client.MatchingLabels{
-		record.KustomizationNameLabel: id.Name, record.KustomizationNamespaceLabel: id.Namespace,
-	}); err != nil {
-		return gv.writeBackFailed(id, fmt.Errorf("listing drift records: %w", err))
-	}
-	gv.mu.Lock()
-	var st wbState
-	if e := gv.entries[id]; e != nil {
-		st = e.wb
-	}
-	gv.mu.Unlock()
-	list.Items = gv.attributed(id, gv.Sealed(list.Items))
-	in := dueOf(snap.gov, list.Items, start)
-	write, check := due(st, in)
-	if !write && !check {
-		return nil
-	}
-	set := reverse.DriftSet{Kustomization: snap.gov.ref(), Spec: snap.gov.Kustomization, Policy: snap.gov.Policy,
-		Revision: snap.gov.Kustomization.Status.LastAppliedRevision, Records: record.Open(list.Items),
-		SubstituteFrom: snap.gov.SubstituteFrom}
-	if snap.current {
-		set.Render = snap.render
-	}
-	sort.Slice(set.Records, func(i, j int) bool { return set.Records[i].Name < set.Records[j].Name })
-	if err := gv.opts.Targets.Resolve(ctx, snap.gov, &set); err != nil {
-		return gv.writeBackFailed(id, err)
-	}
-	if check {
-		pending, err := gv.checkBranches(ctx, snap, &set)
-		if err != nil {
-			return gv.writeBackFailed(id, err)
-		}
-		// A merged branch its record still waits on is kept, and checked
-		// again once the record resolves.
-		st.checkedRevision, st.checkedAt, st.branches = in.SourceRevision, gv.now(), pending > 0 || in.Branches
-	}
-	var results []reverse.BranchResult
-	if write {
-		var err error
-		if results, err = gv.write(ctx, snap, &set); err != nil {
-			gv.saveWriteBack(id, st, results, err)
-			return err
-		}
-		st.fingerprint, st.revision = in.Fingerprint, in.SourceRevision
-		for _, r := range results {
-			if r.Branch != "" {
-				st.branches = true
-			}
-		}
-	}
-	gv.opts.Metrics.observeWriteBack("", gv.now().Sub(start))
-	gv.saveWriteBack(id, st, results, nil)
-	return nil
-}
-
-// checkBranches dismisses the records whose pushed branch a reviewer
-// deleted, and drops them from the set. It returns how many branches
-// await review.
-func (gv *Governor) checkBranches(ctx context.Context, snap snapshot, set *reverse.DriftSet) (int, error) {
-	bc, err := gv.opts.Writer.Check(ctx, *set)
-	if err != nil {
-		return 0, fmt.Errorf("checking reflux branches: %w", err)
-	}
-	gv.opts.Metrics.setPending(snap.gov.Key(), len(bc.Pending))
-	gv.opts.Metrics.setPullRequests(snap.gov.Key(), bc)
-	gv.deletedBranchEvents(snap, bc.DeletedClosed)
-	closed := map[string]bool{}
-	for _, name := range bc.Closed {
-		closed[name] = true
-	}
-	kept := set.Records[:0:0]
-	for _, d := range set.Records {
-		if !closed[d.Name] {
-			kept = append(kept, d)
-			continue
-		}
-		if err := gv.onBranch(ctx, snap, d, decide.Branch{Event: decide.Closed, Branch: d.Status.Branch}); err != nil {
-			return 0, err
-		}
-	}
-	set.Records = kept
-	return len(bc.Pending), nil
-}
-
-// write writes the set, recording the intent before each push and the
-// outcome after.
-func (gv *Governor) write(ctx context.Context, snap snapshot, set *reverse.DriftSet) ([]reverse.BranchResult, error) {
-	byName := map[string]refluxv1.Drift{}
-	for _, d := range set.Records {
-		byName[d.Name] = d
-	}
-	intended := map[string][]string{}
-	set.Fingerprint = reverse.Fingerprint(set.Records)
-	set.Intent = func(ctx context.Context, branch, fingerprint string, records []string) error {
-		for _, name := range records {
-			if err := gv.onBranch(ctx, snap, byName[name], decide.Branch{Event: decide.Intended, Branch: branch, Fingerprint: fingerprint}); err != nil {
-				return err
-			}
-		}
-		intended[branch] = records
-		return nil
-	}
-	results, err := gv.opts.Writer.Write(ctx, *set)
-	if err == nil && len(results) == 0 {
-		// Nothing left to write: say so, rather than keep reporting the
-		// last branch as if it still carried open drift.
-		results = []reverse.BranchResult{{Outcome: refluxv1.UpToDateReason, Reason: "no open drift to write back"}}
-	}
-	var errs []error
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, r := range results {
-		gv.opts.Metrics.observeWriteBack(r.Outcome, 0)
-		ev := decide.Branch{Branch: r.Branch, Commit: r.Commit, Fingerprint: r.Fingerprint, PullRequest: r.PullRequest}
-		switch {
-		// A pull request the forge failed to open leaves the branch pushed.
-		case r.Branch != "" && r.Commit != "" && (r.Outcome == refluxv1.BranchPushedReason || r.Outcome == refluxv1.UpToDateReason ||
-			r.Outcome == refluxv1.PullRequestFailedReason):
-			ev.Event = decide.Pushed
-		case len(intended[r.Branch]) > 0:
-			ev.Event = decide.Abandoned
-		default:
-			continue
-		}
-		for _, name := range r.Records {
-			if err := gv.onBranch(ctx, snap, byName[name], ev); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	gv.writeBackEvents(snap, results)
-	if len(errs) > 0 {
-		return results, fmt.Errorf("writing drift set %s: %v", set.Fingerprint, errs)
-	}
-	return results, nil
-}
-
-// onBranch applies one write-back transition to a record.
-func (gv *Governor) onBranch(ctx context.Context, snap snapshot, d refluxv1.Drift, ev decide.Branch) error {
-	if d.Name == "" {
-		return nil
-	}
-	obj := d.Spec.Object
-	p := plan{name: d.Name, namespace: d.Namespace, obj: obj, ks: snap.gov.Kustomization}
-	gvk := schema.FromAPIVersionAndKind(obj.APIVersion, obj.Kind)
-	return gv.exec.withRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
-		live, ok := gv.opts.Live.Get(gvk, obj.Namespace, obj.Name)
-		return decide.OnBranch(rec, ev, ok && held(live, d.Name)), nil
-	})
 }
 
 func (gv *Governor) writeBackFailed(id types.NamespacedName, err error) error {
