@@ -52,6 +52,7 @@ func TestFeatureFlagBecomesASignedBranchAndResolvesOnMerge(t *testing.T) {
 	g.Expect(isHeld(f.get(g, "payment-flags", &corev1.ConfigMap{}))).To(BeTrue(), "a proposed drift stays held")
 	branch := rec.Status.Branch
 	g.Expect(branches(t, f.repo)).To(ConsistOf(branch))
+	f.consistent(t, g)
 
 	// What a user sees: the condition, the event, the metrics.
 	g.Eventually(func() string { return f.condition(g, ks.Name, refluxv1.DriftedCondition) }, timeout, interval).
@@ -91,6 +92,7 @@ func TestFeatureFlagBecomesASignedBranchAndResolvesOnMerge(t *testing.T) {
 	g.Eventually(func() bool { return isHeld(f.get(g, "payment-flags", &corev1.ConfigMap{})) }, timeout, interval).Should(BeFalse())
 	g.Expect(f.get(g, "payment-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).To(HaveKeyWithValue("INSTANT_REFUNDS", "true"))
 	g.Eventually(func() []string { return branches(t, f.repo) }, timeout, interval).Should(BeEmpty(), "reflux deletes its merged branch")
+	f.consistent(t, g)
 	f.event(g, "DriftResolved", "payment-flags")
 	g.Eventually(func() float64 {
 		v, _ := metric(g, suiteReflux, "reflux_drift_fields", map[string]string{"namespace": f.name, "kind": "ConfigMap", "action": "Merge"})

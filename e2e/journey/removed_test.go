@@ -2,6 +2,7 @@ package journey
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -49,9 +50,18 @@ func TestRemovedFieldIsWrittenBackAsADeletion(t *testing.T) {
 		"-p", `[{"op":"remove","path":"/data/LEGACY_CHECKOUT"}]`)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	rec := f.waitRecord(g, "ConfigMap", "checkout-flags", proposed)
+	rec := f.waitRecord(g, "ConfigMap", "checkout-flags", func(d *refluxv1.Drift) error {
+		if fl, err := field(d, "/data/LEGACY_CHECKOUT"); err != nil || fl.Modifier == nil || fl.Modifier.User == "" {
+			return fmt.Errorf("the removal is not attributed yet (%v)", err)
+		}
+		return proposed(d)
+	})
 	fl, err := field(rec, "/data/LEGACY_CHECKOUT")
 	g.Expect(err).NotTo(HaveOccurred())
+	// A removal leaves no managedFields entry: the audit log names alice
+	// (issue 17 §3).
+	g.Expect(fl.Modifier.User).To(Equal(aliceName))
+	g.Expect(fl.Modifier.Manager).To(Equal("kubectl-patch"))
 	g.Expect(fl.ChangeType).To(Equal(refluxv1.ChangeRemove))
 	g.Expect(fl.GitValue).To(Equal(`"on"`))
 	g.Expect(fl.Action).To(Equal(refluxv1.MergeAction))
@@ -74,6 +84,7 @@ func TestRemovedFieldIsWrittenBackAsADeletion(t *testing.T) {
 	g.Expect(added).To(BeEmpty())
 	g.Expect(hunks).To(ConsistOf(HavePrefix("@@ -9 +8,0 @@")))
 	g.Expect(gitCLI(t, dir, "show", "HEAD:flags.yaml")).To(ContainSubstring("# Payments v2 rollout, off until the provider signs off."))
+	f.consistent(t, g)
 
 	// A reviewer merges it; Flux applies a revision without the key.
 	gitCLI(t, dir, "checkout", "-q", "main")

@@ -62,6 +62,7 @@ func TestImageRollbackIsAHighAlertOnAPrefilledBranch(t *testing.T) {
 	g.Expect(added).To(Equal([]string{"          image: ghcr.io/example/web:2.3.9"}))
 	g.Expect(removed).To(Equal([]string{"          image: ghcr.io/example/web:2.4.0"}))
 	g.Expect(headOf(t, f.repo, "main")).To(Equal(f.head), "nothing is merged")
+	f.consistent(t, g)
 
 	// The hold keeps Flux from fighting the rollback.
 	g.Expect(isHeld(f.get(g, "web", &appsv1.Deployment{}))).To(BeTrue())

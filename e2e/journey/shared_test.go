@@ -40,6 +40,7 @@ func TestSharedBaseWritesToTheDriftedOverlay(t *testing.T) {
 		g.Expect(p).To(HavePrefix("overlays/eu/"), "the shared base and the other overlay are untouched")
 	}
 	g.Expect(gitCLI(t, dir, "diff", "origin/main", "HEAD")).To(ContainSubstring("TRACING"))
+	f.consistent(t, g)
 	g.Expect(f.records(g, "ConfigMap", "us-settings")).To(BeEmpty())
 	g.Expect(f.get(g, "us-settings", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).NotTo(HaveKey("TRACING"))
 	g.Expect(f.condition(g, "shared-us", refluxv1.DriftedCondition)).To(HavePrefix("False/" + refluxv1.NoDriftReason))
