@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/reverse/forge"
 	"github.com/reflux-dev/reflux/reverse/policy"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 )
 
 // forgeCheckTimeout bounds the policy's forge check: a forge that does

@@ -6,7 +6,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/reflux-dev/reflux/reverse/forge"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 )
 
 func TestForgeChecksStandForTheirTTL(t *testing.T) {

@@ -21,13 +21,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/internal/audit"
-	"github.com/reflux-dev/reflux/reverse/branches"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
 	"github.com/reflux-dev/reflux/reverse/writeback"
+	"github.com/reflux-dev/reflux/reverse/writeback/branches"
 )
 
 // Options wire reflux's controllers into a manager. The manager binary and

@@ -1,9 +1,21 @@
 // Package writeback is reflux's Git write-back engine: it turns a detected
 // drift into a signed, reviewable commit on a fix branch of the source
-// repository.
+// repository. It heads the write-back wing, whose packages run from when
+// to write down to the bytes on the wire:
 //
-// The caller (the reverse-sync controller) describes the change in a
-// Request and edits files in an Apply callback; the engine owns everything
+//   - scheduler: when a Kustomization's open drift is written, one worker
+//     per repository, off the live path;
+//   - branches: what each branch carries (a drift set's Merge and Alert
+//     fields), edited at their origins, and its pull request;
+//   - forge: pull requests on GitHub, GitLab and Gitea, the one forge
+//     interface (branches.Forge) over them;
+//   - this package: the Git side of one branch (clone, rebuild, commit,
+//     sign, push), with branch naming (branch), commit messages (message),
+//     signing (signing), SOPS (sops) and the git client (git, behind
+//     git/repository's interface, implemented by git/gogit).
+//
+// The caller (branches.Writer) describes the change in a Request and
+// edits files in an Apply callback; the engine owns everything
 // Git: a cached clone per repository URL refreshed by fetch, one writer per
 // repository at a time, branch naming, the commit message and trailers,
 // signing, and pushing with a lease so that a commit reflux did not author

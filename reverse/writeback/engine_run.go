@@ -44,9 +44,6 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 			return gitError(res, err)
 		}
 	}
-	if err == nil && res.Branch != "" && (res.Outcome == BranchPushed || res.Outcome == UpToDate) {
-		err = e.propose(ctx, c, req, res)
-	}
 	return res, err
 }
 

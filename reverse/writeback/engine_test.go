@@ -49,8 +49,7 @@ func TestRunPushesSignedBranch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			prop := &recordingProposer{}
-			f := newFixture(t, tt.start, WithProposer(prop))
+			f := newFixture(t, tt.start)
 			signer, verify := tt.signer(t)
 			req := f.request(fp1, setReplicas(5))
 			req.Signer = signer
@@ -74,9 +73,6 @@ func TestRunPushesSignedBranch(t *testing.T) {
 			g.Expect(message.TrailerValue(msg, message.TrailerFingerprint)).To(Equal(fp1))
 			g.Expect(message.TrailerValue(msg, message.TrailerKustomization)).To(Equal("flux-system/apps"))
 			g.Expect(message.TrailerValue(msg, message.TrailerSourceRevision)).To(Equal("main@sha1:" + main))
-			g.Expect(prop.got).To(HaveLen(1))
-			g.Expect(prop.got[0].Branch).To(Equal(res.Branch))
-			g.Expect(prop.got[0].Title).To(Equal("reflux: write back live state of flux-system/apps"))
 		})
 	}
 }
@@ -157,8 +153,7 @@ func TestRunDropsClosedEdit(t *testing.T) {
 func TestRunEmptyChange(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	prop := &recordingProposer{}
-	f := newFixture(t, gitserver.StartHTTP, WithProposer(prop))
+	f := newFixture(t, gitserver.StartHTTP)
 	main := f.srv.Head(t, repoName, "main")
 
 	// No branch: nothing to take out, and none is created.
@@ -170,7 +165,6 @@ func TestRunEmptyChange(t *testing.T) {
 	// A branch only reflux wrote proposes nothing any more: left for the
 	// caller to close and delete, leased on its head.
 	first := f.run(f.request(fp1, setReplicas(5)))
-	proposed := len(prop.got)
 	res = f.run(f.request(fpNone, noChange))
 	g.Expect(res.Outcome).To(Equal(Obsolete), res.Reason)
 	g.Expect(res.Branch).To(Equal(first.Branch))
@@ -178,7 +172,6 @@ func TestRunEmptyChange(t *testing.T) {
 	g.Expect(res.Base).To(Equal(main))
 	g.Expect(res.Reason).To(ContainSubstring("proposes nothing"))
 	g.Expect(f.srv.Head(t, repoName, first.Branch)).To(Equal(first.Commit), "nothing pushed or deleted")
-	g.Expect(prop.got).To(HaveLen(proposed), "an obsolete branch is not proposed")
 
 	req := f.request(fpNone, noChange)
 	g.Expect(f.eng.DeleteClosed(ctx, Repo{URL: req.RepoURL, Auth: req.Auth}, "reflux/", "main", res.Branch, res.Commit)).To(Succeed())
@@ -306,19 +299,6 @@ func TestApplyCalledOncePerAttempt(t *testing.T) {
 	f.run(f.request(fp1, guardedReplicas(2, 5, &calls, nil)))
 	g.Expect(calls.Load()).To(BeEquivalentTo(1))
 	g.Expect(strings.Count(f.gitOut("log", "--format=%H", "reflux/flux-system-apps/111111111111"), "\n")).To(Equal(1))
-}
-
-type failingProposer struct{}
-
-func (failingProposer) Propose(context.Context, Proposal) error { return errorString("provider down") }
-
-func TestRunReportsProposerFailure(t *testing.T) {
-	g := NewWithT(t)
-	f := newFixture(t, gitserver.StartHTTP, WithProposer(failingProposer{}))
-	res, err := f.eng.Run(context.Background(), f.request(fp1, setReplicas(5)))
-	g.Expect(err).To(MatchError(ErrPropose))
-	g.Expect(res.Outcome).To(Equal(BranchPushed), "the push itself stands")
-	g.Expect(f.srv.Head(t, repoName, res.Branch)).To(Equal(res.Commit))
 }
 
 func TestNewValidatesOptions(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/reflux-dev/reflux/reverse/writeback/git"
 	"github.com/reflux-dev/reflux/reverse/writeback/git/repository"
@@ -181,24 +180,4 @@ func (e *Engine) message(req Request, source string) (string, error) {
 		return "", fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	return msg, nil
-}
-
-func (e *Engine) propose(ctx context.Context, c repository.Client, req Request, res Result) error {
-	if e.proposer == nil {
-		return nil
-	}
-	co, err := c.CommitInfo(res.Commit)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPropose, err)
-	}
-	title, body, _ := strings.Cut(co.Message, "\n")
-	err = e.proposer.Propose(ctx, Proposal{
-		RepoURL: req.RepoURL, SourceBranch: req.SourceBranch, Branch: res.Branch, Commit: res.Commit,
-		Kustomization: req.Kustomization, Title: title, Body: strings.TrimSpace(body),
-		NeedsDecision: req.Kind == KindAlert,
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPropose, err)
-	}
-	return nil
 }

@@ -21,6 +21,4 @@ var (
 	// once. A Request's BeforePush returns an error wrapping it to stop a
 	// run that is writing an outdated set; Run then answers Superseded.
 	ErrSuperseded = errors.New("the drift set was superseded")
-	// ErrPropose is returned when the Proposer failed after a push.
-	ErrPropose = errors.New("proposing the change failed")
 )

@@ -159,12 +159,3 @@ func noChange(string) ([]string, error) {
 func writeWeb(dir string, replicas int, image string) error {
 	return os.WriteFile(filepath.Join(dir, webFile), fmt.Appendf(nil, "replicas: %d\nimage: %s\n", replicas, image), 0o644)
 }
-
-type recordingProposer struct {
-	got []Proposal
-}
-
-func (r *recordingProposer) Propose(_ context.Context, p Proposal) error {
-	r.got = append(r.got, p)
-	return nil
-}

@@ -9,9 +9,9 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
-	"github.com/reflux-dev/reflux/reverse/forge"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 	"github.com/reflux-dev/reflux/reverse/writeback/branch"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 )
 
 // retire takes every edit of reflux's out of the kind's open branch: the

@@ -8,7 +8,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
-	"github.com/reflux-dev/reflux/reverse/forge"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 )
 
 // Labels reflux puts on its pull requests.

@@ -6,8 +6,8 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
-	"github.com/reflux-dev/reflux/reverse/forge"
 	"github.com/reflux-dev/reflux/reverse/writeback"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 	"github.com/reflux-dev/reflux/reverse/writeback/message"
 )
 

@@ -11,8 +11,9 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse"
-	"github.com/reflux-dev/reflux/reverse/forge"
 	"github.com/reflux-dev/reflux/reverse/writeback"
+	"github.com/reflux-dev/reflux/reverse/writeback/branch"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 	"github.com/reflux-dev/reflux/reverse/writeback/git"
 	"github.com/reflux-dev/reflux/reverse/writeback/signing"
 )
@@ -125,6 +126,12 @@ func (s *session) writeKind(ctx context.Context, grp group) ([]reverse.BranchRes
 			out = append(out, reverse.BranchResult{Action: grp.action, Outcome: refluxv1.RefusedReason, Reason: grp.refusals(),
 				Records: grp.records(), NotWritten: grp.notWritten()})
 		}
+		if !s.named(grp.action) {
+			// No record was ever put on a branch of this kind: there is
+			// nothing to retire, and no fetch is spent finding that out.
+			// A branch no record names is the branch check's (Check).
+			return out, nil
+		}
 		res, err := s.retire(ctx, grp.action, fingerprintNone, "no open drift is left on it")
 		if res.Outcome != "" {
 			out = append(out, res)
@@ -133,6 +140,23 @@ func (s *session) writeKind(ctx context.Context, grp group) ([]reverse.BranchRes
 	}
 	p, err := s.write(ctx, grp)
 	return append(out, p), err
+}
+
+// named reports whether a record of the set, open or closed, names a
+// branch of the kind of action.
+func (s *session) named(action refluxv1.Action) bool {
+	for _, list := range [][]refluxv1.Drift{s.set.Records, s.set.Closed} {
+		for _, r := range list {
+			if r.Status.Branch == "" {
+				continue
+			}
+			info, err := branch.Parse(prefixOf(s.set), r.Status.Branch)
+			if err == nil && info.NeedsDecision == (action == refluxv1.AlertAction) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func refuseAll(groups []group, reason string) []reverse.BranchResult {

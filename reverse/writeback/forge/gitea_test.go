@@ -16,7 +16,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/reflux-dev/reflux/internal/testenv"
-	"github.com/reflux-dev/reflux/reverse/forge"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 )
 
 // giteaPR is what the Gitea API says of a pull request.

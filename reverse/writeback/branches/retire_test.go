@@ -16,7 +16,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
-	"github.com/reflux-dev/reflux/reverse/forge"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 )
 
 // fakeForge is a forge that keeps one pull request per head in memory and
