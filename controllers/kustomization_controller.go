@@ -21,11 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/classify"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/source"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
@@ -132,16 +132,16 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 			"ReverseSyncPolicy %s: %s", policy.Name, err)
 		return ctrl.Result{}, nil // stalled until the policy changes
 	}
-	src, subst, err := r.resolveSource(ctx, obj)
+	src, err := source.Resolve(ctx, r.Client, obj)
 	if err != nil {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.ArtifactUnavailableReason, "%s", err)
 		ctrl.LoggerFrom(ctx).Info("cannot compute drift yet", "reason", refluxv1.ArtifactUnavailableReason, "error", err.Error())
 		return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 	}
 	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: policy.DeepCopy(), Classifier: classifier,
-		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: subst,
+		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: src.SubstituteFrom,
 		Identity: tenancy.Identity(obj, r.DefaultServiceAccount)}
-	render, rendering := r.render(obj, src, subst)
+	render, rendering := r.render(obj, src)
 	status := r.Governor.Publish(gov, render)
 	if err := r.Watcher.Ensure(keyOf(obj), watchedKinds(obj, render)); err != nil {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, meta.ProgressingWithRetryReason, "%s", err)
@@ -154,21 +154,11 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 	return ctrl.Result{RequeueAfter: r.requeueAfter(obj, gov, rendering, open)}, nil
 }
 
-// resolveSource reads the source's artifact and the substitution data.
-func (r *KustomizationReconciler) resolveSource(ctx context.Context, obj *kustomizev1.Kustomization) (sourceInfo, []kustomize.SubstituteSource, error) {
-	src, err := sourceOf(ctx, r.Client, obj)
-	if err != nil {
-		return src, nil, err
-	}
-	subst, err := substituteFrom(ctx, r.Client, obj)
-	return src, subst, err
-}
-
 // render asks for the applied revision's render without waiting for it,
 // and returns the render to publish: the applied one when ready, else the
 // latest one there is (the engine knows it is not current).
-func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src sourceInfo, subst []kustomize.SubstituteSource) (*desired.Render, desired.State) {
-	state := r.Renderer.Want(desired.Request{Kustomization: obj, Artifact: src.Artifact, SubstituteFrom: subst})
+func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src source.Source) (*desired.Render, desired.State) {
+	state := r.Renderer.Want(desired.Request{Kustomization: obj, Artifact: src.Artifact, SubstituteFrom: src.SubstituteFrom})
 	r.Drift.SetBuildsPerRevision(keyOf(obj), state.Builds)
 	if state.Render != nil {
 		return state.Render, state

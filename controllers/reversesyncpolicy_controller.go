@@ -11,7 +11,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/patch"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,6 +21,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/policy"
+	"github.com/reflux-dev/reflux/reverse/source"
 )
 
 // policyOwnedConditions are the conditions this reconciler owns on a
@@ -170,23 +170,16 @@ func (r *ReverseSyncPolicyReconciler) checkSourceBranches(ctx context.Context, o
 	governed []kustomizev1.Kustomization) (string, error) {
 	for i := range governed {
 		ks := &governed[i]
-		if ks.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind {
+		repo, err := source.GitRepository(ctx, r.Client, ks)
+		if apierrors.IsNotFound(err) {
+			// The Kustomization reports its own missing source; there is
+			// no branch to clash with yet.
 			continue
 		}
-		repo := &sourcev1.GitRepository{}
-		ns := ks.Spec.SourceRef.Namespace
-		if ns == "" {
-			ns = ks.Namespace
+		if err != nil {
+			return meta.ProgressingWithRetryReason, err
 		}
-		if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ks.Spec.SourceRef.Name}, repo); err != nil {
-			if apierrors.IsNotFound(err) {
-				// The Kustomization reports its own missing source; there is
-				// no branch to clash with yet.
-				continue
-			}
-			return meta.ProgressingWithRetryReason, fmt.Errorf("getting GitRepository %s/%s: %w", ns, ks.Spec.SourceRef.Name, err)
-		}
-		if repo.Spec.Reference == nil {
+		if repo == nil || repo.Spec.Reference == nil {
 			continue
 		}
 		if err := policy.CheckBranchPrefix(obj.Spec.Git.BranchPrefix, repo.Spec.Reference.Branch); err != nil {

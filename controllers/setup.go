@@ -26,6 +26,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/source"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 )
@@ -206,7 +207,7 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 	gopts := governor.Options{
 		Sealer: sealer,
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Detector: detector, Holder: Holder{Client: mgr.GetClient()},
-		Live: watcher, Renders: renders, Writer: writer, Targets: targets{reader: mgr.GetAPIReader()}, Events: opts.Events, Metrics: m,
+		Live: watcher, Renders: renders, Writer: writer, Targets: source.Targets{Reader: mgr.GetAPIReader()}, Events: opts.Events, Metrics: m,
 		Notify: notify.Send, Log: opts.Log.WithName("drift"), LiveWorkers: opts.Concurrent,
 		WriteBackTimeout: opts.WriteBackTimeout, InShard: inShard(mgr.GetAPIReader(), opts.WatchSelector),
 	}

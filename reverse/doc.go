@@ -6,6 +6,8 @@
 //   - observe and decide: the engine's pure steps;
 //   - drift: detection with Flux's server-side apply semantics;
 //   - desired: rendering the applied revision, off the live path;
+//   - source: a Kustomization's Flux source, its substituteFrom data and
+//     the Secrets write-back needs, read from the cluster;
 //   - classify and record: the policy's rules, and record names and merges;
 //   - branches and writeback: signed branches and their lifecycle;
 //   - policy: checks of a ReverseSyncPolicy beyond admission.

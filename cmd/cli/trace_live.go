@@ -22,6 +22,7 @@ import (
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/source"
 )
 
 // liveRef returns NAMESPACE and NAME when --kustomization names a Flux
@@ -89,7 +90,7 @@ func runLiveTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name s
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ks); err != nil {
 		return fmt.Errorf("no file %s, and getting Kustomization %s/%s: %w", opts.kustomization, ns, name, err)
 	}
-	artifact, subst, err := controllers.ResolveSource(ctx, c, ks)
+	src, err := source.Resolve(ctx, c, ks)
 	if err != nil {
 		return err
 	}
@@ -98,14 +99,14 @@ func runLiveTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name s
 		return err
 	}
 	defer os.RemoveAll(dir)
-	artifactURL, err := rewriteHost(artifact.URL, opts.artifactHost)
+	artifactURL, err := rewriteHost(src.Artifact.URL, opts.artifactHost)
 	if err != nil {
 		return err
 	}
-	if err := desired.NewFetcher(3, 256<<20, 1<<30).FetchWithContext(ctx, artifactURL, artifact.Digest, dir); err != nil {
+	if err := desired.NewFetcher(3, 256<<20, 1<<30).FetchWithContext(ctx, artifactURL, src.Artifact.Digest, dir); err != nil {
 		return fmt.Errorf("fetching artifact %s: %w", artifactURL, err)
 	}
-	build := kustomize.BuildOptions{Root: dir, Kustomization: ks, SubstituteFrom: subst, SkipUnbuildable: true}
+	build := kustomize.BuildOptions{Root: dir, Kustomization: ks, SubstituteFrom: src.SubstituteFrom, SkipUnbuildable: true}
 	build.KustomizationFile = declaringFile(dir, ks)
 	var idx *origin.Index
 	var res *kustomize.Result
@@ -118,7 +119,7 @@ func runLiveTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name s
 	if ref, err = idx.Resolve(ref); err != nil {
 		return err
 	}
-	lt := liveTrace{Kustomization: ns + "/" + name, Revision: artifact.Revision, Applied: ks.Status.LastAppliedRevision}
+	lt := liveTrace{Kustomization: ns + "/" + name, Revision: src.Artifact.Revision, Applied: ks.Status.LastAppliedRevision}
 	rendered := renderedObject(res, ref)
 	if len(pointer) == 1 {
 		if lt, err = compareLive(ctx, c, ks, rendered, normalizePointer(pointer[0]), lt); err != nil {

@@ -1,4 +1,4 @@
-package controllers
+package source
 
 import (
 	"context"
@@ -15,25 +15,62 @@ import (
 	"github.com/reflux-dev/reflux/kustomize"
 )
 
-// sourceInfo is what reflux reads of a Kustomization's source.
-type sourceInfo struct {
+// Source is what reflux reads of a Kustomization's source.
+type Source struct {
 	// Artifact is the source's current artifact.
 	Artifact *meta.Artifact
 	// Interval is the source's interval.
 	Interval time.Duration
 	// URL is the Git repository's URL; "" for other kinds.
 	URL string
+	// SubstituteFrom is the Kustomization's spec.postBuild.substituteFrom,
+	// read.
+	SubstituteFrom []kustomize.SubstituteSource
 }
 
-// sourceOf returns the Kustomization's source and its current artifact.
+// Resolve reads a Kustomization's source artifact and resolves its
+// postBuild.substituteFrom data exactly as kustomize-controller does, so
+// that the Kustomization reconciler and `reflux trace --kustomization
+// NS/NAME` build what kustomize-controller builds.
+func Resolve(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) (Source, error) {
+	src, err := artifactOf(ctx, c, ks)
+	if err != nil {
+		return src, err
+	}
+	src.SubstituteFrom, err = substituteFrom(ctx, c, ks)
+	return src, err
+}
+
+// GitRepository returns the Kustomization's GitRepository, or nil when its
+// source is of another kind.
+func GitRepository(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) (*sourcev1.GitRepository, error) {
+	ref := ks.Spec.SourceRef
+	if ref.Kind != sourcev1.GitRepositoryKind {
+		return nil, nil
+	}
+	ns := namespaceOf(ks)
+	repo := &sourcev1.GitRepository{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, repo); err != nil {
+		return nil, fmt.Errorf("getting GitRepository %s/%s: %w", ns, ref.Name, err)
+	}
+	return repo, nil
+}
+
+// namespaceOf is the namespace of the Kustomization's source: its own
+// unless the sourceRef names another.
+func namespaceOf(ks *kustomizev1.Kustomization) string {
+	if ns := ks.Spec.SourceRef.Namespace; ns != "" {
+		return ns
+	}
+	return ks.Namespace
+}
+
+// artifactOf returns the Kustomization's source and its current artifact.
 // Any Flux source kind serves an artifact; reflux reads it the way
 // kustomize-controller does.
-func sourceOf(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) (sourceInfo, error) {
+func artifactOf(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) (Source, error) {
 	ref := ks.Spec.SourceRef
-	ns := ref.Namespace
-	if ns == "" {
-		ns = ks.Namespace
-	}
+	ns := namespaceOf(ks)
 	var src interface {
 		client.Object
 		GetArtifact() *meta.Artifact
@@ -47,12 +84,12 @@ func sourceOf(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomizatio
 	case sourcev1.BucketKind:
 		src = &sourcev1.Bucket{}
 	default:
-		return sourceInfo{}, fmt.Errorf("source kind %q is not supported", ref.Kind)
+		return Source{}, fmt.Errorf("source kind %q is not supported", ref.Kind)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, src); err != nil {
-		return sourceInfo{}, fmt.Errorf("getting %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+		return Source{}, fmt.Errorf("getting %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
 	}
-	out := sourceInfo{Artifact: src.GetArtifact(), Interval: src.GetRequeueAfter()}
+	out := Source{Artifact: src.GetArtifact(), Interval: src.GetRequeueAfter()}
 	if repo, ok := src.(*sourcev1.GitRepository); ok {
 		out.URL = repo.Spec.URL
 	}

@@ -1,4 +1,4 @@
-package controllers
+package source
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,38 +16,32 @@ import (
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
-// targets resolves what write-back needs from the cluster: the
-// GitRepository, its auth Secret, the policy's signing Secret and the held
-// live Secrets the records name. Reading here keeps reverse/ free of
-// cluster access to sources and Secrets.
-type targets struct {
-	// reader reads Secrets straight from the apiserver, as Flux's
+// Targets resolves what write-back needs from the cluster: the
+// GitRepository, its auth Secret, the policy's signing Secret and
+// pull-request token, and the held live Secrets the records name.
+type Targets struct {
+	// Reader reads Secrets straight from the apiserver, as Flux's
 	// controllers do, and the rest from the cache.
-	reader client.Reader
+	Reader client.Reader
 }
 
-var _ governor.Targets = targets{}
+var _ governor.Targets = Targets{}
 
 // Resolve implements governor.Targets.
-func (t targets) Resolve(ctx context.Context, g *governor.Governed, set *reverse.DriftSet) error {
-	ks := g.Kustomization
-	if g.Policy.Spec.Git.ReportOnly || ks.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind {
+func (t Targets) Resolve(ctx context.Context, g *governor.Governed, set *reverse.DriftSet) error {
+	if g.Policy.Spec.Git.ReportOnly {
 		return nil
 	}
-	ns := ks.Spec.SourceRef.Namespace
-	if ns == "" {
-		ns = ks.Namespace
-	}
-	repo := &sourcev1.GitRepository{}
-	if err := t.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ks.Spec.SourceRef.Name}, repo); err != nil {
-		return fmt.Errorf("getting GitRepository %s/%s: %w", ns, ks.Spec.SourceRef.Name, err)
+	repo, err := GitRepository(ctx, t.Reader, g.Kustomization)
+	if err != nil || repo == nil {
+		return err
 	}
 	src := &reverse.GitSource{URL: repo.Spec.URL}
 	if repo.Spec.Reference != nil {
 		src.Branch = repo.Spec.Reference.Branch
 	}
 	if repo.Spec.SecretRef != nil {
-		data, err := t.secretData(ctx, ns, repo.Spec.SecretRef.Name)
+		data, err := t.secretData(ctx, repo.Namespace, repo.Spec.SecretRef.Name)
 		if err != nil {
 			return err
 		}
@@ -58,21 +51,26 @@ func (t targets) Resolve(ctx context.Context, g *governor.Governed, set *reverse
 	if err := t.liveSecrets(ctx, set); err != nil {
 		return err
 	}
-	if key := g.Policy.Spec.Git.SigningKey; key != nil {
-		data, err := t.secretData(ctx, g.Policy.Namespace, key.SecretRef.Name)
+	return t.policySecrets(ctx, g.Policy, set)
+}
+
+// policySecrets reads the policy's signing key and pull-request token.
+func (t Targets) policySecrets(ctx context.Context, p *refluxv1.ReverseSyncPolicy, set *reverse.DriftSet) error {
+	if key := p.Spec.Git.SigningKey; key != nil {
+		data, err := t.secretData(ctx, p.Namespace, key.SecretRef.Name)
 		if err != nil {
 			return err
 		}
 		set.SigningKey = data
 	}
-	if pr := g.Policy.Spec.Git.PullRequest; pr != nil {
-		data, err := t.secretData(ctx, g.Policy.Namespace, pr.SecretRef.Name)
+	if pr := p.Spec.Git.PullRequest; pr != nil {
+		data, err := t.secretData(ctx, p.Namespace, pr.SecretRef.Name)
 		if err != nil {
 			return err
 		}
 		token := strings.TrimSpace(string(data[refluxv1.PullRequestTokenKey]))
 		if token == "" {
-			return fmt.Errorf("Secret %s/%s has no %q key for spec.git.pullRequest", g.Policy.Namespace, pr.SecretRef.Name,
+			return fmt.Errorf("Secret %s/%s has no %q key for spec.git.pullRequest", p.Namespace, pr.SecretRef.Name,
 				refluxv1.PullRequestTokenKey)
 		}
 		set.ForgeToken = token
@@ -80,9 +78,9 @@ func (t targets) Resolve(ctx context.Context, g *governor.Governed, set *reverse
 	return nil
 }
 
-func (t targets) secretData(ctx context.Context, ns, name string) (map[string][]byte, error) {
+func (t Targets) secretData(ctx context.Context, ns, name string) (map[string][]byte, error) {
 	s := &corev1.Secret{}
-	if err := t.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+	if err := t.Reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
 		return nil, fmt.Errorf("getting Secret %s/%s: %w", ns, name, err)
 	}
 	return s.Data, nil
@@ -91,7 +89,7 @@ func (t targets) secretData(ctx context.Context, ns, name string) (map[string][]
 // liveSecrets reads the live Secrets the records name: records mask Secret
 // values, and write-back encrypts the live ones with SOPS. Hotfixes never
 // reach Git, so their Secrets are not read.
-func (t targets) liveSecrets(ctx context.Context, set *reverse.DriftSet) error {
+func (t Targets) liveSecrets(ctx context.Context, set *reverse.DriftSet) error {
 	for _, d := range set.Records {
 		o := d.Spec.Object
 		if o.Kind != "Secret" || o.APIVersion != "v1" || d.Spec.ManualHotfix {
