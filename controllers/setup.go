@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/internal/audit"
+	"github.com/reflux-dev/reflux/reverse/attribution"
 	"github.com/reflux-dev/reflux/reverse/branches"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
@@ -218,7 +219,7 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 	}
 	gopts.Impersonation = impersonation{clients: clients, detector: detector}
 	if opts.Audit != nil {
-		gopts.Attributor = auditAttributor{store: opts.Audit, mapper: mgr.GetRESTMapper()}
+		gopts.Attributor = attribution.Audit{Store: opts.Audit, Mapper: mgr.GetRESTMapper()}
 		// The mark is reflux's own statement, made as reflux, not as the
 		// tenant: config/admission's reflux-manual-hotfix policy admits
 		// the annotation from reflux and break-glass groups only, and the
@@ -261,12 +262,7 @@ func secretsFromAudit(store *audit.Store, gov *governor.Governor, log logr.Logge
 		log.Info("Secret drift is not detected: --secrets=metadata reports it from the audit log, and no audit webhook is configured (--audit-addr)")
 		return
 	}
-	store.Notify(func(key audit.ObjectKey, w audit.Write) {
-		if key.APIGroup != "" || key.Resource != "secrets" {
-			return
-		}
-		gov.OnAuditedSecretWrite(auditedWrite(key, w))
-	})
+	attribution.SecretWrites(store, gov.OnAuditedSecretWrite)
 }
 
 func newBranchWriter(opts Options) (governor.Writer, error) {

@@ -4,6 +4,7 @@
 //
 //   - governor: the engine, its live path, executor and work queues;
 //   - observe and decide: the engine's pure steps;
+//   - attribution: who made a change, from the audit log;
 //   - drift: detection with Flux's server-side apply semantics;
 //   - desired: rendering the applied revision, off the live path;
 //   - source: a Kustomization's Flux source, its substituteFrom data and

@@ -1,4 +1,4 @@
-package controllers
+package attribution
 
 import (
 	"testing"
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/reflux-dev/reflux/internal/audit"
+	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
 func TestIsKustomizeController(t *testing.T) {
@@ -82,7 +83,7 @@ func TestWriterNamesWhoRemovedAField(t *testing.T) {
 	store.Record(key, audit.Write{User: "bob@example.com", FieldManager: "kubectl-patch", Verb: "patch", Time: t0.Add(time.Second)})
 	store.Record(key, audit.Write{User: "system:serviceaccount:reflux-system:reflux-controller", FieldManager: "reflux",
 		Verb: "patch", Time: t0.Add(2 * time.Second)})
-	a := auditAttributor{store: store, mapper: mapper}
+	a := Audit{Store: store, Mapper: mapper}
 	obj := &unstructured.Unstructured{}
 	obj.SetAPIVersion("v1")
 	obj.SetKind("ConfigMap")
@@ -99,5 +100,21 @@ func TestWriterNamesWhoRemovedAField(t *testing.T) {
 	}
 	if _, ok := a.Writer(obj, t0.Add(3*time.Second), func(string) bool { return true }); ok {
 		t.Error("Writer named a writer that is never drift")
+	}
+}
+
+// TestSecretWritesReachTheEngine: only writes of core Secrets are passed
+// on, in the engine's terms.
+func TestSecretWritesReachTheEngine(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	store := audit.NewStore(audit.WithClock(func() time.Time { return t0 }))
+	var got []governor.AuditedWrite
+	SecretWrites(store, func(w governor.AuditedWrite) { got = append(got, w) })
+	write := audit.Write{User: "alice@example.com", FieldManager: "kubectl-edit", Verb: "update", Time: t0}
+	store.Record(audit.ObjectKey{Resource: "configmaps", Namespace: "shop", Name: "flags"}, write)
+	store.Record(audit.ObjectKey{APIGroup: "example.com", Resource: "secrets", Namespace: "shop", Name: "lookalike"}, write)
+	store.Record(audit.ObjectKey{Resource: "secrets", Namespace: "shop", Name: "db"}, write)
+	if len(got) != 1 || got[0].Name != "db" || got[0].Namespace != "shop" || got[0].Manager != "kubectl-edit" || got[0].User != "alice@example.com" {
+		t.Fatalf("SecretWrites passed %+v, want the one write of Secret shop/db", got)
 	}
 }

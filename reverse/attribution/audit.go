@@ -1,4 +1,4 @@
-package controllers
+package attribution
 
 import (
 	"strings"
@@ -13,36 +13,36 @@ import (
 	"github.com/reflux-dev/reflux/reverse/observe"
 )
 
-// auditAttributor names users from the audit webhook's store. Audit events
-// name objects by API group and resource, not kind, hence the mapper.
-type auditAttributor struct {
-	store  *audit.Store
-	mapper meta.RESTMapper
+// Audit names users from the audit webhook's store. Audit events name
+// objects by API group and resource, not kind, hence the mapper.
+type Audit struct {
+	Store  *audit.Store
+	Mapper meta.RESTMapper
 }
 
-var _ governor.Attributor = auditAttributor{}
+var _ governor.Attributor = Audit{}
 
 // User implements governor.Attributor.
-func (a auditAttributor) User(u *unstructured.Unstructured, manager string, at time.Time) observe.Who {
+func (a Audit) User(u *unstructured.Unstructured, manager string, at time.Time) observe.Who {
 	key, ok := a.key(u)
 	if !ok {
 		return observe.Who{}
 	}
-	if w, ok := a.store.Lookup(key, manager, at); ok {
+	if w, ok := a.Store.Lookup(key, manager, at); ok {
 		return observe.Who{User: w.User, Groups: append([]string(nil), w.Groups...)}
 	}
 	return observe.Who{}
 }
 
 // Deleter implements governor.Attributor.
-func (a auditAttributor) Deleter(u *unstructured.Unstructured, at time.Time) (governor.Deleter, bool) {
+func (a Audit) Deleter(u *unstructured.Unstructured, at time.Time) (governor.Deleter, bool) {
 	key, ok := a.key(u)
 	if !ok {
 		// A kind the mapper does not know is not in the audit log either:
 		// waiting would not help.
 		return governor.Deleter{}, true
 	}
-	w, ok := a.store.LookupDelete(key, at)
+	w, ok := a.Store.LookupDelete(key, at)
 	if !ok {
 		return governor.Deleter{}, false
 	}
@@ -51,12 +51,12 @@ func (a auditAttributor) Deleter(u *unstructured.Unstructured, at time.Time) (go
 
 // Writer implements governor.Attributor: the latest update or patch of
 // u at or before at by a writer whose writes can be drift.
-func (a auditAttributor) Writer(u *unstructured.Unstructured, at time.Time, benign func(manager string) bool) (governor.AuditedWrite, bool) {
+func (a Audit) Writer(u *unstructured.Unstructured, at time.Time, benign func(manager string) bool) (governor.AuditedWrite, bool) {
 	key, ok := a.key(u)
 	if !ok {
 		return governor.AuditedWrite{}, false
 	}
-	w, ok := a.store.Latest(key, at, func(w audit.Write) bool {
+	w, ok := a.Store.Latest(key, at, func(w audit.Write) bool {
 		if w.Verb != "update" && w.Verb != "patch" && w.Verb != "apply" {
 			return false
 		}
@@ -69,9 +69,9 @@ func (a auditAttributor) Writer(u *unstructured.Unstructured, at time.Time, beni
 	return auditedWrite(key, w), true
 }
 
-func (a auditAttributor) key(u *unstructured.Unstructured) (audit.ObjectKey, bool) {
+func (a Audit) key(u *unstructured.Unstructured) (audit.ObjectKey, bool) {
 	gvk := u.GroupVersionKind()
-	m, err := a.mapper.RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)
+	m, err := a.Mapper.RESTMapping(schema.GroupKind{Group: gvk.Group, Kind: gvk.Kind}, gvk.Version)
 	if err != nil {
 		return audit.ObjectKey{}, false
 	}
@@ -91,11 +91,22 @@ func isKustomizeControllerAccount(user string) bool {
 	return strings.HasPrefix(user, "system:serviceaccount:") && strings.HasSuffix(user, ":kustomize-controller")
 }
 
-// auditedWrite is the engine's view of an audited Secret write. The
-// manager is the request's fieldManager or, as the apiserver defaults it,
-// the product of the user agent ("kubectl/v1.35.0 (linux/amd64)" is
-// kubectl), so that --allowed-field-managers apply as they do to
-// managedFields.
+// SecretWrites calls fn with each write of a Secret the audit log
+// receives, as the engine sees it: under --secrets=metadata reflux reads
+// no Secret, and the audit log is all it knows of their drift.
+func SecretWrites(store *audit.Store, fn func(governor.AuditedWrite)) {
+	store.Notify(func(key audit.ObjectKey, w audit.Write) {
+		if key.APIGroup != "" || key.Resource != "secrets" {
+			return
+		}
+		fn(auditedWrite(key, w))
+	})
+}
+
+// auditedWrite is the engine's view of an audited write. The manager is
+// the request's fieldManager or, as the apiserver defaults it, the
+// product of the user agent ("kubectl/v1.35.0 (linux/amd64)" is kubectl),
+// so that --allowed-field-managers apply as they do to managedFields.
 func auditedWrite(key audit.ObjectKey, w audit.Write) governor.AuditedWrite {
 	manager := w.FieldManager
 	if manager == "" {
