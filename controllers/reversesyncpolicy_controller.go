@@ -38,9 +38,9 @@ type ReverseSyncPolicyReconciler struct {
 	// checked again.
 	RetryInterval time.Duration
 
-	// forgeChecks spares the forge a check that passed recently; nil
+	// ForgeChecks spares the forge a check that passed recently; nil
 	// checks on every reconcile.
-	forgeChecks *forgeChecks
+	ForgeChecks *policy.ForgeChecks
 }
 
 // +kubebuilder:rbac:groups=reflux.dev,resources=reversesyncpolicies,verbs=get;list;watch

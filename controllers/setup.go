@@ -26,6 +26,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/policy"
 	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/source"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
@@ -130,7 +131,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	}
 	policies := &ReverseSyncPolicyReconciler{
 		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), RetryInterval: opts.PolicyRetry,
-		forgeChecks: newForgeChecks(time.Now),
+		ForgeChecks: policy.NewForgeChecks(time.Now),
 	}
 	if err := policies.SetupWithManager(ctx, mgr, ReverseSyncPolicyReconcilerOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 		return nil, fmt.Errorf("setting up ReverseSyncPolicy controller: %w", err)
