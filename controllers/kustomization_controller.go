@@ -53,7 +53,8 @@ type KustomizationReconciler struct {
 	// condition says so.
 	SlowRender time.Duration
 	// DefaultServiceAccount and NoCrossNamespaceRefs are
-	// kustomize-controller's flags of the same names (Options).
+	// kustomize-controller's flags of the same names (cmd/manager's
+	// Options).
 	DefaultServiceAccount string
 	NoCrossNamespaceRefs  bool
 }
@@ -64,7 +65,7 @@ type KustomizationReconciler struct {
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts/finalizers,verbs=update
-// substituteFrom ConfigMaps are read uncached, by name (ClientOptions).
+// substituteFrom ConfigMaps are read uncached, by name (cmd/manager's ClientOptions).
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // The objects Flux applies are not granted here: the live watches list
 // and watch them, dry runs and holds patch them, under the aggregated

@@ -25,7 +25,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/reverse/drift"
 )
 
@@ -117,7 +117,7 @@ func NewManagerCommand() *cobra.Command {
 		"Govern only Kustomizations and ReverseSyncPolicies with matching labels, e.g. 'sharding.fluxcd.io/key=shard1'.")
 	fs.StringSliceVar(&opts.WatchNamespaces, "watch-namespaces", nil,
 		"Restrict reflux to these namespaces (comma-separated), for RBAC granted by Roles in them only: Kustomizations, policies and live objects elsewhere are not watched, nor cluster-scoped live objects.")
-	fs.StringVar(&opts.Secrets, "secrets", string(controllers.SecretsMetadata),
+	fs.StringVar(&opts.Secrets, "secrets", string(manager.SecretsMetadata),
 		"Whether reflux reads the Secrets Flux applies: 'read' watches them for drift and writes it back SOPS-encrypted (needs get, list, watch and patch on Secrets: config/components/secrets); 'metadata' never reads them and reports who wrote a declared Secret, and when, from the audit webhook (--audit-addr), never holding or writing it; 'ignore' reports nothing of them.")
 	fs.StringSliceVar(&opts.OverrideManagers, "override-manager", nil,
 		"Field managers kustomize-controller runs with --override-manager: Flux reverts all they write, so reflux holds their changes at once.")
@@ -161,8 +161,8 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if opts.Concurrent < 1 {
 		return errors.New("--concurrent must be at least 1")
 	}
-	switch controllers.SecretAccess(opts.Secrets) {
-	case controllers.SecretsRead, controllers.SecretsMetadata, controllers.SecretsIgnore:
+	switch manager.SecretAccess(opts.Secrets) {
+	case manager.SecretsRead, manager.SecretsMetadata, manager.SecretsIgnore:
 	default:
 		return fmt.Errorf("--secrets: unknown value %q: want \"read\", \"metadata\" or \"ignore\"", opts.Secrets)
 	}
@@ -170,7 +170,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if err != nil {
 		return fmt.Errorf("--comparison: %w", err)
 	}
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := controllers.Setup(ctx, mgr, controllers.Options{
+	if _, err := manager.Setup(ctx, mgr, manager.Options{
 		RecordKey:             recordKey,
 		Concurrent:            opts.Concurrent,
 		Events:                eventRecorder,
@@ -217,7 +217,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		WriteBackTimeout:      opts.WriteBackTimeout,
 		WatchNamespace:        watchNamespace(opts),
 		WatchNamespaces:       opts.WatchNamespaces,
-		Secrets:               controllers.SecretAccess(opts.Secrets),
+		Secrets:               manager.SecretAccess(opts.Secrets),
 		WatchSelector:         selector,
 		GitCacheDir:           opts.GitCacheDir,
 		AllowInsecureHTTP:     opts.InsecureAllowHTTP,
@@ -258,8 +258,8 @@ func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, err
 		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
 		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,
 		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
-		Cache:                         controllers.CacheOptionsFor(append([]string{watchNamespace(opts)}, opts.WatchNamespaces...), selector),
-		Client:                        controllers.ClientOptions(),
+		Cache:                         manager.CacheOptionsFor(append([]string{watchNamespace(opts)}, opts.WatchNamespaces...), selector),
+		Client:                        manager.ClientOptions(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
@@ -279,7 +279,7 @@ func loadRecordKey(ctx context.Context, mgr ctrl.Manager, opts *ManagerOptions) 
 	if ns == "" {
 		ns = defaultNamespace
 	}
-	return controllers.LoadRecordKey(ctx, c, types.NamespacedName{Namespace: ns, Name: opts.RecordKeySecret})
+	return manager.LoadRecordKey(ctx, c, types.NamespacedName{Namespace: ns, Name: opts.RecordKeySecret})
 }
 
 // defaultNamespace is where config/default installs reflux.

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
@@ -71,7 +71,7 @@ func clusterClient(kubeconfig string) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		return nil, err
 	}

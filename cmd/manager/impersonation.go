@@ -1,6 +1,7 @@
-package controllers
+package manager
 
 import (
+	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
@@ -32,5 +33,5 @@ func (i impersonation) Holder(user string) (governor.Holder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Holder{Client: c}, nil
+	return controllers.Holder{Client: c}, nil
 }

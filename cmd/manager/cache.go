@@ -1,4 +1,4 @@
-package controllers
+package manager
 
 import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
