@@ -24,6 +24,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/classify"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/policy"
 	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/source"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
@@ -87,7 +88,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	policy, err := GoverningPolicy(ctx, r.Client, obj)
+	governing, err := policy.Governing(ctx, r.Client, obj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -99,21 +100,21 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		r.Metrics.RecordCondition(ctx, obj, refluxv1.DriftedCondition)
 		r.Metrics.RecordDuration(ctx, obj, start)
 	}()
-	if policy == nil || policy.Spec.Suspend || !obj.DeletionTimestamp.IsZero() {
+	if governing == nil || governing.Spec.Suspend || !obj.DeletionTimestamp.IsZero() {
 		// Not (or no longer) governed: nothing of reflux's stays on it.
 		r.Governor.Forget(ctx, req.NamespacedName)
 		conditions.Delete(obj, refluxv1.DriftedCondition)
 		conditions.Delete(obj, refluxv1.ReverseSyncedCondition)
 		return ctrl.Result{}, nil
 	}
-	return r.reconcile(ctx, obj, policy)
+	return r.reconcile(ctx, obj, governing)
 }
 
 // reconcile runs the steps in order. A configuration error stalls (the
 // condition says why, and no retry is scheduled: a spec change brings the
 // reconciler back); a transient one is retried with backoff.
 func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev1.Kustomization,
-	policy *refluxv1.ReverseSyncPolicy) (ctrl.Result, error) {
+	governing *refluxv1.ReverseSyncPolicy) (ctrl.Result, error) {
 	if err := tenancy.CheckSourceRef(obj, r.NoCrossNamespaceRefs); err != nil {
 		// Refused as Flux refuses it, before anything else: reflux must
 		// not act for it, even on what an earlier spec let it govern.
@@ -127,10 +128,10 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 			"Flux has applied no revision yet; drift is computed against an applied revision only")
 		return ctrl.Result{}, nil // the Kustomization's next status change brings us back
 	}
-	classifier, err := classify.New(&policy.Spec)
+	classifier, err := classify.New(&governing.Spec)
 	if err != nil {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.InvalidPolicyReason,
-			"ReverseSyncPolicy %s: %s", policy.Name, err)
+			"ReverseSyncPolicy %s: %s", governing.Name, err)
 		return ctrl.Result{}, nil // stalled until the policy changes
 	}
 	src, err := source.Resolve(ctx, r.Client, obj)
@@ -139,7 +140,7 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 		ctrl.LoggerFrom(ctx).Info("cannot compute drift yet", "reason", refluxv1.ArtifactUnavailableReason, "error", err.Error())
 		return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 	}
-	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: policy.DeepCopy(), Classifier: classifier,
+	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: governing.DeepCopy(), Classifier: classifier,
 		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: src.SubstituteFrom,
 		Identity: tenancy.Identity(obj, r.DefaultServiceAccount)}
 	render, rendering := r.render(obj, src)

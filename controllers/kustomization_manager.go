@@ -22,6 +22,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/policy"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
@@ -124,7 +125,7 @@ func (r *KustomizationReconciler) optedIn(ctx context.Context, namespace string,
 	}
 	var reqs []reconcile.Request
 	for i := range list.Items {
-		if OptedIn(&list.Items[i]) && match(&list.Items[i]) {
+		if policy.OptedIn(&list.Items[i]) && match(&list.Items[i]) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}

@@ -101,7 +101,7 @@ func (r *ReverseSyncPolicyReconciler) reconcile(ctx context.Context, obj *reflux
 		conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", err)
 		return ctrl.Result{}, err
 	}
-	governed, err := GovernedKustomizations(ctx, r.Client, obj)
+	governed, err := policy.Governed(ctx, r.Client, obj)
 	if err != nil {
 		conditions.MarkFalse(obj, meta.ReadyCondition, meta.ProgressingWithRetryReason, "listing Kustomizations: %s", err)
 		return ctrl.Result{}, err

@@ -1,4 +1,4 @@
-package controllers
+package policy
 
 import (
 	"context"
@@ -20,9 +20,9 @@ func OptedIn(ks client.Object) bool {
 	return ks.GetAnnotations()[refluxv1.ReverseSyncAnnotation] == refluxv1.ReverseSyncEnabled
 }
 
-// GovernedKustomizations lists the Kustomizations in the policy's namespace
-// that its selector selects and that opted in.
-func GovernedKustomizations(ctx context.Context, c client.Reader, obj *refluxv1.ReverseSyncPolicy) ([]kustomizev1.Kustomization, error) {
+// Governed lists the Kustomizations in the policy's namespace that its
+// selector selects and that opted in.
+func Governed(ctx context.Context, c client.Reader, obj *refluxv1.ReverseSyncPolicy) ([]kustomizev1.Kustomization, error) {
 	selector, err := metav1.LabelSelectorAsSelector(&obj.Spec.KustomizationSelector)
 	if err != nil {
 		return nil, fmt.Errorf("parsing kustomizationSelector: %w", err)
@@ -40,11 +40,11 @@ func GovernedKustomizations(ctx context.Context, c client.Reader, obj *refluxv1.
 	return governed, nil
 }
 
-// GoverningPolicy returns the ReverseSyncPolicy that governs ks: the first,
+// Governing returns the ReverseSyncPolicy that governs ks: the first,
 // by name, of the policies in its namespace whose selector selects it. It
 // returns nil when ks has not opted in or no policy selects it: the opt-in
 // annotation alone never makes reflux act.
-func GoverningPolicy(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) (*refluxv1.ReverseSyncPolicy, error) {
+func Governing(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) (*refluxv1.ReverseSyncPolicy, error) {
 	if !OptedIn(ks) {
 		return nil, nil
 	}
