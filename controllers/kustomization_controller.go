@@ -26,6 +26,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/policy"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/report"
 	"github.com/reflux-dev/reflux/reverse/source"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
@@ -185,8 +186,12 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 	open := record.Open(all)
 	r.Drift.Report(obj, open)
 	r.Drift.ReportExpired(obj, all)
-	if c := driftedCondition(driftedInput{
-		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open, WatchDenied: watchDenied,
+	denied := make([]error, 0, len(watchDenied))
+	for _, err := range watchDenied {
+		denied = append(denied, err)
+	}
+	if c := report.Drifted(report.DriftedInput{
+		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open, WatchDenied: denied,
 		Previous: conditions.Get(obj, refluxv1.DriftedCondition), SlowRender: r.slowRender(), Now: time.Now(),
 	}); c != nil {
 		c.ObservedGeneration = obj.Generation

@@ -21,6 +21,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/policy"
+	"github.com/reflux-dev/reflux/reverse/report"
 	"github.com/reflux-dev/reflux/reverse/source"
 )
 
@@ -188,6 +189,18 @@ func (r *ReverseSyncPolicyReconciler) checkSourceBranches(ctx context.Context, o
 		}
 	}
 	return "", nil
+}
+
+// summarise rebuilds the policy's drift report and pending branches from
+// the Drift records of its namespace (report.Policy).
+func (r *ReverseSyncPolicyReconciler) summarise(ctx context.Context, obj *refluxv1.ReverseSyncPolicy) error {
+	list := &refluxv1.DriftList{}
+	if err := r.List(ctx, list, client.InNamespace(obj.Namespace)); err != nil {
+		return fmt.Errorf("listing drift records: %w", err)
+	}
+	sum := report.Policy(obj.Name, list.Items)
+	obj.Status.Drift, obj.Status.DriftedObjects, obj.Status.PendingBranches = sum.Drift, sum.DriftedObjects, sum.PendingBranches
+	return nil
 }
 
 func (r *ReverseSyncPolicyReconciler) finalizeStatus(ctx context.Context, obj *refluxv1.ReverseSyncPolicy,

@@ -10,6 +10,9 @@
 //   - source: a Kustomization's Flux source, its substituteFrom data and
 //     the Secrets write-back needs, read from the cluster;
 //   - classify and record: the policy's rules, and record names and merges;
+//   - report: what status says (the Drifted condition, a policy's drift
+//     report), as pure functions;
 //   - branches and writeback: signed branches and their lifecycle;
-//   - policy: checks of a ReverseSyncPolicy beyond admission.
+//   - policy: what a ReverseSyncPolicy governs, and checks of it beyond
+//     admission.
 package reverse

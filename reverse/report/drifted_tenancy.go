@@ -1,4 +1,4 @@
-package controllers
+package report
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package controllers
+package report
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // kinds show. The message names the first refused watch and its fix; the
 // log has every one. Drift of the kinds reflux does watch is still
 // recorded, and the message counts it.
-func watchForbiddenCondition(denied []*WatchForbiddenError, open []refluxv1.Drift) *metav1.Condition {
+func watchForbiddenCondition(denied []error, open []refluxv1.Drift) *metav1.Condition {
 	more := ""
 	if n := len(denied) - 1; n > 0 {
 		more = fmt.Sprintf(" (and %d more refused watch(es))", n)

@@ -1,4 +1,4 @@
-package controllers
+package report
 
 import (
 	"errors"
@@ -14,8 +14,8 @@ import (
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
-// driftedInput is everything the Drifted condition is computed from.
-type driftedInput struct {
+// DriftedInput is everything the Drifted condition is computed from.
+type DriftedInput struct {
 	// Applied is the revision Flux applied.
 	Applied string
 	// Render is the renderer's state for it, Engine the engine's.
@@ -24,8 +24,8 @@ type driftedInput struct {
 	// Open are the open records.
 	Open []refluxv1.Drift
 	// WatchDenied are the live watches of the Kustomization's kinds that
-	// reflux's own RBAC does not allow.
-	WatchDenied []*WatchForbiddenError
+	// reflux's own RBAC does not allow, each saying how to grant it.
+	WatchDenied []error
 	// Previous is the condition as it stands; nil when unset.
 	Previous *metav1.Condition
 	// SlowRender is how long a render may take before the condition says
@@ -35,8 +35,9 @@ type driftedInput struct {
 	Now        time.Time
 }
 
-// driftedCondition computes the Drifted condition; nil keeps Previous.
-func driftedCondition(in driftedInput) *metav1.Condition {
+// Drifted computes a Kustomization's Drifted condition; nil keeps
+// Previous.
+func Drifted(in DriftedInput) *metav1.Condition {
 	waiting := in.waiting()
 	switch {
 	case len(in.Engine.Denied) > 0:
@@ -74,12 +75,12 @@ func driftedCondition(in driftedInput) *metav1.Condition {
 	return conditions.FalseCondition(refluxv1.DriftedCondition, refluxv1.NoDriftReason, "no drift from revision %s", in.Applied)
 }
 
-func (in driftedInput) progressing(msg string) *metav1.Condition {
+func (in DriftedInput) progressing(msg string) *metav1.Condition {
 	return conditions.UnknownCondition(refluxv1.DriftedCondition, refluxv1.RenderingReason, "%s", msg)
 }
 
 // waiting says what the live path keeps meanwhile.
-func (in driftedInput) waiting() string {
+func (in DriftedInput) waiting() string {
 	if in.Engine.Parked == 0 {
 		return "live changes are kept until it is current"
 	}
