@@ -147,21 +147,30 @@ func (r *ReverseSyncPolicyReconciler) checkSigningKey(ctx context.Context, obj *
 	if key == nil || obj.Spec.Git.ReportOnly {
 		return "", nil
 	}
-	secret := &corev1.Secret{}
-	name := types.NamespacedName{Namespace: obj.Namespace, Name: key.SecretRef.Name}
-	if err := r.Get(ctx, name, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return refluxv1.SigningKeyNotFoundReason, &policy.FieldError{
-				Field:  "spec.git.signingKey.secretRef",
-				Reason: fmt.Sprintf("Secret %s not found", name),
-			}
-		}
-		return refluxv1.SigningKeyNotFoundReason, fmt.Errorf("getting signing Secret %s: %w", name, err)
+	secret, err := r.policySecret(ctx, obj, "spec.git.signingKey.secretRef", "signing", key.SecretRef.Name)
+	if err != nil {
+		return refluxv1.SigningKeyNotFoundReason, err
 	}
 	if err := policy.CheckSigningKey(key.Type, secret.Data); err != nil {
-		return refluxv1.SigningKeyNotFoundReason, fmt.Errorf("signing Secret %s: %w", name, err)
+		return refluxv1.SigningKeyNotFoundReason, fmt.Errorf("signing Secret %s/%s: %w", obj.Namespace, key.SecretRef.Name, err)
 	}
 	return "", nil
+}
+
+// policySecret reads a Secret the policy names at field, uncached as Flux
+// reads Secrets: a missing one is the user's to create (a FieldError, so
+// policy.ErrInvalid); any other error is retried.
+func (r *ReverseSyncPolicyReconciler) policySecret(ctx context.Context, obj *refluxv1.ReverseSyncPolicy,
+	field, what, name string) (*corev1.Secret, error) {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: name}
+	secret := &corev1.Secret{}
+	if err := r.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &policy.FieldError{Field: field, Reason: fmt.Sprintf("Secret %s not found", key)}
+		}
+		return nil, fmt.Errorf("getting %s Secret %s: %w", what, key, err)
+	}
+	return secret, nil
 }
 
 // checkSourceBranches refuses a branch prefix that could collide with the

@@ -6,9 +6,6 @@ import (
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/policy"
@@ -43,18 +40,15 @@ func (r *ReverseSyncPolicyReconciler) checkForge(ctx context.Context, obj *reflu
 }
 
 func (r *ReverseSyncPolicyReconciler) forgeToken(ctx context.Context, obj *refluxv1.ReverseSyncPolicy) (string, error) {
-	name := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Spec.Git.PullRequest.SecretRef.Name}
-	secret := &corev1.Secret{}
-	if err := r.Get(ctx, name, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return "", &policy.FieldError{Field: "spec.git.pullRequest.secretRef", Reason: fmt.Sprintf("Secret %s not found", name)}
-		}
-		return "", fmt.Errorf("getting pull-request Secret %s: %w", name, err)
+	ref := obj.Spec.Git.PullRequest.SecretRef
+	secret, err := r.policySecret(ctx, obj, "spec.git.pullRequest.secretRef", "pull-request", ref.Name)
+	if err != nil {
+		return "", err
 	}
 	token := strings.TrimSpace(string(secret.Data[refluxv1.PullRequestTokenKey]))
 	if token == "" {
 		return "", &policy.FieldError{Field: "spec.git.pullRequest.secretRef",
-			Reason: fmt.Sprintf("Secret %s has no %q key", name, refluxv1.PullRequestTokenKey)}
+			Reason: fmt.Sprintf("Secret %s/%s has no %q key", obj.Namespace, ref.Name, refluxv1.PullRequestTokenKey)}
 	}
 	return token, nil
 }
