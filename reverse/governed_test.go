@@ -59,4 +59,3 @@ func TestCurrent(t *testing.T) {
 		})
 	}
 }
-

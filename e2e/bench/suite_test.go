@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/refluxtest"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
@@ -46,7 +46,7 @@ func run(m *testing.M) int {
 		return m.Run()
 	}
 	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -115,7 +115,7 @@ func startReflux() (func(), error) {
 	cfg.QPS, cfg.Burst = 50, 300
 	cfg.Wrap(requests.wrap)
 	r, err := refluxtest.Start(refluxtest.Options{Config: cfg, LogPath: logPath,
-		Controllers: controllers.Options{Concurrent: 4}})
+		Controllers: manager.Options{Concurrent: 4}})
 	if err != nil {
 		return nil, err
 	}

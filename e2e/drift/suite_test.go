@@ -19,7 +19,7 @@ import (
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/audit"
 	"github.com/reflux-dev/reflux/internal/refluxtest"
 	"github.com/reflux-dev/reflux/internal/testenv"
@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -164,7 +164,7 @@ var current *reflux
 // manager`, logging to logPath.
 func startReflux() (*reflux, error) {
 	r, err := refluxtest.Start(refluxtest.Options{Config: refluxConfig, LogPath: logPath, Debug: true,
-		Controllers: controllers.Options{
+		Controllers: manager.Options{
 			Concurrent: 2, Audit: auditDB, PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
 			// The test git server speaks plain HTTP on loopback.
 			AllowInsecureHTTP: true, GitCacheDir: filepath.Join(env.Dir, "git-cache"),

@@ -11,7 +11,7 @@ import (
 
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

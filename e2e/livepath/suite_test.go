@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/refluxtest"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -110,7 +110,7 @@ func startReflux(log, selector string, writes *writeLog) (*refluxtest.Reflux, er
 	cfg := rest.CopyConfig(refluxConfig)
 	cfg.Wrap(writes.wrap)
 	return refluxtest.Start(refluxtest.Options{Config: cfg, LogPath: log, Debug: true, Selector: sel,
-		Controllers: controllers.Options{
+		Controllers: manager.Options{
 			Concurrent: 2, ArtifactRetry: 2 * time.Second, WriteBackTimeout: writeBackTimeout,
 			// The test git server speaks plain HTTP on loopback.
 			AllowInsecureHTTP: true, GitCacheDir: filepath.Join(env.Dir, "git-cache-"+filepath.Base(log)),

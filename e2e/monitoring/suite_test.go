@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 func liveEnv(t *testing.T) *testenv.Env {
 	t.Helper()
 	envOnce.Do(func() {
-		scheme, err := controllers.NewScheme()
+		scheme, err := manager.NewScheme()
 		if err != nil {
 			envErr = err
 			return

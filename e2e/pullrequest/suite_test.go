@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/refluxtest"
 	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/reverse/policy"
@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -100,7 +100,7 @@ func setup(ctx context.Context) error {
 	}
 	rfx, err = refluxtest.Start(refluxtest.Options{Config: env.Config, LogPath: logPath, Debug: true,
 		Selector: labels.NewSelector().Add(notInShard),
-		Controllers: controllers.Options{
+		Controllers: manager.Options{
 			Concurrent: 2, PolicyRetry: 2 * time.Second, ArtifactRetry: 2 * time.Second,
 			// Gitea speaks plain HTTP on loopback.
 			AllowInsecureHTTP: true, GitCacheDir: filepath.Join(env.Dir, "git-cache"),

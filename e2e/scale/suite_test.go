@@ -15,7 +15,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -76,7 +76,7 @@ const logTail = 64 << 10
 // has stopped it by then.
 func startEnv(b *testing.B, c scaleCase) *testenv.Env {
 	b.Helper()
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		b.Fatal(err)
 	}

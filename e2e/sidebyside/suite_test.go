@@ -13,7 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -52,7 +52,7 @@ func run(m *testing.M) int {
 // cleanup prints the ends of the logs.
 func startEnv(b *testing.B) *testenv.Env {
 	b.Helper()
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		b.Fatal(err)
 	}

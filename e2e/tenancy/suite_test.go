@@ -10,7 +10,7 @@ import (
 
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -40,7 +40,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	ctx := context.Background()
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -1,5 +1,5 @@
 // Package refluxtest runs reflux inside a test process, wired as `reflux
-// manager` wires it (controllers.Setup, Flux's events recorder, the same
+// manager` wires it (manager.Setup, Flux's events recorder, the same
 // cache and client options), against a testenv environment. End-to-end
 // suites share it so that each starts reflux the same way; tests that must
 // prove the installed binary use testenv's process helper instead.
@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
@@ -43,7 +43,7 @@ type Options struct {
 	// Selector is the shard's --watch-label-selector; nil for all.
 	Selector labels.Selector
 	// Controllers is the wiring; Log, Registerer and Events are filled in.
-	Controllers controllers.Options
+	Controllers manager.Options
 }
 
 // Reflux is one running reflux.
@@ -76,7 +76,7 @@ func Start(opts Options) (*Reflux, error) {
 	}
 	log := logr.FromSlogHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level}))
 	ctrl.SetLogger(log)
-	scheme, err := controllers.NewScheme()
+	scheme, err := manager.NewScheme()
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -84,8 +84,8 @@ func Start(opts Options) (*Reflux, error) {
 	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Logger: log, Controller: config.Controller{SkipNameValidation: &skipNameValidation},
-		Cache:  controllers.CacheOptions(opts.Controllers.WatchNamespace, opts.Selector),
-		Client: controllers.ClientOptions(),
+		Cache:  manager.CacheOptions(opts.Controllers.WatchNamespace, opts.Selector),
+		Client: manager.ClientOptions(),
 	})
 	if err != nil {
 		f.Close()
@@ -111,7 +111,7 @@ func Start(opts Options) (*Reflux, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	gov, err := controllers.Setup(ctx, mgr, copts)
+	gov, err := manager.Setup(ctx, mgr, copts)
 	if err != nil {
 		cancel()
 		f.Close()
@@ -148,5 +148,5 @@ func loadRecordKey(cfg *rest.Config, scheme *runtime.Scheme) ([]byte, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("reading namespace %s for the record key: %w", ns.Name, err)
 	}
-	return controllers.LoadRecordKey(ctx, c, RecordKeySecret)
+	return manager.LoadRecordKey(ctx, c, RecordKeySecret)
 }

@@ -2,7 +2,9 @@
 // hold, as pure functions over plain data: create, update, reopen,
 // resolve, dismiss or finalize the record, and hold or release the object.
 // The engine's executor applies a Decision; nothing here talks to the
-// cluster, so every transition is a row in a table test.
+// cluster, so every transition is a row in a table test. The first
+// decision comes before the engine: Meaningful tells the live watch which
+// updates are news at all, and which are only reflux's own hold.
 //
 // Transitions, by what is known of the object:
 //

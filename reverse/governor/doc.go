@@ -9,6 +9,8 @@
 //	records ─────────────────▶ writeback/scheduler ── transitions ──┘ (branch, pull request)
 //	hold expiries ───────────▶ expiry ─────────────── decisions ────┘
 //
+// The stages:
+//
 //   - reverse/intake: the live queue keyed by object, the registry of
 //     governed Kustomizations and their renders, parked changes, resyncs,
 //     and what waits on the audit log.
