@@ -9,6 +9,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY main.go ./
 COPY api/ api/
+COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY internal/ internal/
 COPY kustomize/ kustomize/

@@ -68,11 +68,12 @@ test: testbin vet build ## Run unit tests and the real Kubernetes + Flux + git h
 	go test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
 
 # The race detector needs cgo; these are the packages whose goroutines
-# share state: the reconcilers, the engine and its queues, write-back, and
-# the journeys through them. Under -race the e2e harness
-# (e2e/internal/fixture) builds the reflux binary with -race too, and fails
-# a suite whose reflux reports a race.
-RACE_PACKAGES ?= ./controllers/... ./reverse/... ./e2e/drift/... ./e2e/livepath/... ./e2e/journey/... ./e2e/tenancy/... ./e2e/pullrequest/... ./e2e/profiles/...
+# share state: the reconcilers, the wiring between them and the engine
+# (cmd/manager), the engine and its queues, write-back, and the journeys
+# through them. Under -race the e2e harness (e2e/internal/fixture) builds
+# the reflux binary with -race too, and fails a suite whose reflux reports
+# a race.
+RACE_PACKAGES ?= ./controllers/... ./cmd/manager/... ./reverse/... ./e2e/drift/... ./e2e/livepath/... ./e2e/journey/... ./e2e/tenancy/... ./e2e/pullrequest/... ./e2e/profiles/...
 
 .PHONY: test-race
 test-race: testbin ## Run the engine's packages and journeys under the race detector.

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/reflux-dev/reflux/internal/cli"
+	"github.com/reflux-dev/reflux/cmd/cli"
 )
 
 func main() {

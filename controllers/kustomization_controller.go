@@ -21,11 +21,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/classify"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/policy"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/report"
+	"github.com/reflux-dev/reflux/reverse/source"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
@@ -53,7 +55,8 @@ type KustomizationReconciler struct {
 	// condition says so.
 	SlowRender time.Duration
 	// DefaultServiceAccount and NoCrossNamespaceRefs are
-	// kustomize-controller's flags of the same names (Options).
+	// kustomize-controller's flags of the same names (cmd/manager's
+	// Options).
 	DefaultServiceAccount string
 	NoCrossNamespaceRefs  bool
 }
@@ -64,7 +67,7 @@ type KustomizationReconciler struct {
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=reflux.dev,resources=drifts/finalizers,verbs=update
-// substituteFrom ConfigMaps are read uncached, by name (ClientOptions).
+// substituteFrom ConfigMaps are read uncached, by name (cmd/manager's ClientOptions).
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // The objects Flux applies are not granted here: the live watches list
 // and watch them, dry runs and holds patch them, under the aggregated
@@ -86,7 +89,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	policy, err := GoverningPolicy(ctx, r.Client, obj)
+	governing, err := policy.Governing(ctx, r.Client, obj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -98,21 +101,21 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		r.Metrics.RecordCondition(ctx, obj, refluxv1.DriftedCondition)
 		r.Metrics.RecordDuration(ctx, obj, start)
 	}()
-	if policy == nil || policy.Spec.Suspend || !obj.DeletionTimestamp.IsZero() {
+	if governing == nil || governing.Spec.Suspend || !obj.DeletionTimestamp.IsZero() {
 		// Not (or no longer) governed: nothing of reflux's stays on it.
 		r.Governor.Forget(ctx, req.NamespacedName)
 		conditions.Delete(obj, refluxv1.DriftedCondition)
 		conditions.Delete(obj, refluxv1.ReverseSyncedCondition)
 		return ctrl.Result{}, nil
 	}
-	return r.reconcile(ctx, obj, policy)
+	return r.reconcile(ctx, obj, governing)
 }
 
 // reconcile runs the steps in order. A configuration error stalls (the
 // condition says why, and no retry is scheduled: a spec change brings the
 // reconciler back); a transient one is retried with backoff.
 func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev1.Kustomization,
-	policy *refluxv1.ReverseSyncPolicy) (ctrl.Result, error) {
+	governing *refluxv1.ReverseSyncPolicy) (ctrl.Result, error) {
 	if err := tenancy.CheckSourceRef(obj, r.NoCrossNamespaceRefs); err != nil {
 		// Refused as Flux refuses it, before anything else: reflux must
 		// not act for it, even on what an earlier spec let it govern.
@@ -126,22 +129,22 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 			"Flux has applied no revision yet; drift is computed against an applied revision only")
 		return ctrl.Result{}, nil // the Kustomization's next status change brings us back
 	}
-	classifier, err := classify.New(&policy.Spec)
+	classifier, err := classify.New(&governing.Spec)
 	if err != nil {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.InvalidPolicyReason,
-			"ReverseSyncPolicy %s: %s", policy.Name, err)
+			"ReverseSyncPolicy %s: %s", governing.Name, err)
 		return ctrl.Result{}, nil // stalled until the policy changes
 	}
-	src, subst, err := r.resolveSource(ctx, obj)
+	src, err := source.Resolve(ctx, r.Client, obj)
 	if err != nil {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.ArtifactUnavailableReason, "%s", err)
 		ctrl.LoggerFrom(ctx).Info("cannot compute drift yet", "reason", refluxv1.ArtifactUnavailableReason, "error", err.Error())
 		return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
 	}
-	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: policy.DeepCopy(), Classifier: classifier,
-		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: subst,
+	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: governing.DeepCopy(), Classifier: classifier,
+		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: src.SubstituteFrom,
 		Identity: tenancy.Identity(obj, r.DefaultServiceAccount)}
-	render, rendering := r.render(obj, src, subst)
+	render, rendering := r.render(obj, src)
 	status := r.Governor.Publish(gov, render)
 	if err := r.Watcher.Ensure(keyOf(obj), watchedKinds(obj, render)); err != nil {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, meta.ProgressingWithRetryReason, "%s", err)
@@ -154,21 +157,11 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 	return ctrl.Result{RequeueAfter: r.requeueAfter(obj, gov, rendering, open)}, nil
 }
 
-// resolveSource reads the source's artifact and the substitution data.
-func (r *KustomizationReconciler) resolveSource(ctx context.Context, obj *kustomizev1.Kustomization) (sourceInfo, []kustomize.SubstituteSource, error) {
-	src, err := sourceOf(ctx, r.Client, obj)
-	if err != nil {
-		return src, nil, err
-	}
-	subst, err := substituteFrom(ctx, r.Client, obj)
-	return src, subst, err
-}
-
 // render asks for the applied revision's render without waiting for it,
 // and returns the render to publish: the applied one when ready, else the
 // latest one there is (the engine knows it is not current).
-func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src sourceInfo, subst []kustomize.SubstituteSource) (*desired.Render, desired.State) {
-	state := r.Renderer.Want(desired.Request{Kustomization: obj, Artifact: src.Artifact, SubstituteFrom: subst})
+func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src source.Source) (*desired.Render, desired.State) {
+	state := r.Renderer.Want(desired.Request{Kustomization: obj, Artifact: src.Artifact, SubstituteFrom: src.SubstituteFrom})
 	r.Drift.SetBuildsPerRevision(keyOf(obj), state.Builds)
 	if state.Render != nil {
 		return state.Render, state
@@ -193,8 +186,12 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 	open := record.Open(all)
 	r.Drift.Report(obj, open)
 	r.Drift.ReportExpired(obj, all)
-	if c := driftedCondition(driftedInput{
-		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open, WatchDenied: watchDenied,
+	denied := make([]error, 0, len(watchDenied))
+	for _, err := range watchDenied {
+		denied = append(denied, err)
+	}
+	if c := report.Drifted(report.DriftedInput{
+		Applied: obj.Status.LastAppliedRevision, Render: rendering, Engine: status, Open: open, WatchDenied: denied,
 		Previous: conditions.Get(obj, refluxv1.DriftedCondition), SlowRender: r.slowRender(), Now: time.Now(),
 	}); c != nil {
 		c.ObservedGeneration = obj.Generation

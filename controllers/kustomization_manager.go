@@ -22,6 +22,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/policy"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
@@ -124,7 +125,7 @@ func (r *KustomizationReconciler) optedIn(ctx context.Context, namespace string,
 	}
 	var reqs []reconcile.Request
 	for i := range list.Items {
-		if OptedIn(&list.Items[i]) && match(&list.Items[i]) {
+		if policy.OptedIn(&list.Items[i]) && match(&list.Items[i]) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
@@ -141,30 +142,20 @@ const reportDelay = time.Second
 // hands to the engine at once a record a user dismissed or deleted, and
 // one reflux did not write (which the engine deletes).
 func recordHandler(gov *governor.Governor, delay time.Duration) handler.TypedEventHandler[client.Object, reconcile.Request] {
-	add := func(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	return coalesce(func(_ context.Context, o client.Object) []reconcile.Request {
 		d, ok := o.(*refluxv1.Drift)
 		if !ok {
-			return
+			return nil
 		}
 		if decide.DismissRequested(d) || !gov.IsSealed(d) {
 			gov.OnRecord(d)
 		}
 		name, ns := d.Labels[record.KustomizationNameLabel], d.Labels[record.KustomizationNamespaceLabel]
-		if name != "" && ns != "" {
-			q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}, delay)
+		if name == "" || ns == "" {
+			return nil
 		}
-	}
-	return handler.TypedFuncs[client.Object, reconcile.Request]{
-		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
-		},
-		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.ObjectNew, q)
-		},
-		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
-		},
-	}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+	}, delay)
 }
 
 // coalesce enqueues the mapped requests after delay; the workqueue merges

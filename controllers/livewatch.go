@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,7 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
@@ -323,7 +322,7 @@ func (w *Watcher) informerFor(gvk schema.GroupVersionKind, gr schema.GroupResour
 			seen := time.Now()
 			u, ok := newObj.(*unstructured.Unstructured)
 			old, _ := oldObj.(*unstructured.Unstructured)
-			if !ok || (old != nil && !meaningfulChange(old, u)) {
+			if !ok || (old != nil && !decide.Meaningful(old, u)) {
 				return
 			}
 			h.OnLiveUpdate(gvk, old, u, seen)
@@ -341,34 +340,4 @@ func (w *Watcher) informerFor(gvk schema.GroupVersionKind, gr schema.GroupResour
 		return nil, fmt.Errorf("adding handler for %s: %w", gvk, err)
 	}
 	return informer, nil
-}
-
-// holdAnnotations are what reflux itself writes to a live object.
-var holdAnnotations = []string{refluxv1.ReconcileAnnotation, refluxv1.HeldByAnnotation, refluxv1.HeldSinceAnnotation}
-
-// meaningfulChange reports whether an update changed more than the
-// bookkeeping and reflux's own hold: the hold must not make reflux look at
-// the object again, which would cost a dry run per change.
-func meaningfulChange(old, cur *unstructured.Unstructured) bool {
-	if old.GetResourceVersion() == cur.GetResourceVersion() {
-		return false
-	}
-	return !equality.Semantic.DeepEqual(comparable(old), comparable(cur))
-}
-
-func comparable(u *unstructured.Unstructured) map[string]interface{} {
-	c := u.DeepCopy()
-	c.SetResourceVersion("")
-	c.SetManagedFields(nil)
-	c.SetGeneration(0)
-	if a := c.GetAnnotations(); a != nil {
-		for _, k := range holdAnnotations {
-			delete(a, k)
-		}
-		if len(a) == 0 {
-			a = nil // absent and empty are the same annotations
-		}
-		c.SetAnnotations(a)
-	}
-	return c.Object
 }

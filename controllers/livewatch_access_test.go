@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +17,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/report"
+	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
 // watchTimeout bounds the waits on a reflector, whose retries back off
@@ -111,4 +117,47 @@ func TestWatcherReportsForbiddenWatch(t *testing.T) {
 	g.Eventually(func() bool { return w.Synced(cm) }).WithTimeout(watchTimeout).Should(BeTrue(), "the granted informer lists")
 	g.Eventually(func() []*WatchForbiddenError { return w.Forbidden(ks) }).WithTimeout(watchTimeout).Should(BeEmpty())
 	g.Eventually(changed).WithTimeout(watchTimeout).Should(Receive(Equal(ks)))
+}
+
+func TestWatchForbiddenErrorSaysTheFix(t *testing.T) {
+	g := NewWithT(t)
+	secrets := &WatchForbiddenError{GVK: schema.GroupVersionKind{Version: "v1", Kind: "Secret"},
+		Resource: schema.GroupResource{Resource: "secrets"}, Verb: "watch", Err: errors.New("forbidden")}
+	g.Expect(secrets.Error()).To(Equal("reflux may not watch secrets (kind Secret): reading Secrets is opt-in, include config/components/secrets"))
+	g.Expect(errors.Unwrap(secrets)).To(MatchError("forbidden"))
+
+	gr := schema.GroupResource{Group: "example.com", Resource: "widgets"}
+	gvk := schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	refused := apierrors.NewForbidden(gr, "", errors.New(`User "reflux" cannot list resource "widgets"`))
+	var denied *WatchForbiddenError
+	g.Expect(errors.As(forbiddenAs(refused, "list", gvk, gr, "team-a"), &denied)).To(BeTrue())
+	g.Expect(*denied).To(Equal(WatchForbiddenError{GVK: gvk, Resource: gr, Namespace: "team-a", Verb: "list", Err: refused}))
+	gone := apierrors.NewNotFound(gr, "")
+	g.Expect(forbiddenAs(gone, "list", gvk, gr, "")).To(BeIdenticalTo(error(gone)), "other errors are client-go's to handle")
+	g.Expect(forbiddenAs(nil, "watch", gvk, gr, "")).To(Succeed())
+}
+
+// TestWatchForbiddenInDriftedCondition: a refused watch reaches the
+// Kustomization's Drifted condition with its fix, over the drift of the
+// kinds reflux does watch, and after a permission the tenant lacks.
+func TestWatchForbiddenInDriftedCondition(t *testing.T) {
+	widgets := &WatchForbiddenError{GVK: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+		Resource: schema.GroupResource{Group: "example.com", Resource: "widgets"}, Namespace: "team-a", Verb: "list"}
+	secrets := &WatchForbiddenError{GVK: schema.GroupVersionKind{Version: "v1", Kind: "Secret"},
+		Resource: schema.GroupResource{Resource: "secrets"}, Verb: "watch"}
+	open := refluxv1.Drift{}
+	open.Spec.Fields = []refluxv1.DriftField{{Pointer: "/spec/replicas", Severity: refluxv1.SeverityLow, Action: refluxv1.AlertAction}}
+	current := governor.Status{Current: true, Checked: true}
+	g := NewWithT(t)
+	c := report.Drifted(report.DriftedInput{Applied: "main@sha1:1", Engine: current, Open: []refluxv1.Drift{open},
+		WatchDenied: []error{widgets, secrets}})
+	g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("Unknown/WatchForbidden"))
+	g.Expect(c.Message).To(ContainSubstring(`reflux may not list widgets.example.com (kind Widget) in namespace team-a: grant get, list, watch and patch ` +
+		`on it in a ClusterRole labelled rbac.reflux.dev/aggregate-to-workloads: "true" (and 1 more refused watch(es)); ` +
+		`the other kinds are watched: 1 field(s) in 1 object(s) drifted`))
+
+	denied := governor.Status{Current: true, Checked: true,
+		Denied: []governor.Denial{{Object: "ConfigMap/team-b/shared", Err: &tenancy.ForbiddenError{}}}}
+	c = report.Drifted(report.DriftedInput{Applied: "main@sha1:1", Engine: denied, WatchDenied: []error{widgets}})
+	g.Expect(c.Reason).To(Equal(refluxv1.ImpersonationForbiddenReason), "the tenant's missing permission comes first")
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/patch"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,6 +21,8 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/policy"
+	"github.com/reflux-dev/reflux/reverse/report"
+	"github.com/reflux-dev/reflux/reverse/source"
 )
 
 // policyOwnedConditions are the conditions this reconciler owns on a
@@ -38,9 +39,9 @@ type ReverseSyncPolicyReconciler struct {
 	// checked again.
 	RetryInterval time.Duration
 
-	// forgeChecks spares the forge a check that passed recently; nil
+	// ForgeChecks spares the forge a check that passed recently; nil
 	// checks on every reconcile.
-	forgeChecks *forgeChecks
+	ForgeChecks *policy.ForgeChecks
 }
 
 // +kubebuilder:rbac:groups=reflux.dev,resources=reversesyncpolicies,verbs=get;list;watch
@@ -101,7 +102,7 @@ func (r *ReverseSyncPolicyReconciler) reconcile(ctx context.Context, obj *reflux
 		conditions.MarkFalse(obj, meta.ReadyCondition, reason, "%s", err)
 		return ctrl.Result{}, err
 	}
-	governed, err := GovernedKustomizations(ctx, r.Client, obj)
+	governed, err := policy.Governed(ctx, r.Client, obj)
 	if err != nil {
 		conditions.MarkFalse(obj, meta.ReadyCondition, meta.ProgressingWithRetryReason, "listing Kustomizations: %s", err)
 		return ctrl.Result{}, err
@@ -146,21 +147,30 @@ func (r *ReverseSyncPolicyReconciler) checkSigningKey(ctx context.Context, obj *
 	if key == nil || obj.Spec.Git.ReportOnly {
 		return "", nil
 	}
-	secret := &corev1.Secret{}
-	name := types.NamespacedName{Namespace: obj.Namespace, Name: key.SecretRef.Name}
-	if err := r.Get(ctx, name, secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return refluxv1.SigningKeyNotFoundReason, &policy.FieldError{
-				Field:  "spec.git.signingKey.secretRef",
-				Reason: fmt.Sprintf("Secret %s not found", name),
-			}
-		}
-		return refluxv1.SigningKeyNotFoundReason, fmt.Errorf("getting signing Secret %s: %w", name, err)
+	secret, err := r.policySecret(ctx, obj, "spec.git.signingKey.secretRef", "signing", key.SecretRef.Name)
+	if err != nil {
+		return refluxv1.SigningKeyNotFoundReason, err
 	}
 	if err := policy.CheckSigningKey(key.Type, secret.Data); err != nil {
-		return refluxv1.SigningKeyNotFoundReason, fmt.Errorf("signing Secret %s: %w", name, err)
+		return refluxv1.SigningKeyNotFoundReason, fmt.Errorf("signing Secret %s/%s: %w", obj.Namespace, key.SecretRef.Name, err)
 	}
 	return "", nil
+}
+
+// policySecret reads a Secret the policy names at field, uncached as Flux
+// reads Secrets: a missing one is the user's to create (a FieldError, so
+// policy.ErrInvalid); any other error is retried.
+func (r *ReverseSyncPolicyReconciler) policySecret(ctx context.Context, obj *refluxv1.ReverseSyncPolicy,
+	field, what, name string) (*corev1.Secret, error) {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: name}
+	secret := &corev1.Secret{}
+	if err := r.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &policy.FieldError{Field: field, Reason: fmt.Sprintf("Secret %s not found", key)}
+		}
+		return nil, fmt.Errorf("getting %s Secret %s: %w", what, key, err)
+	}
+	return secret, nil
 }
 
 // checkSourceBranches refuses a branch prefix that could collide with the
@@ -170,23 +180,16 @@ func (r *ReverseSyncPolicyReconciler) checkSourceBranches(ctx context.Context, o
 	governed []kustomizev1.Kustomization) (string, error) {
 	for i := range governed {
 		ks := &governed[i]
-		if ks.Spec.SourceRef.Kind != sourcev1.GitRepositoryKind {
+		repo, err := source.GitRepository(ctx, r.Client, ks)
+		if apierrors.IsNotFound(err) {
+			// The Kustomization reports its own missing source; there is
+			// no branch to clash with yet.
 			continue
 		}
-		repo := &sourcev1.GitRepository{}
-		ns := ks.Spec.SourceRef.Namespace
-		if ns == "" {
-			ns = ks.Namespace
+		if err != nil {
+			return meta.ProgressingWithRetryReason, err
 		}
-		if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ks.Spec.SourceRef.Name}, repo); err != nil {
-			if apierrors.IsNotFound(err) {
-				// The Kustomization reports its own missing source; there is
-				// no branch to clash with yet.
-				continue
-			}
-			return meta.ProgressingWithRetryReason, fmt.Errorf("getting GitRepository %s/%s: %w", ns, ks.Spec.SourceRef.Name, err)
-		}
-		if repo.Spec.Reference == nil {
+		if repo == nil || repo.Spec.Reference == nil {
 			continue
 		}
 		if err := policy.CheckBranchPrefix(obj.Spec.Git.BranchPrefix, repo.Spec.Reference.Branch); err != nil {
@@ -195,6 +198,18 @@ func (r *ReverseSyncPolicyReconciler) checkSourceBranches(ctx context.Context, o
 		}
 	}
 	return "", nil
+}
+
+// summarise rebuilds the policy's drift report and pending branches from
+// the Drift records of its namespace (report.Policy).
+func (r *ReverseSyncPolicyReconciler) summarise(ctx context.Context, obj *refluxv1.ReverseSyncPolicy) error {
+	list := &refluxv1.DriftList{}
+	if err := r.List(ctx, list, client.InNamespace(obj.Namespace)); err != nil {
+		return fmt.Errorf("listing drift records: %w", err)
+	}
+	sum := report.Policy(obj.Name, list.Items)
+	obj.Status.Drift, obj.Status.DriftedObjects, obj.Status.PendingBranches = sum.Drift, sum.DriftedObjects, sum.PendingBranches
+	return nil
 }
 
 func (r *ReverseSyncPolicyReconciler) finalizeStatus(ctx context.Context, obj *refluxv1.ReverseSyncPolicy,

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/report"
 )
 
 // TestPolicyReportIsBounded: however many records are open, the policy's
@@ -23,7 +24,7 @@ func TestPolicyReportIsBounded(t *testing.T) {
 	g.Expect(k8sClient.Create(ctx, p)).To(Succeed())
 
 	now := metav1.NewTime(time.Now())
-	for i := 0; i < maxReportEntries+5; i++ {
+	for i := 0; i < report.MaxPolicyEntries+5; i++ {
 		sev := refluxv1.SeverityLow
 		if i == 42 {
 			sev = refluxv1.SeverityCritical
@@ -43,10 +44,10 @@ func TestPolicyReportIsBounded(t *testing.T) {
 	g.Eventually(func() int32 {
 		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(p), obj)
 		return obj.Status.DriftedObjects
-	}, timeout, 100*time.Millisecond).Should(Equal(int32(maxReportEntries + 5)))
-	g.Expect(obj.Status.Drift.Entries).To(HaveLen(maxReportEntries))
+	}, timeout, 100*time.Millisecond).Should(Equal(int32(report.MaxPolicyEntries + 5)))
+	g.Expect(obj.Status.Drift.Entries).To(HaveLen(report.MaxPolicyEntries))
 	g.Expect(obj.Status.Drift.Overflow).To(Equal(int32(5)))
 	g.Expect(obj.Status.Drift.Entries[0].Record).To(Equal("configmap-flags-42"), "most severe first")
-	g.Expect(obj.Status.Drift.BySeverity).To(HaveKeyWithValue(refluxv1.SeverityLow, int32(maxReportEntries+4)))
+	g.Expect(obj.Status.Drift.BySeverity).To(HaveKeyWithValue(refluxv1.SeverityLow, int32(report.MaxPolicyEntries+4)))
 	g.Expect(obj.Status.Drift.Entries[1].State).To(Equal(refluxv1.DriftDetected), "a record without status yet counts as Detected")
 }

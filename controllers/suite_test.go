@@ -8,12 +8,18 @@ import (
 	"testing"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/metrics"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
 var (
@@ -51,7 +57,7 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
 		}
 	}()
-	scheme, err := NewScheme()
+	scheme, err := newScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -91,4 +97,19 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// newScheme holds every type the reconcilers read or write: Kubernetes'
+// own, reflux's, and Flux's Kustomization and sources. reflux's own scheme
+// is the manager's wiring (cmd/manager), which imports this package.
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, refluxv1.AddToScheme, kustomizev1.AddToScheme, sourcev1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	return scheme, nil
 }

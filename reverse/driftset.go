@@ -2,16 +2,13 @@ package reverse
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"sort"
-	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/record"
 )
 
 // DriftSet is the open drift of one governed Kustomization, as handed to
@@ -47,11 +44,21 @@ type DriftSet struct {
 	SubstituteFrom []kustomize.SubstituteSource
 	// Records are the open (not Resolved or Dismissed) drift records.
 	Records []refluxv1.Drift
+	// Closed are closed records that still name a branch: what a retired
+	// branch's pull request says was dismissed or resolved, and by whom.
+	Closed []refluxv1.Drift
 	// Fingerprint identifies the set; see Fingerprint.
 	Fingerprint string
 	// Intent, when set, is called before every push with the branch it
-	// goes to (the write intent recorded on the records).
+	// goes to (the write intent recorded on the records). It returns an
+	// error wrapping writeback.ErrSuperseded when a record closed since
+	// the set was read: nothing is pushed, and the new set is written.
 	Intent IntentFunc
+	// Withdraw, when set, is called before reflux closes a branch's pull
+	// request and deletes the branch, with the open records that name it:
+	// they are taken off it first, so that no open record names a branch
+	// reflux deleted, which would read as a reviewer's rejection.
+	Withdraw IntentFunc
 }
 
 // GitSource is where a Kustomization's source lives.
@@ -82,8 +89,25 @@ type BranchResult struct {
 	PullRequest string
 	// PullRequestState is open, merged or closed, as the forge said.
 	PullRequestState string
-	// Records are the names of the records the branch carries.
+	// Records are the names of the records whose change the branch
+	// carries; for an outcome that wrote nothing (Conflict, GitError), the
+	// records it was written for.
 	Records []string
+	// NotWritten are the records none of whose fields could be written on
+	// this branch, with why: no branch carries their change.
+	NotWritten map[string]string
+}
+
+// ClosedRecord is an open record a reviewer closed by closing its branch.
+type ClosedRecord struct {
+	// Name of the record.
+	Name string
+	// Reason is refluxv1.ClosedBranchDeletedReason or
+	// ClosedPullRequestClosedReason.
+	Reason string
+	// Message says what the reviewer did, naming the branch or pull
+	// request.
+	Message string
 }
 
 // IntentFunc records, before a push, that branch is about to carry the
@@ -94,8 +118,9 @@ type IntentFunc func(ctx context.Context, branch, fingerprint string, records []
 type BranchCheck struct {
 	// Pending are the branches that exist and are not merged.
 	Pending []BranchResult
-	// Closed are the names of records whose pushed branch is gone unmerged.
-	Closed []string
+	// Closed are the records whose pushed branch is gone unmerged, or
+	// whose pull request a reviewer closed.
+	Closed []ClosedRecord
 	// Deleted are merged branches reflux deleted.
 	Deleted []string
 	// PullRequests are the branches whose pull request a reviewer merged
@@ -105,26 +130,16 @@ type BranchCheck struct {
 	// unmerged, which reflux deleted so that the Kustomization's next
 	// drift opens a fresh branch and pull request.
 	DeletedClosed []BranchResult
+	// Retired are unmerged branches no open record was on: reflux closed
+	// their pull requests and deleted them, or, on a branch a human
+	// committed to, took its own edits out.
+	Retired []BranchResult
 }
 
 // Fingerprint returns a short, stable identifier of what a set of records
 // asks Git to change: each field's object, pointer, change, live value and
-// action. It ignores timestamps, modifiers and record names, so the same
-// drift seen again (after a restart, or by a new leader) yields the same
-// fingerprint, and hence the same branch and no new commit.
+// action, leaving out Ignore fields, which never reach Git. It is "" when
+// no field is bound for Git (record.FingerprintOf).
 func Fingerprint(records []refluxv1.Drift) string {
-	var lines []string
-	for _, r := range records {
-		o := r.Spec.Object
-		obj := strings.Join([]string{o.APIVersion, o.Kind, o.Namespace, o.Name}, "|")
-		for _, f := range r.Spec.Fields {
-			if f.Action == refluxv1.IgnoreAction {
-				continue
-			}
-			lines = append(lines, strings.Join([]string{obj, f.Pointer, string(f.ChangeType), f.LiveValue, string(f.Action)}, "\x1f"))
-		}
-	}
-	sort.Strings(lines)
-	sum := sha256.Sum256([]byte(strings.Join(lines, "\x1e")))
-	return hex.EncodeToString(sum[:])[:12]
+	return record.FingerprintOf(records, func(f refluxv1.DriftField) bool { return f.Action != refluxv1.IgnoreAction })
 }

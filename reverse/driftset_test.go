@@ -10,7 +10,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
-func record(name, kind string, seen time.Time, fields ...refluxv1.DriftField) refluxv1.Drift {
+func driftRecord(name, kind string, seen time.Time, fields ...refluxv1.DriftField) refluxv1.Drift {
 	d := refluxv1.Drift{}
 	d.Name = name
 	d.Spec.Object = refluxv1.ObjectRef{APIVersion: "v1", Kind: kind, Namespace: "apps", Name: "web"}
@@ -26,13 +26,13 @@ func field(ptr, live string, action refluxv1.Action) refluxv1.DriftField {
 func TestFingerprint(t *testing.T) {
 	g := NewWithT(t)
 	now := time.Now()
-	a := record("r1", "ConfigMap", now, field("/data/A", `"1"`, refluxv1.MergeAction), field("/data/B", `"2"`, refluxv1.MergeAction))
-	b := record("r2", "Deployment", now, field("/spec/replicas", "3", refluxv1.AlertAction))
+	a := driftRecord("r1", "ConfigMap", now, field("/data/A", `"1"`, refluxv1.MergeAction), field("/data/B", `"2"`, refluxv1.MergeAction))
+	b := driftRecord("r2", "Deployment", now, field("/spec/replicas", "3", refluxv1.AlertAction))
 	fp := Fingerprint([]refluxv1.Drift{a, b})
 	g.Expect(fp).To(HaveLen(12))
 
 	// Order of records and fields, names and timestamps do not matter.
-	a2 := record("other-name", "ConfigMap", now.Add(time.Hour), field("/data/B", `"2"`, refluxv1.MergeAction), field("/data/A", `"1"`, refluxv1.MergeAction))
+	a2 := driftRecord("other-name", "ConfigMap", now.Add(time.Hour), field("/data/B", `"2"`, refluxv1.MergeAction), field("/data/A", `"1"`, refluxv1.MergeAction))
 	g.Expect(Fingerprint([]refluxv1.Drift{b, a2})).To(Equal(fp))
 
 	// Ignored fields never reach Git, so they do not change the set.
@@ -41,8 +41,8 @@ func TestFingerprint(t *testing.T) {
 	g.Expect(Fingerprint([]refluxv1.Drift{a3, b})).To(Equal(fp))
 
 	// A different live value, action or object is a different set.
-	g.Expect(Fingerprint([]refluxv1.Drift{record("r1", "ConfigMap", now, field("/data/A", `"9"`, refluxv1.MergeAction), field("/data/B", `"2"`, refluxv1.MergeAction)), b})).ToNot(Equal(fp))
-	g.Expect(Fingerprint([]refluxv1.Drift{a, record("r2", "Deployment", now, field("/spec/replicas", "3", refluxv1.MergeAction))})).ToNot(Equal(fp))
-	g.Expect(Fingerprint([]refluxv1.Drift{a, record("r2", "StatefulSet", now, field("/spec/replicas", "3", refluxv1.AlertAction))})).ToNot(Equal(fp))
+	g.Expect(Fingerprint([]refluxv1.Drift{driftRecord("r1", "ConfigMap", now, field("/data/A", `"9"`, refluxv1.MergeAction), field("/data/B", `"2"`, refluxv1.MergeAction)), b})).ToNot(Equal(fp))
+	g.Expect(Fingerprint([]refluxv1.Drift{a, driftRecord("r2", "Deployment", now, field("/spec/replicas", "3", refluxv1.MergeAction))})).ToNot(Equal(fp))
+	g.Expect(Fingerprint([]refluxv1.Drift{a, driftRecord("r2", "StatefulSet", now, field("/spec/replicas", "3", refluxv1.AlertAction))})).ToNot(Equal(fp))
 	g.Expect(Fingerprint([]refluxv1.Drift{a})).ToNot(Equal(fp))
 }

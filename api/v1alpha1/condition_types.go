@@ -8,7 +8,9 @@ const (
 	DriftedCondition = "Drifted"
 
 	// ReverseSyncedCondition on a Kustomization reports the state of the
-	// write-back of its drift to Git.
+	// write-back of its drift to Git. On a Drift record it says whether a
+	// branch carries the record's change (True, BranchPushed) or why none
+	// does (False, with the write-back's reason).
 	ReverseSyncedCondition = "ReverseSynced"
 
 	// HoldExpiredCondition on a Drift record is True once its hold
@@ -99,4 +101,8 @@ const (
 	// refused or failed to open or update its pull request; the forge's
 	// answer is in the message.
 	PullRequestFailedReason = "PullRequestFailed"
+	// WithdrawnReason means a branch reflux had pushed no longer carries
+	// the record's change: the branch was closed because nothing open is
+	// left on it, or the change is already in the source branch.
+	WithdrawnReason = "Withdrawn"
 )

@@ -231,10 +231,12 @@ type DriftStatus struct {
 	// +optional
 	Severity Severity `json:"severity,omitempty"`
 
-	// Action is the strongest action among the fields: Merge, then Alert,
-	// then Ignore.
+	// Action says what happens to the record's drift: the strongest action
+	// among its fields (Merge, then Alert, then Ignore), or ManualHotfix
+	// for a declared hotfix, which is logged and held and never written
+	// to Git whatever its fields' rules say.
 	// +optional
-	Action Action `json:"action,omitempty"`
+	Action DriftAction `json:"action,omitempty"`
 
 	// HeldSince is when the hold was applied.
 	// +optional
@@ -247,7 +249,9 @@ type DriftStatus struct {
 	// +optional
 	HoldExpiresAt *metav1.Time `json:"holdExpiresAt,omitempty"`
 
-	// Fingerprint identifies the drift set for write-back.
+	// Fingerprint identifies the record's drift: every field's object,
+	// pointer, change, live value and action. It changes whenever what the
+	// record says diverges changes.
 	// +optional
 	Fingerprint string `json:"fingerprint,omitempty"`
 
@@ -273,7 +277,14 @@ type DriftStatus struct {
 	// +optional
 	PullRequest string `json:"pullRequest,omitempty"`
 
-	// Conditions holds HoldExpired once the hold reached its maximum age.
+	// Closed says how and by whom the record was closed (Resolved,
+	// Dismissed or Expired); unset while it is open.
+	// +optional
+	Closed *DriftClosure `json:"closed,omitempty"`
+
+	// Conditions holds ReverseSynced, which says whether a branch carries
+	// the record's change and why not, and HoldExpired once the hold
+	// reached its maximum age.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
@@ -284,6 +295,67 @@ type DriftStatus struct {
 	// +optional
 	Seal string `json:"seal,omitempty"`
 }
+
+// DriftAction is what happens to a record's drift, as its status and
+// printer columns say.
+// +kubebuilder:validation:Enum=Merge;Alert;Ignore;ManualHotfix
+type DriftAction string
+
+const (
+	// DriftMerge: a field is written to a branch for review.
+	DriftMerge DriftAction = "Merge"
+	// DriftAlert: a field is reported with its severity, on a prefilled
+	// needs-decision branch.
+	DriftAlert DriftAction = "Alert"
+	// DriftIgnore: the drift is only logged.
+	DriftIgnore DriftAction = "Ignore"
+	// DriftManualHotfix: a declared manual hotfix, logged and held, never
+	// written to Git.
+	DriftManualHotfix DriftAction = "ManualHotfix"
+)
+
+// DriftClosure says how a record was closed.
+type DriftClosure struct {
+	// Reason is how the record closed, in CamelCase: Merged, Reverted,
+	// Dismissed, RecordDeleted, BranchDeleted, PullRequestClosed or
+	// HoldExpired.
+	Reason string `json:"reason"`
+	// Message says it in a sentence.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// By names who closed it: the user from the audit log with the field
+	// manager, or the field manager alone; empty when unknown.
+	// +optional
+	By string `json:"by,omitempty"`
+	// Revision is the revision Flux had applied when the record closed.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// Time the record closed.
+	Time metav1.Time `json:"time"`
+}
+
+// Reasons a record closes (DriftClosure.Reason).
+const (
+	// ClosedMergedReason: the applied revision declares the live value.
+	ClosedMergedReason = "Merged"
+	// ClosedRevertedReason: while held, the live object came back to the
+	// applied revision's values, by hand or by another tool.
+	ClosedRevertedReason = "Reverted"
+	// ClosedDismissedReason: a user annotated the record
+	// reflux.dev/dismiss=true.
+	ClosedDismissedReason = "Dismissed"
+	// ClosedRecordDeletedReason: a user deleted the record.
+	ClosedRecordDeletedReason = "RecordDeleted"
+	// ClosedBranchDeletedReason: a reviewer deleted the pushed branch
+	// without merging it.
+	ClosedBranchDeletedReason = "BranchDeleted"
+	// ClosedPullRequestClosedReason: a reviewer closed the pull request
+	// without merging it.
+	ClosedPullRequestClosedReason = "PullRequestClosed"
+	// ClosedHoldExpiredReason: the hold reached its maximum age and the
+	// policy releases it (onExpiry: Release).
+	ClosedHoldExpiredReason = "HoldExpired"
+)
 
 // GetConditions returns the status conditions.
 func (in *Drift) GetConditions() []metav1.Condition {
@@ -303,6 +375,8 @@ func (in *Drift) SetConditions(conditions []metav1.Condition) {
 // +kubebuilder:printcolumn:name="Severity",type="string",JSONPath=".status.severity"
 // +kubebuilder:printcolumn:name="Action",type="string",JSONPath=".status.action"
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.state"
+// +kubebuilder:printcolumn:name="Closed",type="string",JSONPath=".status.closed.reason",priority=1
+// +kubebuilder:printcolumn:name="Branch",type="string",JSONPath=".status.branch",priority=1
 // +kubebuilder:printcolumn:name="Expires",type="date",JSONPath=".status.holdExpiresAt",priority=1
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".spec.firstSeen"
 

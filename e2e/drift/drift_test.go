@@ -100,7 +100,7 @@ func TestNewConfigMapKeyMerges(t *testing.T) {
 	g.Expect(f.Action).To(Equal(refluxv1.MergeAction))
 	g.Expect(f.LiveValue).To(Equal(`"true"`))
 	g.Expect(f.Origin.File).To(Equal("base/flags.yaml"), "a new key belongs to the document that declares data")
-	g.Expect(rec.Status.Action).To(Equal(refluxv1.MergeAction))
+	g.Expect(rec.Status.Action).To(Equal(refluxv1.DriftMerge))
 
 	// Held, so Flux's next reconcile does not remove the key.
 	shop.Reconcile(g, "shop")

@@ -67,6 +67,18 @@ func TestDeletedObjectIsRecordedAndFluxRecreatesIt(t *testing.T) {
 	g.Expect(rec.Spec.Object.UID).To(Equal(string(before.GetUID())))
 	g.Expect(rec.Status.HeldSince).To(BeNil())
 	g.Expect(rec.Status.Severity).To(Equal(refluxv1.SeverityHigh))
+	// Nothing a branch could carry: Detected, with ReverseSynced saying
+	// why, and on no branch (issue 17 §4).
+	g.Eventually(func() string {
+		d := f.WaitRecord(g, "ConfigMap", "settings", fixture.InState(refluxv1.DriftDetected))
+		for _, c := range d.Status.Conditions {
+			if c.Type == refluxv1.ReverseSyncedCondition {
+				return string(c.Status) + "/" + c.Reason + ": " + c.Message
+			}
+		}
+		return ""
+	}, fixture.Timeout, fixture.Interval).Should(And(HavePrefix("False/"+refluxv1.RefusedReason), ContainSubstring("deleted live")))
+	f.Consistent(t, g)
 
 	ev := f.Event(g, "DriftDetected", "settings was deleted live")
 	g.Expect(ev.Type).To(Equal(corev1.EventTypeWarning))

@@ -53,6 +53,7 @@ func TestFeatureFlagBecomesASignedBranchAndResolvesOnMerge(t *testing.T) {
 	g.Expect(fixture.Held(f.Get(g, "payment-flags", &corev1.ConfigMap{}))).To(BeTrue(), "a proposed drift stays held")
 	branch := rec.Status.Branch
 	g.Expect(fixture.Branches(t, env, f.Repo)).To(ConsistOf(branch))
+	f.Consistent(t, g)
 
 	// What a user sees: the condition, the event, the metrics.
 	g.Eventually(func() string { return f.Condition(g, ks.Name, refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
@@ -92,6 +93,7 @@ func TestFeatureFlagBecomesASignedBranchAndResolvesOnMerge(t *testing.T) {
 	g.Expect(f.Get(g, "payment-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).To(HaveKeyWithValue("INSTANT_REFUNDS", "true"))
 	g.Eventually(func() []string { return fixture.Branches(t, env, f.Repo) }, fixture.Timeout, fixture.Interval).
 		Should(BeEmpty(), "reflux deletes its merged branch")
+	f.Consistent(t, g)
 	f.Event(g, "DriftResolved", "payment-flags")
 	g.Eventually(func() float64 {
 		v, _ := fixture.Metric(g, suiteReflux.Process, "reflux_drift_fields",

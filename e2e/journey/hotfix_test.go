@@ -30,6 +30,11 @@ func TestAnnotatedManualHotfixIsLoggedHeldAndNeverBranched(t *testing.T) {
 
 	rec := f.WaitRecord(g, "Deployment", "worker", fixture.InState(refluxv1.DriftHeld))
 	g.Expect(rec.Spec.ManualHotfix).To(BeTrue())
+	// What `kubectl get drifts` shows: held, and a hotfix, not Ignore; the
+	// fingerprint is its fields', not the hash of nothing (issue 17 §4).
+	g.Expect(rec.Status.Action).To(Equal(refluxv1.DriftManualHotfix))
+	g.Expect(rec.Status.Fingerprint).To(HaveLen(12))
+	g.Expect(rec.Status.Fingerprint).NotTo(Equal("e3b0c44298fc"))
 	g.Expect(rec.Spec.Fields).NotTo(BeEmpty())
 	for _, fl := range rec.Spec.Fields {
 		g.Expect(fl.Action).To(Equal(refluxv1.IgnoreAction), fl.Pointer)

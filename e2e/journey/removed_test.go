@@ -47,9 +47,13 @@ func TestRemovedFieldIsWrittenBackAsADeletion(t *testing.T) {
 		"-p", `[{"op":"remove","path":"/data/LEGACY_CHECKOUT"}]`)
 	g.Expect(err).NotTo(HaveOccurred())
 
-	rec := f.WaitRecord(g, "ConfigMap", "checkout-flags", fixture.Pushed)
+	rec := f.WaitRecord(g, "ConfigMap", "checkout-flags", fixture.All(fixture.Attributed("/data/LEGACY_CHECKOUT"), fixture.Pushed))
 	fl, err := fixture.Field(rec, "/data/LEGACY_CHECKOUT")
 	g.Expect(err).NotTo(HaveOccurred())
+	// A removal leaves no managedFields entry: the audit log names alice
+	// (issue 17 §3).
+	g.Expect(fl.Modifier.User).To(Equal(aliceName))
+	g.Expect(fl.Modifier.Manager).To(Equal("kubectl-patch"))
 	g.Expect(fl.ChangeType).To(Equal(refluxv1.ChangeRemove))
 	g.Expect(fl.GitValue).To(Equal(`"on"`))
 	g.Expect(fl.Action).To(Equal(refluxv1.MergeAction))
@@ -72,6 +76,7 @@ func TestRemovedFieldIsWrittenBackAsADeletion(t *testing.T) {
 	g.Expect(added).To(BeEmpty())
 	g.Expect(hunks).To(ConsistOf(HavePrefix("@@ -9 +8,0 @@")))
 	g.Expect(fixture.Git(t, dir, "show", "HEAD:flags.yaml")).To(ContainSubstring("# Payments v2 rollout, off until the provider signs off."))
+	f.Consistent(t, g)
 
 	// A reviewer merges it; Flux applies a revision without the key.
 	fixture.Merge(t, dir, branch)

@@ -64,6 +64,7 @@ func TestImageRollbackIsAHighAlertOnAPrefilledBranch(t *testing.T) {
 	g.Expect(added).To(Equal([]string{"          image: ghcr.io/example/web:2.3.9"}))
 	g.Expect(removed).To(Equal([]string{"          image: ghcr.io/example/web:2.4.0"}))
 	g.Expect(headOf(t, f.Repo, "main")).To(Equal(f.Head), "nothing is merged")
+	f.Consistent(t, g)
 
 	// The hold keeps Flux from fighting the rollback.
 	g.Expect(fixture.Held(f.Get(g, "web", &appsv1.Deployment{}))).To(BeTrue())

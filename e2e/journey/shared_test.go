@@ -41,6 +41,7 @@ func TestSharedBaseWritesToTheDriftedOverlay(t *testing.T) {
 		g.Expect(p).To(HavePrefix("overlays/eu/"), "the shared base and the other overlay are untouched")
 	}
 	g.Expect(fixture.Git(t, dir, "diff", "origin/main", "HEAD")).To(ContainSubstring("TRACING"))
+	f.Consistent(t, g)
 	g.Expect(f.Records(g, "ConfigMap", "us-settings")).To(BeEmpty())
 	g.Expect(f.Get(g, "us-settings", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).NotTo(HaveKey("TRACING"))
 	g.Expect(f.Condition(g, "shared-us", refluxv1.DriftedCondition)).To(HavePrefix("False/" + refluxv1.NoDriftReason))

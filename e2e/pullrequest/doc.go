@@ -4,5 +4,5 @@
 // pull request, the reviewer's merge resolves its records once Flux
 // applies it, and a close dismisses them and lets Flux restore Git. GitHub
 // and GitLab take the same code path; their requests are pinned by the
-// unit tests of reverse/forge.
+// unit tests of reverse/writeback/forge.
 package pullrequest

@@ -119,7 +119,7 @@ func checkScenario(t *testing.T, d *demo, out *bytes.Buffer) {
 	flag, err := d.record(ctx, "ConfigMap", flagsName)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(flag.Status.State).To(Equal(refluxv1.DriftResolved))
-	g.Expect(flag.Status.Action).To(Equal(refluxv1.MergeAction))
+	g.Expect(flag.Status.Action).To(Equal(refluxv1.DriftMerge))
 	g.Expect(flag.Status.Branch).To(HavePrefix("reflux/flux-system-podinfo/"))
 	g.Expect(flag.Status.Branch).NotTo(ContainSubstring("needs-decision"))
 	g.Expect(flag.Status.PullRequest).To(HavePrefix(d.repoWebURL() + "/pulls/"))
@@ -138,7 +138,7 @@ func checkScenario(t *testing.T, d *demo, out *bytes.Buffer) {
 
 	replicas, err := d.record(ctx, "Deployment", appName)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(replicas.Status.Action).To(Equal(refluxv1.AlertAction))
+	g.Expect(replicas.Status.Action).To(Equal(refluxv1.DriftAlert))
 	g.Expect(replicas.Status.Branch).To(ContainSubstring("/needs-decision-"))
 	g.Expect(replicas.Status.PullRequest).To(HavePrefix(d.repoWebURL() + "/pulls/"))
 

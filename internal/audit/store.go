@@ -118,6 +118,23 @@ func (s *Store) Lookup(key ObjectKey, fieldManager string, at time.Time) (Write,
 	return Write{}, false
 }
 
+// Latest returns the latest write to key at or before at (allowing a
+// second of clock skew) that match accepts. It names the writer of a
+// change no managedFields entry records, such as a removed field, where
+// the caller's match leaves out its own writes and Flux's.
+func (s *Store) Latest(key ObjectKey, at time.Time, match func(Write) bool) (Write, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.writes[key]
+	limit := at.Add(time.Second)
+	for i := len(list) - 1; i >= 0; i-- {
+		if w := list[i]; !w.Time.After(limit) && match(w) {
+			return w, true
+		}
+	}
+	return Write{}, false
+}
+
 // deleteWindow is how long before a watch saw a deletion the apiserver may
 // have completed it: a watch event trails its request by well under a
 // second, but an informer relisting after a disconnect learns of a

@@ -1,7 +1,11 @@
 package decide
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -21,9 +25,18 @@ const (
 	Pushed BranchEvent = "Pushed"
 	// Abandoned means the intended push certainly did not happen.
 	Abandoned BranchEvent = "Abandoned"
-	// Closed means a branch reflux pushed is gone without being merged: a
-	// reviewer rejected it.
+	// Closed means a branch reflux pushed is gone without being merged, or
+	// its pull request was closed unmerged: a reviewer rejected it.
 	Closed BranchEvent = "Closed"
+	// Withdrawn means reflux took the record's change off Branch: the
+	// branch proposes nothing any more and reflux closed it, or its change
+	// is already in the source branch. The record no longer names a
+	// branch, and is Held or Detected again until one carries it.
+	Withdrawn BranchEvent = "Withdrawn"
+	// NotWritten means write-back could write none of the record's
+	// fields; Reason says why. A branch the record named no longer carries
+	// it.
+	NotWritten BranchEvent = "NotWritten"
 )
 
 // Branch is one write-back transition of a record.
@@ -35,6 +48,13 @@ type Branch struct {
 	// PullRequest is the URL of the branch's pull request, when one was
 	// opened.
 	PullRequest string
+	// Reason says why, for Closed (ClosedBranchDeletedReason or
+	// ClosedPullRequestClosedReason), Withdrawn and NotWritten.
+	Reason string
+	// Message says it in a sentence.
+	Message string
+	// Now is the transition's time.
+	Now time.Time
 }
 
 // OnBranch decides what a write-back transition does to a record. heldByUs
@@ -59,6 +79,7 @@ func OnBranch(rec *refluxv1.Drift, t Branch, heldByUs bool) Decision {
 		if t.PullRequest != "" {
 			s.PullRequest = t.PullRequest
 		}
+		setSynced(s, rec.Generation, metav1.ConditionTrue, refluxv1.BranchPushedReason, pushedMessage(t), t.Now)
 	case Abandoned:
 		if s.Branch != t.Branch || s.Commit != "" {
 			return Decision{Why: "an earlier push of the branch stands"}
@@ -68,8 +89,23 @@ func OnBranch(rec *refluxv1.Drift, t Branch, heldByUs bool) Decision {
 		if s.Branch != t.Branch || s.Commit == "" {
 			return Decision{Why: "reflux never pushed that branch for this record"}
 		}
+		reason := t.Reason
+		if reason == "" {
+			reason = refluxv1.ClosedBranchDeletedReason
+		}
 		return withRelease(Decision{Action: Dismiss, Record: rec, RequestReconcile: true,
-			Why: "branch " + t.Branch + " was deleted without being merged"}, heldByUs || rec.Status.HeldSince != nil)
+			Why:    "branch " + t.Branch + " was closed without being merged",
+			Closed: Closure(reason, t.Message, "", t.Now)}, heldByUs || rec.Status.HeldSince != nil)
+	case Withdrawn, NotWritten:
+		if t.Event == Withdrawn && s.Branch != t.Branch {
+			return Decision{Why: "the record is on another branch"}
+		}
+		withdraw(s)
+		reason := t.Reason
+		if reason == "" {
+			reason = refluxv1.WithdrawnReason
+		}
+		setSynced(s, rec.Generation, metav1.ConditionFalse, reason, t.Message, t.Now)
 	default:
 		return Decision{Why: "unknown branch event " + string(t.Event)}
 	}
@@ -77,6 +113,43 @@ func OnBranch(rec *refluxv1.Drift, t Branch, heldByUs bool) Decision {
 		return Decision{Why: "already recorded"}
 	}
 	return Decision{Action: SetStatus, Record: next, WriteStatus: true, Why: string(t.Event) + " " + t.Branch}
+}
+
+// withdraw takes a record off its branch: no branch carries its change,
+// so it is not Proposed (issue 17 §4).
+func withdraw(s *refluxv1.DriftStatus) {
+	s.Branch, s.BranchFingerprint, s.Commit, s.PullRequest = "", "", "", ""
+	if s.State == refluxv1.DriftProposed {
+		s.State = refluxv1.DriftDetected
+		if s.HeldSince != nil {
+			s.State = refluxv1.DriftHeld
+		}
+	}
+}
+
+// setSynced sets the record's ReverseSynced condition. The transition
+// time moves only when the status does, as apimeta keeps it.
+func setSynced(s *refluxv1.DriftStatus, generation int64, status metav1.ConditionStatus, reason, message string, now time.Time) {
+	apimeta.SetStatusCondition(&s.Conditions, metav1.Condition{Type: refluxv1.ReverseSyncedCondition, Status: status,
+		Reason: reason, Message: message, ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(now)})
+}
+
+func pushedMessage(t Branch) string {
+	msg := "branch " + t.Branch + " carries the change"
+	if t.Commit != "" {
+		msg += " at " + shortCommit(t.Commit)
+	}
+	if t.PullRequest != "" {
+		msg += ", pull request " + t.PullRequest
+	}
+	return msg
+}
+
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }
 
 // BranchPushed reports whether reflux pushed the record's branch: a branch

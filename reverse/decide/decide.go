@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
@@ -81,6 +80,9 @@ type Input struct {
 	// record saw live, or no longer renders the object: the drift is
 	// settled in Git. See Declares.
 	Declared bool
+	// Revision is the applied revision the object was evaluated against,
+	// for how a record closes; "" when not evaluated.
+	Revision string
 	// Now is the decision's time.
 	Now time.Time
 }
@@ -118,6 +120,9 @@ type Decision struct {
 	// Expired is true when this decision first finds the hold past its
 	// maximum age: worth a Warning event marked for paging.
 	Expired bool
+	// Closed says how a Resolve or Dismiss closes the record. The engine
+	// adds who closed it (By) where the audit log or managedFields say.
+	Closed *refluxv1.DriftClosure
 	// Why explains the decision, for logs and tests.
 	Why string
 }
@@ -132,7 +137,8 @@ func Decide(in Input) Decision {
 	rec := in.Record
 	heldByUs := in.Live.Held && in.Live.HeldBy == in.Name
 	if rec != nil && DismissRequested(rec) && rec.Status.State != refluxv1.DriftDismissed {
-		d := Decision{Action: Dismiss, Record: rec, RequestReconcile: in.Live.Exists, Unmark: Marked(rec), Why: "dismissal requested"}
+		d := Decision{Action: Dismiss, Record: rec, RequestReconcile: in.Live.Exists, Unmark: Marked(rec), Why: "dismissal requested",
+			Closed: dismissal(rec, in.Now)}
 		if heldByUs || rec.Status.HeldSince != nil {
 			d.Hold = Release
 		}
@@ -198,13 +204,36 @@ func settle(in Input, heldByUs, finish bool) Decision {
 		return withRelease(Decision{Action: Finalize, Record: rec, Why: "Flux restored Git's value"}, finish)
 	case !record.IsOpen(rec):
 		return withRelease(Decision{Why: "closed, and nothing drifts"}, finish)
-	case !in.Declared:
-		return Decision{Why: "no drift live, but Git does not declare what was seen: kept as evidence"}
+	case in.Declared:
+		// A hotfix reflux marked from the audit log loses the mark when Git
+		// takes its value, or the object's next edit would count as one too.
+		return withRelease(Decision{Action: Resolve, Record: rec, Unmark: Marked(rec), Why: "the applied revision declares the live value",
+			Closed: Closure(refluxv1.ClosedMergedReason, "the applied revision declares the live value", in.Revision, in.Now)},
+			heldByUs || rec.Status.HeldSince != nil)
+	case heldByUs:
+		// Held, so Flux did not revert it: a person or another tool put
+		// Git's values back. Nothing is left to propose (issue 17 §2).
+		return withRelease(Decision{Action: Resolve, Record: rec, Unmark: Marked(rec), Why: "the live object matches the applied revision again",
+			Closed: Closure(refluxv1.ClosedRevertedReason, "the live object came back to the applied revision's values while held",
+				in.Revision, in.Now)}, true)
 	}
-	// A hotfix reflux marked from the audit log loses the mark when Git
-	// takes its value, or the object's next edit would count as one too.
-	return withRelease(Decision{Action: Resolve, Record: rec, Unmark: Marked(rec), Why: "the applied revision declares the live value"},
-		heldByUs || rec.Status.HeldSince != nil)
+	// Unheld, so Flux may have reverted it: the evidence stays open for
+	// review.
+	return Decision{Why: "no drift live, but Git does not declare what was seen: kept as evidence"}
+}
+
+// Closure is how a record closes, for its status.closed.
+func Closure(reason, message, revision string, now time.Time) *refluxv1.DriftClosure {
+	return &refluxv1.DriftClosure{Reason: reason, Message: message, Revision: revision, Time: metav1.NewTime(now)}
+}
+
+// dismissal is how a user's dismissal closes a record: by annotation, or
+// by deleting the record.
+func dismissal(rec *refluxv1.Drift, now time.Time) *refluxv1.DriftClosure {
+	if !rec.DeletionTimestamp.IsZero() {
+		return Closure(refluxv1.ClosedRecordDeletedReason, "the record was deleted", "", now)
+	}
+	return Closure(refluxv1.ClosedDismissedReason, "the record was annotated "+refluxv1.DismissAnnotation+"=true", "", now)
 }
 
 // drifted decides for an object that drifts now.
@@ -214,7 +243,7 @@ func drifted(in Input, heldByUs, finish bool) Decision {
 	if rec == nil {
 		action = Create
 	} else if !record.IsOpen(rec) {
-		if !rec.DeletionTimestamp.IsZero() || rec.Status.Fingerprint == reverse.Fingerprint([]refluxv1.Drift{*record.Merge(nil, obs)}) {
+		if !rec.DeletionTimestamp.IsZero() || rec.Status.Fingerprint == record.Fingerprint(record.Merge(nil, obs)) {
 			return finishRelease(in, Decision{Why: "the closed drift persists while Flux restores Git"}, finish)
 		}
 		rec, action = reopened(rec, in.Now), Reopen
@@ -264,8 +293,8 @@ func drifted(in Input, heldByUs, finish bool) Decision {
 // drift keeps the record Proposed.
 func status(next *refluxv1.Drift, hold bool, heldSince time.Time) refluxv1.DriftStatus {
 	s := *next.Status.DeepCopy()
-	s.Action, s.Severity = record.Summary(next.Spec.Fields)
-	fp := reverse.Fingerprint([]refluxv1.Drift{*next})
+	s.Action, s.Severity = record.Status(next)
+	fp := record.Fingerprint(next)
 	proposed := s.State == refluxv1.DriftProposed && s.Fingerprint == fp
 	s.Fingerprint = fp
 	switch {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -66,6 +67,8 @@ func TestDecide(t *testing.T) {
 		hold            HoldAction
 		changed, reconc bool
 		state           refluxv1.DriftState
+		// closed is the reason the decision closes the record with.
+		closed string
 	}{
 		{name: "no record, no drift: nothing", in: Input{Live: unheld, Evaluated: true}, want: Keep},
 		{name: "no record, no drift, held before evaluation: release", in: Input{Live: held, Evaluated: true}, want: Keep, hold: Release},
@@ -83,17 +86,22 @@ func TestDecide(t *testing.T) {
 		{name: "changed drift: update, a new detection", in: Input{Record: open, Live: held, Evaluated: true, Observation: observed(t0.Add(time.Second), flag(`"false"`)), WantHold: true},
 			want: Update, changed: true, state: refluxv1.DriftHeld},
 		{name: "open record, drift gone, Git declares it: resolve and release", in: Input{Record: open, Live: held, Evaluated: true, Declared: true},
-			want: Resolve, hold: Release},
-		{name: "open record, drift gone, Git does not declare it: keep the evidence", in: Input{Record: open, Live: unheld, Evaluated: true},
+			want: Resolve, hold: Release, closed: refluxv1.ClosedMergedReason},
+		{name: "open record, drift gone unheld, Git does not declare it: keep the evidence", in: Input{Record: open, Live: unheld, Evaluated: true},
+			want: Keep},
+		{name: "held record, live put back to Git's values: resolve as reverted, release", in: Input{Record: open, Live: held, Evaluated: true},
+			want: Resolve, hold: Release, closed: refluxv1.ClosedRevertedReason},
+		{name: "held by another record, drift gone: not this record's revert", in: Input{Record: open, Live: Live{Exists: true, Held: true, HeldBy: "other"}, Evaluated: true},
 			want: Keep},
 		{name: "dismissed by annotation: dismiss, release, reconcile", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Annotations = map[string]string{refluxv1.DismissAnnotation: "true"}
-		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`))}, want: Dismiss, hold: Release, reconc: true},
+		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`))}, want: Dismiss, hold: Release, reconc: true,
+			closed: refluxv1.ClosedDismissedReason},
 		{name: "dismissed before evaluation is possible: dismiss anyway", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Annotations = map[string]string{refluxv1.DismissAnnotation: "true"}
-		}), Live: held}, want: Dismiss, hold: Release, reconc: true},
+		}), Live: held}, want: Dismiss, hold: Release, reconc: true, closed: refluxv1.ClosedDismissedReason},
 		{name: "deleted record: dismiss", in: Input{Record: with(open, func(d *refluxv1.Drift) { d.DeletionTimestamp = &deleted }), Live: held, Evaluated: true},
-			want: Dismiss, hold: Release, reconc: true},
+			want: Dismiss, hold: Release, reconc: true, closed: refluxv1.ClosedRecordDeletedReason},
 		{name: "deleted and dismissed, Flux restored Git: finalize", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.DeletionTimestamp = &deleted
 			d.Status.State, d.Status.HeldSince = refluxv1.DriftDismissed, nil
@@ -134,7 +142,7 @@ func TestDecide(t *testing.T) {
 		{name: "deletion record, object recreated by Flux: keep the evidence", in: Input{Record: recorded(t0, false, objectDeleted()), Live: unheld, Evaluated: true},
 			want: Keep},
 		{name: "deletion record, Git no longer renders the object: resolve", in: Input{Record: recorded(t0, false, objectDeleted()), Live: unheld, Evaluated: true, Declared: true},
-			want: Resolve},
+			want: Resolve, closed: refluxv1.ClosedMergedReason},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -152,8 +160,49 @@ func TestDecide(t *testing.T) {
 			if tt.state != "" {
 				g.Expect(d.Record.Status.State).To(Equal(tt.state))
 			}
+			if tt.closed == "" {
+				g.Expect(d.Closed).To(BeNil())
+				return
+			}
+			g.Expect(d.Closed).ToNot(BeNil())
+			g.Expect(d.Closed.Reason).To(Equal(tt.closed))
+			g.Expect(d.Closed.Message).ToNot(BeEmpty())
+			g.Expect(d.Closed.Time.Time).To(Equal(in.Now))
 		})
 	}
+}
+
+// TestManualHotfixRecordSaysWhatItIs: a declared hotfix's record shows
+// ManualHotfix, not Ignore, and its fingerprint comes from its fields
+// (issue 17 §4): two different hotfixes never share one, so a closed
+// hotfix reopens for a new one.
+func TestManualHotfixRecordSaysWhatItIs(t *testing.T) {
+	g := NewWithT(t)
+	ignored := func(live string) refluxv1.DriftField {
+		f := flag(live)
+		f.Action = refluxv1.IgnoreAction
+		return f
+	}
+	hotfix := func(at time.Time, live string) record.Observation {
+		o := observed(at, ignored(live))
+		o.ManualHotfix = true
+		return o
+	}
+	first := Decide(Input{Name: name, Live: unheld, Evaluated: true, Observation: hotfix(t0, `"true"`), WantHold: true, Now: t0}).Record
+	g.Expect(first.Status.Action).To(Equal(refluxv1.DriftManualHotfix))
+	g.Expect(first.Status.State).To(Equal(refluxv1.DriftHeld))
+	g.Expect(first.Status.Fingerprint).To(HaveLen(12))
+	g.Expect(first.Status.Fingerprint).ToNot(Equal("e3b0c44298fc"), "not the hash of empty input")
+
+	other := Decide(Input{Name: name, Live: unheld, Evaluated: true, Observation: hotfix(t0, `"false"`), WantHold: true, Now: t0}).Record
+	g.Expect(other.Status.Fingerprint).ToNot(Equal(first.Status.Fingerprint))
+
+	closed := with(first, func(d *refluxv1.Drift) { d.Status.State, d.Status.HeldSince = refluxv1.DriftDismissed, nil })
+	later := t0.Add(time.Hour)
+	d := Decide(Input{Name: name, Record: closed, Live: unheld, Evaluated: true, Observation: hotfix(later, `"false"`), WantHold: true, Now: later})
+	g.Expect(d.Action).To(Equal(Reopen), "a new hotfix is a new drift")
+	same := Decide(Input{Name: name, Record: closed, Live: unheld, Evaluated: true, Observation: hotfix(later, `"true"`), WantHold: true, Now: later})
+	g.Expect(same.Action).To(Equal(Keep), "the dismissed hotfix itself, while Flux restores Git")
 }
 
 func TestDecideKeepsHistory(t *testing.T) {
@@ -162,7 +211,8 @@ func TestDecideKeepsHistory(t *testing.T) {
 	g.Expect(first.Name).To(Equal(name))
 	g.Expect(first.Spec.FirstSeen.Time).To(Equal(t0))
 	g.Expect(first.Status.HeldSince.Time).To(Equal(t0))
-	g.Expect(first.Status.Fingerprint).To(Equal(reverse.Fingerprint([]refluxv1.Drift{*first})))
+	g.Expect(first.Status.Fingerprint).To(Equal(record.Fingerprint(first)))
+	g.Expect(first.Status.Fingerprint).To(Equal(reverse.Fingerprint([]refluxv1.Drift{*first})), "a Merge field is bound for Git")
 
 	later := t0.Add(time.Hour)
 	d := Decide(Input{Name: name, Record: first, Live: held, Evaluated: true, WantHold: true,
@@ -217,6 +267,14 @@ func TestOnBranch(t *testing.T) {
 		{"a branch only intended is not a reviewer's deletion", intended, Branch{Event: Closed, Branch: "reflux/b/fp1"}, Keep, HoldNone, "", "", ""},
 		{"late result on a resolved record: nothing", with(pushed, func(r *refluxv1.Drift) { r.Status.State = refluxv1.DriftResolved }),
 			Branch{Event: Pushed, Branch: "reflux/b/fp1", Commit: "c2"}, Keep, HoldNone, "", "", ""},
+		{"withdrawn from its branch: no longer Proposed, held again", pushed, Branch{Event: Withdrawn, Branch: "reflux/b/fp1", Now: t0},
+			SetStatus, HoldNone, "", "", refluxv1.DriftHeld},
+		{"withdrawn from a branch it is not on: nothing", pushed, Branch{Event: Withdrawn, Branch: "reflux/b/other", Now: t0},
+			Keep, HoldNone, "", "", ""},
+		{"not written: off its branch, with the reason", pushed, Branch{Event: NotWritten, Reason: refluxv1.RefusedReason, Message: "why", Now: t0},
+			SetStatus, HoldNone, "", "", refluxv1.DriftHeld},
+		{"not written, never on a branch: the reason only", base, Branch{Event: NotWritten, Reason: refluxv1.RefusedReason, Message: "why", Now: t0},
+			SetStatus, HoldNone, "", "", refluxv1.DriftHeld},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,6 +290,12 @@ func TestOnBranch(t *testing.T) {
 			}
 			if tt.want == Dismiss {
 				g.Expect(d.RequestReconcile).To(BeTrue())
+				g.Expect(d.Closed.Reason).To(Equal(refluxv1.ClosedBranchDeletedReason))
+			}
+			if d.Action == SetStatus && (tt.ev.Event == Withdrawn || tt.ev.Event == NotWritten || tt.ev.Event == Pushed) {
+				c := apimeta.FindStatusCondition(d.Record.Status.Conditions, refluxv1.ReverseSyncedCondition)
+				g.Expect(c).ToNot(BeNil(), "ReverseSynced says whether a branch carries the record")
+				g.Expect(c.Status == metav1.ConditionTrue).To(Equal(tt.ev.Event == Pushed))
 			}
 		})
 	}

@@ -2,7 +2,9 @@
 // hold, as pure functions over plain data: create, update, reopen,
 // resolve, dismiss or finalize the record, and hold or release the object.
 // The engine's executor applies a Decision; nothing here talks to the
-// cluster, so every transition is a row in a table test.
+// cluster, so every transition is a row in a table test. The first
+// decision comes before the engine: Meaningful tells the live watch which
+// updates are news at all, and which are only reflux's own hold.
 //
 // Transitions, by what is known of the object:
 //
@@ -11,7 +13,9 @@
 //	none              some           Create (hold if a rule holds and Flux reverts)
 //	open              same or more   Update (only what changed; last-seen at most once a minute)
 //	open              none           Resolve when the applied revision declares what was seen
-//	                                 live (merged), else keep it open as evidence
+//	                                 live (Merged), or when the object is held, so a person
+//	                                 or tool, not Flux, put Git's values back (Reverted);
+//	                                 else keep it open as evidence
 //	closed            same           nothing while Flux restores Git; finish a failed release
 //	                                 (dismissed or expired: and ask Flux to reconcile)
 //	closed            other          Reopen: a new divergence, a clean record
@@ -26,5 +30,11 @@
 //
 // Write-back results arrive as Branch transitions: the intent recorded
 // before a push, the push itself, an intent abandoned because the push
-// failed, and a branch a reviewer closed.
+// failed, a branch a reviewer closed, a branch reflux took the record off
+// (Withdrawn) and a record none of whose fields could be written
+// (NotWritten). A record is Proposed only while a branch carries its
+// change; its ReverseSynced condition says which, or why none does.
+//
+// Every close says how in status.closed: Merged, Reverted, Dismissed,
+// RecordDeleted, BranchDeleted, PullRequestClosed or HoldExpired.
 package decide

@@ -85,6 +85,7 @@ func Expiry(in ExpiryInput) Decision {
 		c.Message = fmt.Sprintf("held since %s, past its maximum age at %s: released so that Flux restores Git (onExpiry: Release)",
 			since, exp.UTC().Format(time.RFC3339))
 		next.Status.State, next.Status.HeldSince = refluxv1.DriftExpired, nil
+		next.Status.Closed = Closure(refluxv1.ClosedHoldExpiredReason, c.Message, rec.Spec.Revision, in.Now)
 		d.Hold, d.RequestReconcile, d.Why = Release, in.LiveExists, "the hold expired: released"
 		d.Unmark = Marked(rec)
 	} else {

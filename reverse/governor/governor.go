@@ -6,58 +6,19 @@ import (
 	"sync"
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/go-logr/logr"
-	"golang.org/x/time/rate"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/kustomize"
-	"github.com/reflux-dev/reflux/reverse/classify"
+	"github.com/reflux-dev/reflux/reverse/evaluate"
+	"github.com/reflux-dev/reflux/reverse/execute"
+	"github.com/reflux-dev/reflux/reverse/expiry"
+	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/metrics"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/writeback/scheduler"
 )
-
-// Governed is what the engine needs to know of one governed Kustomization.
-// The Kustomization reconciler publishes it; it is never changed after, so
-// workers may read it without locks.
-type Governed struct {
-	// Kustomization and Policy are deep copies.
-	Kustomization *kustomizev1.Kustomization
-	Policy        *refluxv1.ReverseSyncPolicy
-	Classifier    *classify.Classifier
-	// SourceRevision is the revision the source serves now; "" when
-	// unknown. A revision Flux has not applied yet means a rollout.
-	SourceRevision string
-	// SourceInterval is the source's interval: branch checks run at most
-	// once per interval.
-	SourceInterval time.Duration
-	// RepoURL is the Git repository write-back pushes to; "" when the
-	// source is not a GitRepository.
-	RepoURL string
-	// SubstituteFrom is the resolved postBuild substitution data.
-	SubstituteFrom []kustomize.SubstituteSource
-	// Identity is the user the Kustomization's dry runs, holds and
-	// releases go out as (reverse/tenancy.Identity); "" is reflux's own.
-	Identity string
-}
-
-// Key returns the Kustomization's key.
-func (g *Governed) Key() types.NamespacedName {
-	return types.NamespacedName{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name}
-}
-
-// mayHold reports whether the policy lets reflux hold anything (it does
-// not under spec.hold: Never).
-func (g *Governed) mayHold() bool {
-	return g.Classifier == nil || g.Classifier.MayHold()
-}
-
-func (g *Governed) ref() refluxv1.KustomizationRef {
-	return refluxv1.KustomizationRef{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name}
-}
 
 // Options wire a Governor. Client, APIReader, Detector, Holder, Live and
 // Sealer are required.
@@ -82,12 +43,12 @@ type Options struct {
 	// Attributor names users from the audit log; nil skips attribution.
 	Attributor Attributor
 	// Marker annotates audit-derived manual hotfixes; nil leaves them
-	// unannotated (see intent.go).
+	// unannotated.
 	Marker Marker
 	// Events records events on Kustomizations; nil records none.
 	Events EventRecorder
 	// Metrics takes the engine's measurements; nil takes none.
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	// Impersonation acts as a Kustomization's Identity; nil acts as
 	// reflux itself for every Kustomization.
 	Impersonation Impersonation
@@ -106,12 +67,9 @@ type Options struct {
 	// ResyncWorkers evaluate resyncs, apart from live changes so that a
 	// resync never delays one; default 1.
 	ResyncWorkers int
-	// ResyncQPS bounds the dry runs a resync makes per second, so that it
-	// leaves the client's rate limit to the live path; default 10.
+	// ResyncQPS bounds the dry runs a resync makes per second; default 10.
 	ResyncQPS float64
-	// WriteBackTimeout bounds one write-back run, so a git server that
-	// accepts connections and never answers stalls only its own
-	// repository's worker, and only until the timeout; default 2m.
+	// WriteBackTimeout bounds one write-back run; default 2m.
 	WriteBackTimeout time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
@@ -119,41 +77,15 @@ type Options struct {
 
 func (o *Options) validate() error {
 	var missing []string
-	if o.Client == nil {
-		missing = append(missing, "Client")
-	}
-	if o.APIReader == nil {
-		missing = append(missing, "APIReader")
-	}
-	if o.Detector == nil {
-		missing = append(missing, "Detector")
-	}
-	if o.Holder == nil {
-		missing = append(missing, "Holder")
-	}
-	if o.Live == nil {
-		missing = append(missing, "Live")
-	}
-	if o.Sealer == nil {
-		missing = append(missing, "Sealer")
-	}
-	if o.Writer != nil && o.Targets == nil {
-		missing = append(missing, "Targets (with Writer)")
+	for name, set := range map[string]bool{"Client": o.Client != nil, "APIReader": o.APIReader != nil,
+		"Detector": o.Detector != nil, "Holder": o.Holder != nil, "Live": o.Live != nil, "Sealer": o.Sealer != nil,
+		"Targets (with Writer)": o.Writer == nil || o.Targets != nil} {
+		if !set {
+			missing = append(missing, name)
+		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("governor: missing %v", missing)
-	}
-	if o.LiveWorkers < 1 {
-		o.LiveWorkers = 4
-	}
-	if o.ResyncWorkers < 1 {
-		o.ResyncWorkers = 1
-	}
-	if o.ResyncQPS <= 0 {
-		o.ResyncQPS = 10
-	}
-	if o.WriteBackTimeout <= 0 {
-		o.WriteBackTimeout = 2 * time.Minute
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -164,52 +96,16 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// objKey names a live object.
-type objKey struct {
-	GVK       schema.GroupVersionKind
-	Namespace string
-	Name      string
-}
-
-func (k objKey) String() string {
-	if k.Namespace == "" {
-		return k.GVK.Kind + "/" + k.Name
-	}
-	return k.GVK.Kind + "/" + k.Namespace + "/" + k.Name
-}
-
-// Governor is the drift engine. Create it with New and run it with Start.
+// Governor is the drift engine: its stages, wired in the order a live
+// change goes through them. Create it with New and run it with Start.
 type Governor struct {
 	opts   Options
-	exec   *executor
-	live   workqueue.TypedRateLimitingInterface[objKey]
-	resync workqueue.TypedRateLimitingInterface[objKey]
-	// syncWait spaces a resync item's looks at a watch not synced yet.
-	syncWait workqueue.TypedRateLimiter[objKey]
-	// expiry holds one timer per record with a limited hold (expiry.go).
-	expiry  workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	limiter *rate.Limiter
-	wb      *writebacks
-
-	mu      sync.Mutex
-	entries map[types.NamespacedName]*entry
-	// pending holds what is known of each queued live change.
-	pending map[objKey]change
-	// inflight holds the live changes a live worker has taken and is
-	// evaluating, so a resync that records the drift first still knows
-	// when the change reached the watch (sighting).
-	inflight map[objKey]change
-	// unowned are audited Secret writes no current render declares, kept
-	// while a render that may declare them is not current (secrets.go).
-	unowned map[objKey]unownedWrite
-	// resyncItems are the objects queued for a resync, with their owner.
-	resyncItems map[objKey]change
-	// attributionTries counts re-evaluations waiting for the audit log.
-	attributionTries map[objKey]int
-	// deleterTries counts looks at a deletion waiting for the audit log
-	// to name who deleted the object (deletion): apart from
-	// attributionTries, whose entries also hold write-back back.
-	deleterTries map[objKey]int
+	intake *intake.Intake
+	eval   *evaluate.Evaluator
+	exec   *execute.Executor
+	timers *expiry.Timers
+	// sched is nil when nothing is written to Git.
+	sched *scheduler.Scheduler
 }
 
 // New returns a Governor; call Start to run its workers.
@@ -217,55 +113,59 @@ func New(opts Options) (*Governor, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	gv := &Governor{
-		opts:    opts,
-		limiter: rate.NewLimiter(rate.Limit(opts.ResyncQPS), 1),
-		live: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objKey](),
-			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "reflux-live"}),
-		resync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[objKey](),
-			workqueue.TypedRateLimitingQueueConfig[objKey]{Name: "reflux-resync"}),
-		syncWait:         workqueue.NewTypedItemExponentialFailureRateLimiter[objKey](250*time.Millisecond, syncWaitMax),
-		expiry:           newExpiryQueue(),
-		entries:          map[types.NamespacedName]*entry{},
-		pending:          map[objKey]change{},
-		inflight:         map[objKey]change{},
-		unowned:          map[objKey]unownedWrite{},
-		resyncItems:      map[objKey]change{},
-		attributionTries: map[objKey]int{},
-		deleterTries:     map[objKey]int{},
+	gv := &Governor{opts: opts}
+	var err error
+	eopts := evaluate.Options{Detector: opts.Detector, Attributor: opts.Attributor, Live: opts.Live, Metrics: opts.Metrics,
+		ResyncQPS: opts.ResyncQPS, Now: opts.Now}
+	if opts.Impersonation != nil {
+		eopts.Impersonation = detectors{opts.Impersonation}
 	}
-	gv.exec = &executor{client: opts.Client, fresh: opts.APIReader, holder: opts.Holder, events: opts.Events,
-		metrics: opts.Metrics, log: opts.Log, now: opts.Now, locks: newKeyedMutex(), sealer: opts.Sealer,
-		impersonation: opts.Impersonation, marker: opts.Marker}
-	gv.wb = newWritebacks(gv)
-	return gv, nil
+	if gv.eval, err = evaluate.New(eopts); err != nil {
+		return nil, err
+	}
+	xopts := execute.Options{Client: opts.Client, APIReader: opts.APIReader, Holder: opts.Holder, Sealer: opts.Sealer,
+		Marker: opts.Marker, Events: opts.Events, Metrics: opts.Metrics, Closer: gv.eval.Closer, Log: opts.Log, Now: opts.Now}
+	if opts.Impersonation != nil {
+		xopts.Impersonation = opts.Impersonation
+	}
+	if gv.exec, err = execute.New(xopts); err != nil {
+		return nil, err
+	}
+	if gv.intake, err = intake.New(intake.Options{Writers: opts.Detector, Live: opts.Live, Handler: gv, Metrics: opts.Metrics,
+		Notify: opts.Notify, Log: opts.Log, Now: opts.Now, LiveWorkers: opts.LiveWorkers, ResyncWorkers: opts.ResyncWorkers}); err != nil {
+		return nil, err
+	}
+	if gv.timers, err = expiry.New(expiry.Options{Client: opts.Client, Registry: gv.intake, Records: gv.exec, Live: opts.Live,
+		Log: opts.Log, Now: opts.Now}); err != nil {
+		return nil, err
+	}
+	if opts.Writer != nil {
+		gv.sched, err = scheduler.New(scheduler.Options{Writer: opts.Writer, Targets: opts.Targets, APIReader: opts.APIReader,
+			Engine: engineView{gv.intake}, Records: gv.exec, Live: opts.Live, Sealer: opts.Sealer, ClosedBy: gv.eval.ClosedBy,
+			Events: opts.Events, Metrics: opts.Metrics, Notify: opts.Notify, Log: opts.Log, Now: opts.Now,
+			Timeout: opts.WriteBackTimeout})
+	}
+	return gv, err
 }
 
-// Start runs the workers until ctx ends. It implements manager.Runnable,
-// so the engine runs under the manager's leader election.
+// Start runs every stage's workers until ctx ends. It implements
+// manager.Runnable, so the engine runs under the manager's leader
+// election.
 func (gv *Governor) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
-	run := func(n int, next func(context.Context) bool) {
-		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next(ctx) {
-				}
-			}()
-		}
+	run := func(start func(context.Context)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start(ctx)
+		}()
 	}
-	gv.wb.start()
-	run(gv.opts.LiveWorkers, gv.processLive)
-	run(gv.opts.ResyncWorkers, gv.processResync)
-	run(1, gv.processExpiry)
-	<-ctx.Done()
-	gv.live.ShutDown()
-	gv.resync.ShutDown()
-	gv.expiry.ShutDown()
-	gv.wb.shutdown()
+	if gv.sched != nil {
+		run(gv.sched.Start)
+	}
+	run(gv.intake.Start)
+	run(gv.timers.Start)
 	wg.Wait()
-	gv.wb.wait()
 	return nil
 }
 
@@ -278,7 +178,7 @@ func (gv *Governor) IsSealed(d *refluxv1.Drift) bool {
 
 // Sealed returns the records whose seal verifies: the only ones the
 // engine acts on or reports. The others are dealt with when the engine
-// looks at them (see executor.discard).
+// looks at them (the executor deletes them).
 func (gv *Governor) Sealed(all []refluxv1.Drift) []refluxv1.Drift {
 	out := make([]refluxv1.Drift, 0, len(all))
 	for i := range all {
@@ -287,4 +187,11 @@ func (gv *Governor) Sealed(all []refluxv1.Drift) []refluxv1.Drift {
 		}
 	}
 	return out
+}
+
+// engineView is the scheduler's view of the intake.
+type engineView struct{ *intake.Intake }
+
+func (v engineView) AwaitingAttribution(id types.NamespacedName, obj refluxv1.ObjectRef) bool {
+	return v.Intake.AwaitingAttribution(id, keyOfRef(obj))
 }

@@ -1,36 +1,35 @@
 package governor
 
 import (
-	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/evaluate"
+	"github.com/reflux-dev/reflux/reverse/execute"
 	"github.com/reflux-dev/reflux/reverse/observe"
+	"github.com/reflux-dev/reflux/reverse/writeback/scheduler"
 )
+
+// The engine's cluster side is given to it through these interfaces,
+// implemented in controllers/ and wired by the manager.
 
 // Detector finds the drift of a live object as Flux sees it
 // (reverse/drift.Detector).
 type Detector interface {
-	Detect(ctx context.Context, in drift.Input) (drift.Result, error)
-	Unchanged(in drift.Input) bool
-	Allowed(manager string) bool
+	evaluate.Detector
+	// Reverted reports whether Flux undoes everything manager writes.
 	Reverted(manager string) bool
 }
 
 var _ Detector = &drift.Detector{}
 
 // Holder holds live objects against Flux's revert and releases them.
-type Holder interface {
-	Hold(ctx context.Context, obj refluxv1.ObjectRef, record string, since time.Time) error
-	Release(ctx context.Context, obj refluxv1.ObjectRef) error
-}
+type Holder = execute.Holder
 
 // LiveStore is the live watches' cache.
 type LiveStore interface {
@@ -48,41 +47,41 @@ type Renders interface {
 }
 
 // Writer writes drift sets to Git and checks their branches
-// (reverse/branches.Writer).
-type Writer interface {
-	Write(ctx context.Context, set reverse.DriftSet) ([]reverse.BranchResult, error)
-	Check(ctx context.Context, set reverse.DriftSet) (reverse.BranchCheck, error)
-}
+// (reverse/writeback/branches.Writer).
+type Writer = scheduler.Writer
 
-// Targets fills in where a Kustomization's drift is written: the
-// GitRepository, its credentials, the signing key and the live Secrets the
-// records name. Reading them is the cluster side's job.
-type Targets interface {
-	Resolve(ctx context.Context, g *Governed, set *reverse.DriftSet) error
-}
+// Targets fills in where a Kustomization's drift is written.
+type Targets = scheduler.Targets
 
-// Attributor names the user behind a field manager's write to a live
-// object, from the audit log.
+// Attributor names the user behind a write to a live object, from the
+// audit log.
 type Attributor interface {
-	// User returns the user and its groups, or the zero Who when not
-	// known (yet).
 	User(obj *unstructured.Unstructured, manager string, at time.Time) observe.Who
-	// Deleter returns who deleted obj at about at, and false while the
-	// audit log has not delivered the deletion (yet).
-	Deleter(obj *unstructured.Unstructured, at time.Time) (Deleter, bool)
+	Deleter(obj *unstructured.Unstructured, at time.Time) (reverse.Deleter, bool)
+	Writer(obj *unstructured.Unstructured, at time.Time, benign func(manager string) bool) (reverse.AuditedWrite, bool)
 }
+
+var _ evaluate.Attributor = Attributor(nil)
 
 // Marker adds the manual-hotfix annotation to a live object whose hotfix
 // the audit log declared, under reflux's field manager.
-type Marker interface {
-	Mark(ctx context.Context, obj refluxv1.ObjectRef, annotations map[string]string) error
-	// Unmark removes the annotations again, when the record closes.
-	Unmark(ctx context.Context, obj refluxv1.ObjectRef, keys []string) error
+type Marker = execute.Marker
+
+// EventRecorder is what reflux needs of Flux's events recorder.
+type EventRecorder = execute.EventRecorder
+
+// Impersonation gives the engine the Detector and Holder that act as an
+// identity: a Kustomization's ServiceAccount, which kustomize-controller
+// impersonates for every apply (reverse/tenancy). Getting them never makes
+// a request, so the live path never waits on it.
+type Impersonation interface {
+	Detector(user string) (Detector, error)
+	Holder(user string) (Holder, error)
 }
 
-// EventRecorder is what reflux needs of Flux's events recorder
-// (github.com/fluxcd/pkg/runtime/events), which writes Kubernetes events
-// and forwards them to notification-controller when --events-addr is set.
-type EventRecorder interface {
-	AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{})
+// detectors adapts Impersonation to what the evaluation stage needs.
+type detectors struct{ Impersonation }
+
+func (d detectors) Detector(user string) (evaluate.Detector, error) {
+	return d.Impersonation.Detector(user)
 }

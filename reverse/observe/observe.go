@@ -24,6 +24,11 @@ type Who struct {
 // the audit log; the zero Who when unknown (yet).
 type Attributor func(manager string, at time.Time) Who
 
+// Remover returns the latest write to the object at or before at by a
+// writer whose writes can be drift, with its user; nil when the audit log
+// has not delivered one (yet).
+type Remover func(at time.Time) *refluxv1.Modifier
+
 // Input is one evaluated live object.
 type Input struct {
 	// Kustomization and Policy govern the object.
@@ -42,6 +47,10 @@ type Input struct {
 	Classifier *classify.Classifier
 	// Attribute names users; nil skips attribution.
 	Attribute Attributor
+	// Remover names the writer of a removed field from the audit log: a
+	// removal leaves no managedFields entry to name it. Nil leaves
+	// removals unattributed.
+	Remover Remover
 	// Now is when the observation is made.
 	Now time.Time
 }
@@ -61,6 +70,7 @@ func Observe(in Input) Result {
 	ref := origin.RefOf(in.Desired)
 	for i := range fields {
 		fields[i].Origin = Origin(in.Index, ref, fields[i].Pointer)
+		attributeRemoval(in.Remover, in.Now, &fields[i])
 		attribute(in.Attribute, in.Now, &fields[i])
 	}
 	annotated := in.Classifier.IsManualHotfix(in.Live.GetAnnotations())
@@ -110,6 +120,16 @@ func attribute(names Attributor, now time.Time, f *refluxv1.DriftField) {
 	if who := names(f.Modifier.Manager, at); who.User != "" {
 		f.Modifier.User, f.Modifier.Groups = who.User, who.Groups
 	}
+}
+
+// attributeRemoval names who removed a field: managedFields keep no
+// entry for what is gone, so the audit log's write to the object is the
+// only witness (issue 17 §3).
+func attributeRemoval(names Remover, now time.Time, f *refluxv1.DriftField) {
+	if names == nil || f.Modifier != nil || f.ChangeType != refluxv1.ChangeRemove || f.Pointer == refluxv1.WholeObjectPointer {
+		return
+	}
+	f.Modifier = names(now)
 }
 
 // AuditIntent returns the audit event that declares the drift a manual

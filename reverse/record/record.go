@@ -104,10 +104,17 @@ func Merge(existing *refluxv1.Drift, obs Observation) *refluxv1.Drift {
 	fields := make([]refluxv1.DriftField, 0, len(obs.Fields))
 	for _, f := range obs.Fields {
 		f := *f.DeepCopy()
-		if p, ok := prev[f.Pointer]; ok && p.FirstSeen != nil && p.ChangeType == f.ChangeType {
+		p, seen := prev[f.Pointer]
+		if seen && p.FirstSeen != nil && p.ChangeType == f.ChangeType {
 			f.FirstSeen = p.FirstSeen
 		} else if f.FirstSeen == nil {
 			f.FirstSeen = &now
+		}
+		if seen && keepsRemover(p, f) {
+			// A removal leaves no managedFields entry; the audit log named
+			// its writer when it was first seen, and a later look would
+			// only find later writes to the object.
+			f.Modifier = p.Modifier.DeepCopy()
 		}
 		fields = append(fields, f)
 	}
@@ -137,6 +144,13 @@ func Merge(existing *refluxv1.Drift, obs Observation) *refluxv1.Drift {
 	return out
 }
 
+// keepsRemover reports whether field f, still the removal prev recorded,
+// keeps prev's writer.
+func keepsRemover(prev, f refluxv1.DriftField) bool {
+	return prev.ChangeType == refluxv1.ChangeRemove && f.ChangeType == refluxv1.ChangeRemove &&
+		prev.Modifier != nil && prev.Modifier.User != ""
+}
+
 // lastModifier is the most recent writer among the fields.
 func lastModifier(fields []refluxv1.DriftField) *refluxv1.Modifier {
 	var last *refluxv1.Modifier
@@ -162,6 +176,18 @@ func Summary(fields []refluxv1.DriftField) (refluxv1.Action, refluxv1.Severity) 
 		severity = classify.MaxSeverity(severity, f.Severity)
 	}
 	return action, severity
+}
+
+// Status is what a record's status and printer columns say of it: the
+// strongest action and highest severity among its fields, except that a
+// declared manual hotfix says ManualHotfix, since it is held and never
+// written to Git whatever its fields' rules say (issue 17 §4).
+func Status(d *refluxv1.Drift) (refluxv1.DriftAction, refluxv1.Severity) {
+	action, severity := Summary(d.Spec.Fields)
+	if d.Spec.ManualHotfix {
+		return refluxv1.DriftManualHotfix, severity
+	}
+	return refluxv1.DriftAction(action), severity
 }
 
 // IsOpen reports whether a record still asks for attention: not resolved,

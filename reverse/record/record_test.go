@@ -100,3 +100,33 @@ func TestIsOpen(t *testing.T) {
 		g.Expect(IsOpen(d)).To(BeFalse())
 	}
 }
+
+// TestMergeKeepsWhoRemovedAField: a removal's writer comes from the audit
+// log when it is first seen; a later look, which can only find later
+// writes to the object, does not replace it. Other fields follow their
+// managedFields entries.
+func TestMergeKeepsWhoRemovedAField(t *testing.T) {
+	g := NewWithT(t)
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	removed := func(user string) refluxv1.DriftField {
+		f := field("/data/GONE", refluxv1.ChangeRemove, refluxv1.AlertAction, refluxv1.SeverityMedium, t0, "kubectl-patch")
+		f.Modifier.User = user
+		return f
+	}
+	updated := func(user string) refluxv1.DriftField {
+		f := field("/data/KEPT", refluxv1.ChangeUpdate, refluxv1.AlertAction, refluxv1.SeverityMedium, t0, "kubectl-edit")
+		f.Modifier.User = user
+		return f
+	}
+	first := Merge(nil, Observation{Kustomization: ks, Object: obj, Fields: []refluxv1.DriftField{removed("bob"), updated("alice")}, Now: t0})
+	later := Merge(first, Observation{Kustomization: ks, Object: obj, Fields: []refluxv1.DriftField{removed("carol"), updated("carol")}, Now: t0.Add(time.Minute)})
+	g.Expect(later.Spec.Fields[0].Pointer).To(Equal("/data/GONE"))
+	g.Expect(later.Spec.Fields[0].Modifier.User).To(Equal("bob"), "the removal keeps its first-seen writer")
+	g.Expect(later.Spec.Fields[1].Modifier.User).To(Equal("carol"), "managedFields name the latest writer of a field")
+
+	unknown := removed("")
+	unknown.Modifier = nil
+	noUser := Merge(nil, Observation{Kustomization: ks, Object: obj, Fields: []refluxv1.DriftField{unknown}, Now: t0})
+	named := Merge(noUser, Observation{Kustomization: ks, Object: obj, Fields: []refluxv1.DriftField{removed("bob")}, Now: t0.Add(time.Second)})
+	g.Expect(named.Spec.Fields[0].Modifier.User).To(Equal("bob"), "a writer the audit log delivers late is taken")
+}

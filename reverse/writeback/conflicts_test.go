@@ -19,13 +19,13 @@ func TestRunRebasesWhenBaseMoved(t *testing.T) {
 
 	res := f.run(f.request(fp1, setReplicas(5)))
 	g.Expect(res.Outcome).To(Equal(BranchPushed))
-	g.Expect(res.Reason).To(ContainSubstring("rebased"))
+	g.Expect(res.Reason).To(ContainSubstring("rebuilt"))
 	g.Expect(res.Branch).To(Equal(first.Branch))
 	g.Expect(f.gitOut("rev-parse", res.Commit+"^")).To(Equal(human))
 	g.Expect(f.show(res.Commit, "apps/api/deploy.yaml")).To(Equal("replicas: 3\n"))
 	g.Expect(f.show(res.Commit, webFile)).To(HavePrefix("replicas: 5\n"))
 
-	// Rebased once; the next run is a no-op.
+	// Rebuilt once; the next run is a no-op.
 	g.Expect(f.run(f.request(fp1, setReplicas(5))).Outcome).To(Equal(UpToDate))
 }
 
@@ -61,38 +61,6 @@ func TestRunSameFieldChangedInGitIsConflict(t *testing.T) {
 	res = f2.run(f2.request(fp1, guardedReplicas(2, 5, nil, nil)))
 	g.Expect(res.Outcome).To(Equal(Conflict))
 	g.Expect(f2.srv.Head(t, repoName, first.Branch)).To(Equal(first.Commit), "the branch is left alone")
-}
-
-func TestRunRefusesBranchWithHumanCommit(t *testing.T) {
-	g := NewWithT(t)
-	f := newFixture(t, gitserver.StartHTTP)
-	first := f.run(f.request(fp1, setReplicas(5)))
-	human := f.srv.HumanCommit(t, repoName, first.Branch, map[string]string{webFile: "replicas: 6\nimage: web:1.0\n"})
-
-	res := f.run(f.request(fp1, setReplicas(5)))
-	g.Expect(res.Outcome).To(Equal(Refused))
-	g.Expect(res.Reason).To(ContainSubstring("Jane Human"))
-	g.Expect(f.srv.Head(t, repoName, first.Branch)).To(Equal(human))
-
-	// Even when the base moved and a rebase would be due.
-	f.srv.HumanCommit(t, repoName, "main", map[string]string{"apps/api/deploy.yaml": "replicas: 3\n"})
-	res = f.run(f.request(fp1, setReplicas(5)))
-	g.Expect(res.Outcome).To(Equal(Refused))
-	g.Expect(f.srv.Head(t, repoName, first.Branch)).To(Equal(human))
-}
-
-func TestRunLosesPushRaceToHuman(t *testing.T) {
-	g := NewWithT(t)
-	f := newFixture(t, gitserver.StartHTTP)
-	first := f.run(f.request(fp1, setReplicas(5)))
-	var human string
-	var calls atomic.Int32
-	res := f.run(f.request(fp1, guardedReplicas(5, 7, &calls, func() {
-		human = f.srv.HumanCommit(t, repoName, first.Branch, map[string]string{"notes.md": "mine\n"})
-	})))
-	g.Expect(res.Outcome).To(Equal(Refused))
-	g.Expect(calls.Load()).To(BeEquivalentTo(1), "the lost race is detected by the lease, then the branch is seen as foreign")
-	g.Expect(f.srv.Head(t, repoName, first.Branch)).To(Equal(human))
 }
 
 func TestRunServerDown(t *testing.T) {
@@ -146,10 +114,13 @@ func TestRunAfterSquashMerge(t *testing.T) {
 	f := newFixture(t, gitserver.StartHTTP)
 	first := f.run(f.request(fp1, setReplicas(5)))
 	mergeAndDelete(t, f, first.Branch, "--squash")
-	// The squashed branch is still there but its change is in main.
+	// The squashed branch is still there but its change is in main: it
+	// proposes nothing, and is left for the caller to delete.
 	res := f.run(f.request(fp1, setReplicas(5)))
-	g.Expect(res.Outcome).To(Equal(UpToDate))
-	g.Expect(res.Reason).To(ContainSubstring("obsolete"))
+	g.Expect(res.Outcome).To(Equal(Obsolete), res.Reason)
+	g.Expect(res.Branch).To(Equal(first.Branch))
+	g.Expect(res.Commit).To(Equal(first.Commit))
+	g.Expect(res.Base).To(Equal(f.srv.Head(t, repoName, "main")))
 	g.Expect(f.srv.Head(t, repoName, first.Branch)).To(Equal(first.Commit))
 }
 

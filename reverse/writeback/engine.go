@@ -27,7 +27,6 @@ type Engine struct {
 	cacheDir    string
 	open        Opener
 	template    *message.Template
-	proposer    Proposer
 	now         func() time.Time
 	maxAttempts int
 	locks       *keyedMutex
@@ -65,14 +64,6 @@ func WithMessageTemplate(text string) Option {
 			return err
 		}
 		e.template = t
-		return nil
-	}
-}
-
-// WithProposer opens change requests for pushed branches.
-func WithProposer(p Proposer) Option {
-	return func(e *Engine) error {
-		e.proposer = p
 		return nil
 	}
 }

@@ -26,6 +26,10 @@ type found struct {
 	// chain lists open's commits that are not on the source branch,
 	// newest first.
 	chain []git.Commit
+	// unwalkable means open, named by the request's fingerprint, has no
+	// common history with the source within maxChain commits: it is not
+	// recognisably reflux's, and its chain is unknown.
+	unwalkable bool
 	// staleLease is the head of an already-merged branch with the wanted
 	// name, which a new push may fast-forward.
 	staleLease string
@@ -61,13 +65,11 @@ func (e *Engine) findOpen(c repository.Client, req Request, name, src string) (f
 			continue
 		}
 		chain, err := ownChain(c, ref.Hash, src)
-		if errors.Is(err, errLongChain) {
-			if ref.Name != name {
-				continue
-			}
-			// Not recognisably reflux's: report it as foreign.
-			chain = []git.Commit{{Hash: ref.Hash}}
-		} else if err != nil {
+		unwalkable := errors.Is(err, errLongChain)
+		if unwalkable && ref.Name != name {
+			continue
+		}
+		if err != nil && !unwalkable {
 			return found{}, err
 		}
 		if ref.Name != name && !namesKustomization(chain, req.Kustomization) {
@@ -82,7 +84,7 @@ func (e *Engine) findOpen(c repository.Client, req Request, name, src string) (f
 		}
 		if best.open == nil || when > bestWhen {
 			r := ref
-			best.open, best.chain, bestWhen = &r, chain, when
+			best.open, best.chain, best.unwalkable, bestWhen = &r, chain, unwalkable, when
 		}
 	}
 	return best, nil
@@ -123,12 +125,14 @@ func namesKustomization(chain []git.Commit, ks Kustomization) bool {
 	return false
 }
 
-// foreign describes the first commit in chain reflux did not author, or
-// returns "". A commit is reflux's when it has the Reflux-Fingerprint
+// humanCommits returns the commits in chain reflux did not author,
+// newest first. A commit is reflux's when it has the Reflux-Fingerprint
 // trailer and reflux's committer email: both, because humans can copy
 // trailers or amend reflux's commits. A clean merge of the source branch
-// into the fix branch is tolerated too, as rebasing over it loses nothing.
-func (e *Engine) foreign(c repository.Client, chain []git.Commit, req Request, src string) (string, error) {
+// into the fix branch counts as reflux's too: it brings nothing of its
+// own, so rebuilding the branch over it loses nothing.
+func (e *Engine) humanCommits(c repository.Client, chain []git.Commit, req Request, src string) ([]git.Commit, error) {
+	var human []git.Commit
 	for _, co := range chain {
 		ours := len(co.Parents) == 1 &&
 			strings.EqualFold(co.Committer.Email, req.Author.Email) &&
@@ -138,13 +142,18 @@ func (e *Engine) foreign(c repository.Client, chain []git.Commit, req Request, s
 		}
 		clean, err := cleanSourceMerge(c, co, src)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if !clean {
-			return fmt.Sprintf("commit %.12s by %s <%s> that reflux did not author", co.Hash, co.Author.Name, co.Author.Email), nil
+			human = append(human, co)
 		}
 	}
-	return "", nil
+	return human, nil
+}
+
+// describe names a commit for reasons and events.
+func describe(co git.Commit) string {
+	return fmt.Sprintf("commit %.12s by %s <%s>", co.Hash, co.Author.Name, co.Author.Email)
 }
 
 // cleanSourceMerge reports whether co merges source history into the fix

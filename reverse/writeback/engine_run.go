@@ -15,9 +15,10 @@ import (
 var errRetry = errors.New("retry")
 
 // Run performs one write-back. The error is nil for BranchPushed,
-// UpToDate, Conflict and Refused-by-ownership outcomes; it wraps ErrGit
-// for GitError (retry later) and ErrInvalidRequest or a branch sentinel
-// for requests that can never succeed.
+// UpToDate, Obsolete, Conflict and Refused-by-ownership outcomes; it wraps
+// ErrSuperseded for Superseded, ErrGit for GitError (retry later) and
+// ErrInvalidRequest or a branch sentinel for requests that can never
+// succeed.
 func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 	req = req.withDefaults()
 	name, err := e.branchFor(req)
@@ -43,9 +44,6 @@ func (e *Engine) Run(ctx context.Context, req Request) (Result, error) {
 			return gitError(res, err)
 		}
 	}
-	if err == nil && res.Branch != "" && (res.Outcome == BranchPushed || res.Outcome == UpToDate) {
-		err = e.propose(ctx, c, req, res)
-	}
 	return res, err
 }
 
@@ -63,16 +61,10 @@ func (e *Engine) branchFor(req Request) (string, error) {
 	return name, nil
 }
 
-// plan is where a run commits and how it pushes.
-type plan struct {
-	branch string
-	source string // source branch head the change is based on
-	parent string // commit Apply runs on
-	lease  string // remote branch value the push expects; "" = absent
-	force  bool   // rewrite reflux's own branch onto a moved source
-	open   bool   // an open reflux branch existed
-}
-
+// attempt picks how to write, by what is on the remote: no open branch
+// starts one; a branch only reflux wrote is rebuilt from the source head;
+// a branch a human committed to gets one commit on top, and keeps the
+// human's work.
 func (e *Engine) attempt(ctx context.Context, c repository.Client, req Request, name string) (Result, error) {
 	src, err := c.Branch(req.SourceBranch)
 	if errors.Is(err, git.ErrBranchNotFound) {
@@ -87,28 +79,62 @@ func (e *Engine) attempt(ctx context.Context, c repository.Client, req Request, 
 		return gitError(Result{Branch: name, Base: src.Hash}, err)
 	}
 	if found.open == nil {
-		return e.write(ctx, c, req, plan{branch: name, source: src.Hash, parent: src.Hash, lease: found.staleLease})
+		return e.create(ctx, c, req, plan{branch: name, source: src.Hash, base: src.Hash, lease: found.staleLease})
 	}
-	open := found.open
-	foreign, err := e.foreign(c, found.chain, req, src.Hash)
-	if err != nil {
-		return gitError(Result{Branch: open.Name, Base: src.Hash}, err)
-	}
-	if foreign != "" {
+	open := *found.open
+	if found.unwalkable {
 		return Result{Branch: open.Name, Commit: open.Hash, Base: src.Hash, Outcome: Refused,
-			Reason: fmt.Sprintf("branch %s carries %s; reflux will not rewrite it", open.Name, foreign)}, nil
+			Reason: fmt.Sprintf("branch %s has no common history with %s within %d commits; reflux will not rewrite it",
+				open.Name, req.SourceBranch, maxChain)}, nil
 	}
-	upToDate, err := c.IsAncestor(src.Hash, open.Hash)
+	human, err := e.humanCommits(c, found.chain, req, src.Hash)
 	if err != nil {
-		return gitError(Result{Branch: open.Name, Base: src.Hash}, err)
+		return gitError(Result{Branch: open.Name, Commit: open.Hash, Base: src.Hash}, err)
 	}
-	p := plan{branch: open.Name, source: src.Hash, parent: open.Hash, lease: open.Hash, open: true}
-	if !upToDate {
-		// The source moved: rebase by re-applying the edit on the new head
-		// rather than replaying old commits, so Apply re-checks every field.
-		p.parent, p.force = src.Hash, true
+	if len(human) == 0 {
+		return e.rebuild(ctx, c, req, open, src.Hash)
 	}
-	return e.write(ctx, c, req, p)
+	return e.keep(ctx, c, req, open, human, src.Hash)
+}
+
+// plan is where a run commits and how it pushes.
+type plan struct {
+	branch string
+	source string // source branch head when the attempt started
+	base   string // commit Apply runs on
+	lease  string // remote branch value the push expects; "" = absent
+	force  bool   // replace reflux's own branch rather than add to it
+}
+
+// conflict is a step's answer that the change cannot be made on this
+// base. It is not a failure of the run: Run reports Conflict with a nil
+// error, and nothing is pushed.
+type conflict string
+
+func (c conflict) Error() string { return string(c) }
+
+// stop turns the error of a step into the run's result.
+func stop(res Result, err error) (Result, error) {
+	var cf conflict
+	switch {
+	case errors.Is(err, errRetry):
+		return res, err
+	case errors.As(err, &cf):
+		res.Outcome, res.Reason = Conflict, string(cf)
+		return res, nil
+	case errors.Is(err, git.ErrNotRegularFile):
+		// reflux only carries regular files from one commit to another.
+		res.Outcome, res.Reason = Conflict, err.Error()
+		return res, nil
+	case errors.Is(err, ErrSuperseded):
+		res.Outcome, res.Reason = Superseded, err.Error()
+		return res, err
+	case errors.Is(err, ErrInvalidRequest):
+		res.Outcome, res.Reason = Refused, err.Error()
+		return res, err
+	default:
+		return gitError(res, err)
+	}
 }
 
 func gitError(res Result, err error) (Result, error) {

@@ -2,6 +2,8 @@ package writeback
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -47,8 +49,7 @@ func TestRunPushesSignedBranch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			prop := &recordingProposer{}
-			f := newFixture(t, tt.start, WithProposer(prop))
+			f := newFixture(t, tt.start)
 			signer, verify := tt.signer(t)
 			req := f.request(fp1, setReplicas(5))
 			req.Signer = signer
@@ -72,9 +73,6 @@ func TestRunPushesSignedBranch(t *testing.T) {
 			g.Expect(message.TrailerValue(msg, message.TrailerFingerprint)).To(Equal(fp1))
 			g.Expect(message.TrailerValue(msg, message.TrailerKustomization)).To(Equal("flux-system/apps"))
 			g.Expect(message.TrailerValue(msg, message.TrailerSourceRevision)).To(Equal("main@sha1:" + main))
-			g.Expect(prop.got).To(HaveLen(1))
-			g.Expect(prop.got[0].Branch).To(Equal(res.Branch))
-			g.Expect(prop.got[0].Title).To(Equal("reflux: write back live state of flux-system/apps"))
 		})
 	}
 }
@@ -98,25 +96,126 @@ func TestRunIsIdempotentAcrossRestarts(t *testing.T) {
 	g.Expect(f.srv.Head(t, repoName, first.Branch)).To(Equal(first.Commit))
 }
 
-func TestRunChangedDriftAddsCommitOnTop(t *testing.T) {
+// TestRunRebuildsFromSource changes the drift set of reflux's open
+// branch: the branch is rebuilt on the source head with only the newest
+// values, and an unchanged set leaves it alone.
+func TestRunRebuildsFromSource(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(t, gitserver.StartHTTP)
+	main := f.srv.Head(t, repoName, "main")
 	first := f.run(f.request(fp1, setReplicas(5)))
 
 	// Same drift set, new live value.
 	second := f.run(f.request(fp1, setReplicas(7)))
 	g.Expect(second.Outcome).To(Equal(BranchPushed))
 	g.Expect(second.Branch).To(Equal(first.Branch))
-	g.Expect(f.gitOut("rev-parse", second.Commit+"^")).To(Equal(first.Commit))
+	g.Expect(second.Reason).To(ContainSubstring("rebuilt"))
+	g.Expect(f.gitOut("rev-parse", second.Commit+"^")).To(Equal(main))
+	g.Expect(f.show(second.Commit, webFile)).To(Equal("replicas: 7\nimage: web:1.0\n"))
 
 	// Changed drift set: still reflux's open branch for this Kustomization.
 	third := f.run(f.request(fp2, setReplicas(9)))
 	g.Expect(third.Outcome).To(Equal(BranchPushed))
 	g.Expect(third.Branch).To(Equal(first.Branch))
-	g.Expect(f.gitOut("rev-parse", third.Commit+"^")).To(Equal(second.Commit))
+	g.Expect(third.Base).To(Equal(main))
+	g.Expect(f.gitOut("rev-parse", third.Commit+"^")).To(Equal(main))
+	g.Expect(f.gitOut("rev-list", "--count", "main.."+third.Commit)).To(Equal("1"), "one commit, not one per set")
 	msg := f.gitOut("log", "-1", "--format=%B", third.Commit)
 	g.Expect(message.TrailerValue(msg, message.TrailerFingerprint)).To(Equal(fp2))
-	g.Expect(f.show(third.Commit, webFile)).To(HavePrefix("replicas: 9\n"))
+	g.Expect(f.show(third.Commit, webFile)).To(Equal("replicas: 9\nimage: web:1.0\n"))
+
+	// The same set again, also after a restart: no push, no churn.
+	for _, eng := range []*Engine{f.eng, newEngine(t, t.TempDir())} {
+		f.eng = eng
+		again := f.run(f.request(fp2, setReplicas(9)))
+		g.Expect(again.Outcome).To(Equal(UpToDate), again.Reason)
+		g.Expect(again.Commit).To(Equal(third.Commit))
+		g.Expect(f.srv.Head(t, repoName, first.Branch)).To(Equal(third.Commit))
+	}
+}
+
+// TestRunDropsClosedEdit shrinks a drift set of two fields to one: the
+// edit of the record that was closed leaves the branch.
+func TestRunDropsClosedEdit(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, gitserver.StartHTTP)
+	first := f.run(f.request(fp1, editWeb(5, "web:2.0")))
+	g.Expect(f.show(first.Commit, webFile)).To(Equal("replicas: 5\nimage: web:2.0\n"))
+
+	res := f.run(f.request(fp2, editWeb(0, "web:2.0")))
+	g.Expect(res.Outcome).To(Equal(BranchPushed), res.Reason)
+	g.Expect(res.Branch).To(Equal(first.Branch))
+	g.Expect(f.show(res.Commit, webFile)).To(Equal("replicas: 2\nimage: web:2.0\n"), "the replicas edit is gone")
+	g.Expect(f.gitOut("rev-parse", res.Commit+"^")).To(Equal(f.srv.Head(t, repoName, "main")))
+}
+
+// TestRunEmptyChange asks to take everything out of the kind's branch.
+func TestRunEmptyChange(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, gitserver.StartHTTP)
+	main := f.srv.Head(t, repoName, "main")
+
+	// No branch: nothing to take out, and none is created.
+	res := f.run(f.request(fpNone, noChange))
+	g.Expect(res.Outcome).To(Equal(UpToDate))
+	g.Expect(res.Branch).To(BeEmpty())
+	g.Expect(f.gitOut("branch", "--list", "reflux/*")).To(BeEmpty())
+
+	// A branch only reflux wrote proposes nothing any more: left for the
+	// caller to close and delete, leased on its head.
+	first := f.run(f.request(fp1, setReplicas(5)))
+	res = f.run(f.request(fpNone, noChange))
+	g.Expect(res.Outcome).To(Equal(Obsolete), res.Reason)
+	g.Expect(res.Branch).To(Equal(first.Branch))
+	g.Expect(res.Commit).To(Equal(first.Commit))
+	g.Expect(res.Base).To(Equal(main))
+	g.Expect(res.Reason).To(ContainSubstring("proposes nothing"))
+	g.Expect(f.srv.Head(t, repoName, first.Branch)).To(Equal(first.Commit), "nothing pushed or deleted")
+
+	req := f.request(fpNone, noChange)
+	g.Expect(f.eng.DeleteClosed(ctx, Repo{URL: req.RepoURL, Auth: req.Auth}, "reflux/", "main", res.Branch, res.Commit)).To(Succeed())
+	g.Expect(f.srv.Head(t, repoName, first.Branch)).To(BeEmpty())
+}
+
+// TestRunSuperseded stops a run whose drift set changed while it was
+// written: nothing is pushed, and only ErrSuperseded says so.
+func TestRunSuperseded(t *testing.T) {
+	superseded := func(context.Context, string) error { return fmt.Errorf("set 2 arrived: %w", ErrSuperseded) }
+	failing := func(context.Context, string) error { return errorString("status write failed") }
+	tests := []struct {
+		name        string
+		open        bool
+		beforePush  func(context.Context, string) error
+		wantOutcome Outcome
+		wantErr     error
+		notErr      error
+	}{
+		{name: "new branch", beforePush: superseded, wantOutcome: Superseded, wantErr: ErrSuperseded, notErr: ErrGit},
+		{name: "rebuild", open: true, beforePush: superseded, wantOutcome: Superseded, wantErr: ErrSuperseded, notErr: ErrGit},
+		{name: "other failure", beforePush: failing, wantOutcome: GitError, wantErr: ErrGit, notErr: ErrSuperseded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			f := newFixture(t, gitserver.StartHTTP)
+			var before Result
+			if tt.open {
+				before = f.run(f.request(fp1, setReplicas(5)))
+			}
+			req := f.request(fp1, setReplicas(7))
+			req.BeforePush = tt.beforePush
+			res, err := f.eng.Run(context.Background(), req)
+			g.Expect(err).To(MatchError(tt.wantErr))
+			g.Expect(errors.Is(err, tt.notErr)).To(BeFalse(), "%v", err)
+			g.Expect(res.Outcome).To(Equal(tt.wantOutcome))
+			if tt.open {
+				g.Expect(f.srv.Head(t, repoName, before.Branch)).To(Equal(before.Commit), "nothing pushed")
+			} else {
+				g.Expect(f.gitOut("branch", "--list", "reflux/*")).To(BeEmpty(), "nothing pushed")
+			}
+		})
+	}
 }
 
 func TestRunAlertBranchNeedsDecision(t *testing.T) {
@@ -200,19 +299,6 @@ func TestApplyCalledOncePerAttempt(t *testing.T) {
 	f.run(f.request(fp1, guardedReplicas(2, 5, &calls, nil)))
 	g.Expect(calls.Load()).To(BeEquivalentTo(1))
 	g.Expect(strings.Count(f.gitOut("log", "--format=%H", "reflux/flux-system-apps/111111111111"), "\n")).To(Equal(1))
-}
-
-type failingProposer struct{}
-
-func (failingProposer) Propose(context.Context, Proposal) error { return errorString("provider down") }
-
-func TestRunReportsProposerFailure(t *testing.T) {
-	g := NewWithT(t)
-	f := newFixture(t, gitserver.StartHTTP, WithProposer(failingProposer{}))
-	res, err := f.eng.Run(context.Background(), f.request(fp1, setReplicas(5)))
-	g.Expect(err).To(MatchError(ErrPropose))
-	g.Expect(res.Outcome).To(Equal(BranchPushed), "the push itself stands")
-	g.Expect(f.srv.Head(t, repoName, res.Branch)).To(Equal(res.Commit))
 }
 
 func TestNewValidatesOptions(t *testing.T) {

@@ -4,52 +4,119 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/reflux-dev/reflux/reverse/writeback/git"
 	"github.com/reflux-dev/reflux/reverse/writeback/git/repository"
 	"github.com/reflux-dev/reflux/reverse/writeback/message"
 )
 
-// write applies the edit on p.parent, commits, and pushes.
-func (e *Engine) write(ctx context.Context, c repository.Client, req Request, p plan) (Result, error) {
+// create starts a branch: the change is made on the source head and
+// pushed under the request's name.
+func (e *Engine) create(ctx context.Context, c repository.Client, req Request, p plan) (Result, error) {
 	res := Result{Branch: p.branch, Commit: p.lease, Base: p.source}
-	if err := c.Checkout(p.parent); err != nil {
+	commit, err := e.commitOn(c, req, p.base)
+	if errors.Is(err, git.ErrNoChanges) {
+		return Result{Base: p.source, Outcome: UpToDate, Reason: "the source branch already matches the live state"}, nil
+	}
+	if err != nil {
+		return stop(res, err)
+	}
+	if res, err = e.push(ctx, c, req, p, commit, res); err != nil {
+		return res, err
+	}
+	res.Reason = fmt.Sprintf("created %s from %.12s", p.branch, p.source)
+	return res, nil
+}
+
+// rebuild makes reflux's open branch propose exactly the open drift again:
+// the change is made afresh on the source head and replaces the branch.
+// Re-running Apply from the source, rather than adding to the branch,
+// re-checks every field and drops the edits of records closed since.
+func (e *Engine) rebuild(ctx context.Context, c repository.Client, req Request, open git.Ref, src string) (Result, error) {
+	res := Result{Branch: open.Name, Commit: open.Hash, Base: src}
+	commit, err := e.commitOn(c, req, src)
+	if errors.Is(err, git.ErrNoChanges) {
+		// Nothing is pushed or deleted here: the caller closes the pull
+		// request first, then deletes the branch leased on res.Commit.
+		res.Outcome = Obsolete
+		res.Reason = fmt.Sprintf("%s proposes nothing the source branch does not already have", open.Name)
+		return res, nil
+	}
+	if err != nil {
+		return stop(res, err)
+	}
+	// The commit differs from the open head in its date at least; only a
+	// different tree is worth a push, so an unchanged drift set never
+	// churns the branch, restarts included.
+	diff, err := c.Diff(open.Hash, commit)
+	if err != nil {
 		return gitError(res, err)
+	}
+	if len(diff) == 0 {
+		res.Outcome, res.Reason = UpToDate, fmt.Sprintf("%s already proposes the open drift", open.Name)
+		return res, nil
+	}
+	p := plan{branch: open.Name, source: src, base: src, lease: open.Hash, force: true}
+	if res, err = e.push(ctx, c, req, p, commit, res); err != nil {
+		return res, err
+	}
+	res.Reason = fmt.Sprintf("rebuilt %s on %.12s from the open drift", open.Name, src)
+	return res, nil
+}
+
+// commitOn runs Apply on base and commits what it changed with base as
+// the parent; git.ErrNoChanges means Apply left base as it was.
+func (e *Engine) commitOn(c repository.Client, req Request, base string) (string, error) {
+	changed, err := e.applyOn(c, req, base)
+	if err != nil {
+		return "", err
+	}
+	return e.commit(c, req, base, changed)
+}
+
+// applyOn checks base out and runs Apply on it. A failing Apply is a
+// conflict; a path outside the worktree is an invalid request.
+func (e *Engine) applyOn(c repository.Client, req Request, base string) ([]string, error) {
+	if err := c.Checkout(base); err != nil {
+		return nil, err
 	}
 	changed, err := req.Apply(c.Path())
 	if err != nil {
-		res.Outcome, res.Reason = Conflict, fmt.Sprintf("cannot apply the change on %.12s: %v", p.parent, err)
-		return res, nil
+		return nil, conflict(fmt.Sprintf("cannot apply the change on %.12s: %v", base, err))
 	}
-	msg, err := e.message(req, p.source)
+	return worktreePaths(changed)
+}
+
+// commit commits paths on top of the checked-out commit with reflux's
+// message; base is the source commit the change was made on.
+func (e *Engine) commit(c repository.Client, req Request, base string, paths []string) (string, error) {
+	msg, err := e.message(req, base)
 	if err != nil {
-		res.Outcome, res.Reason = Refused, err.Error()
-		return res, err
+		return "", err
 	}
-	commit, err := c.Commit(git.CommitRequest{Paths: changed, Message: msg, Signer: req.Signer,
+	commit, err := c.Commit(git.CommitRequest{Paths: paths, Message: msg, Signer: req.Signer,
 		Author: git.Signature{Name: req.Author.Name, Email: req.Author.Email, When: e.now()}})
-	switch {
-	case errors.Is(err, git.ErrNoChanges):
-		return upToDate(res, p), nil
-	case errors.Is(err, git.ErrInvalidPath):
-		res.Outcome, res.Reason = Refused, err.Error()
-		return res, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
-	case err != nil:
-		return gitError(res, err)
+	if errors.Is(err, git.ErrInvalidPath) {
+		return "", fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
-	if err := sourceUnmoved(ctx, c, req.SourceBranch, p.source); errors.Is(err, errRetry) {
-		return res, err
-	} else if err != nil {
-		return gitError(res, err)
+	return commit, err
+}
+
+// push sends commit to p.branch, leased on p.lease, once the source is
+// known not to have moved and the caller has recorded its intent. A lost
+// lease asks Run to start over.
+func (e *Engine) push(ctx context.Context, c repository.Client, req Request, p plan, commit string, res Result) (Result, error) {
+	if err := sourceUnmoved(ctx, c, req.SourceBranch, p.source); err != nil {
+		return stop(res, err)
 	}
 	if req.BeforePush != nil {
-		if err := req.BeforePush(ctx, p.branch); err != nil {
-			res.Outcome, res.Reason = GitError, fmt.Sprintf("recording the write intent: %v", err)
-			return res, fmt.Errorf("%w: recording the write intent: %w", ErrGit, err)
+		if err := req.BeforePush(ctx, p.branch); errors.Is(err, ErrSuperseded) {
+			return stop(res, fmt.Errorf("recording the write intent: %w", err))
+		} else if err != nil {
+			return gitError(res, fmt.Errorf("recording the write intent: %w", err))
 		}
 	}
-	err = c.Push(ctx, git.PushRequest{Branch: p.branch, Hash: commit, Lease: p.lease, Force: p.force})
+	err := c.Push(ctx, git.PushRequest{Branch: p.branch, Hash: commit, Lease: p.lease, Force: p.force})
 	if errors.Is(err, git.ErrPushRejected) {
 		res.Reason = err.Error()
 		return res, fmt.Errorf("%w: %w", errRetry, err)
@@ -58,33 +125,7 @@ func (e *Engine) write(ctx context.Context, c repository.Client, req Request, p 
 		return gitError(res, err)
 	}
 	res.Commit, res.Outcome = commit, BranchPushed
-	res.Reason = pushedReason(p)
 	return res, nil
-}
-
-func upToDate(res Result, p plan) Result {
-	res.Outcome = UpToDate
-	switch {
-	case !p.open:
-		res.Branch, res.Commit = "", ""
-		res.Reason = "the source branch already matches the live state"
-	case p.force:
-		res.Reason = fmt.Sprintf("the source branch already contains the change; %s is obsolete", p.branch)
-	default:
-		res.Reason = fmt.Sprintf("%s already has the change", p.branch)
-	}
-	return res
-}
-
-func pushedReason(p plan) string {
-	switch {
-	case p.force:
-		return fmt.Sprintf("rebased %s onto %.12s by re-applying the change", p.branch, p.source)
-	case p.open:
-		return fmt.Sprintf("added a commit to %s", p.branch)
-	default:
-		return fmt.Sprintf("created %s from %.12s", p.branch, p.source)
-	}
 }
 
 // sourceUnmoved re-reads the source branch just before pushing; if a
@@ -123,7 +164,7 @@ func (e *Engine) message(req Request, source string) (string, error) {
 		Fields:        req.Fields,
 	})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
 	trailers := []message.Trailer{
 		{Key: message.TrailerFingerprint, Value: req.Fingerprint},
@@ -134,25 +175,9 @@ func (e *Engine) message(req Request, source string) (string, error) {
 	if req.Kind == KindAlert {
 		trailers = append(trailers, message.Trailer{Key: message.TrailerNeedsDecision, Value: "true"})
 	}
-	return message.Compose(body, trailers)
-}
-
-func (e *Engine) propose(ctx context.Context, c repository.Client, req Request, res Result) error {
-	if e.proposer == nil {
-		return nil
-	}
-	co, err := c.CommitInfo(res.Commit)
+	msg, err := message.Compose(body, trailers)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPropose, err)
+		return "", fmt.Errorf("%w: %w", ErrInvalidRequest, err)
 	}
-	title, body, _ := strings.Cut(co.Message, "\n")
-	err = e.proposer.Propose(ctx, Proposal{
-		RepoURL: req.RepoURL, SourceBranch: req.SourceBranch, Branch: res.Branch, Commit: res.Commit,
-		Kustomization: req.Kustomization, Title: title, Body: strings.TrimSpace(body),
-		NeedsDecision: req.Kind == KindAlert,
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrPropose, err)
-	}
-	return nil
+	return msg, nil
 }

@@ -16,6 +16,9 @@ var (
 	// ErrMoved is returned when deleting a branch whose head is no longer
 	// the commit the caller decided on: someone pushed since.
 	ErrMoved = errors.New("branch moved")
-	// ErrPropose is returned when the Proposer failed after a push.
-	ErrPropose = errors.New("proposing the change failed")
+	// ErrSuperseded means the drift set changed while it was being
+	// written: nothing was pushed, and the caller writes the new set at
+	// once. A Request's BeforePush returns an error wrapping it to stop a
+	// run that is writing an outdated set; Run then answers Superseded.
+	ErrSuperseded = errors.New("the drift set was superseded")
 )

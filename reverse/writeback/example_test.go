@@ -56,6 +56,12 @@ func ExampleEngine_Run() {
 	switch res.Outcome {
 	case writeback.BranchPushed, writeback.UpToDate:
 		fmt.Println("review", res.Branch)
+	case writeback.Obsolete:
+		// Close the branch's pull request first, then delete the branch
+		// at the commit the run saw.
+		fmt.Println("close and delete", res.Branch, "at", res.Commit)
+	case writeback.Superseded:
+		fmt.Println("write the new drift set now")
 	case writeback.Conflict, writeback.Refused:
 		fmt.Println("needs a human:", res.Reason)
 	case writeback.GitError:

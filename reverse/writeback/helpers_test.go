@@ -21,6 +21,8 @@ const (
 	fp1      = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 	fp2      = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
 	webFile  = "apps/web/deploy.yaml"
+	// fpNone is the fingerprint of an empty drift set.
+	fpNone = "none"
 )
 
 var reflux = Author{Name: "reflux", Email: "reflux@reflux.dev"}
@@ -125,15 +127,35 @@ func guardedReplicas(gitValue, live int, calls *atomic.Int32, during func()) App
 	}
 }
 
+// editWeb is an Apply that writes the fields of a drift set into the web
+// Deployment as it finds it, leaving other lines alone: replicas 0 or an
+// empty image means the field is not in the set.
+func editWeb(replicas int, image string) ApplyFunc {
+	return func(dir string) ([]string, error) {
+		full := filepath.Join(dir, webFile)
+		b, err := os.ReadFile(full)
+		if err != nil {
+			return nil, err
+		}
+		var out strings.Builder
+		for line := range strings.Lines(string(b)) {
+			switch {
+			case replicas != 0 && strings.HasPrefix(line, "replicas: "):
+				line = fmt.Sprintf("replicas: %d\n", replicas)
+			case image != "" && strings.HasPrefix(line, "image: "):
+				line = "image: " + image + "\n"
+			}
+			out.WriteString(line)
+		}
+		return []string{webFile}, os.WriteFile(full, []byte(out.String()), 0o644)
+	}
+}
+
+// noChange is the Apply of an empty drift set.
+func noChange(string) ([]string, error) {
+	return nil, nil
+}
+
 func writeWeb(dir string, replicas int, image string) error {
 	return os.WriteFile(filepath.Join(dir, webFile), fmt.Appendf(nil, "replicas: %d\nimage: %s\n", replicas, image), 0o644)
-}
-
-type recordingProposer struct {
-	got []Proposal
-}
-
-func (r *recordingProposer) Propose(_ context.Context, p Proposal) error {
-	r.got = append(r.got, p)
-	return nil
 }

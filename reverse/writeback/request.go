@@ -45,10 +45,16 @@ type Author struct {
 
 // ApplyFunc edits files in the worktree to bring Git in line with the live
 // state, and returns the worktree-relative paths it changed (a deleted file
-// counts). It must be idempotent: it runs on the source head, on reflux's
-// existing branch, or again after the source branch moved, and must produce
-// the desired end state from any of them. An error means the edit cannot be
-// made on this base (e.g. the field changed in Git) and yields Conflict.
+// counts). It writes the whole open drift set of the request's
+// Kustomization and kind, never a difference to an earlier set, and always
+// runs on a source commit: the source head, or, on a branch a human has
+// committed to, the branch's merge base with the source. It never runs on
+// top of reflux's own commits, which is how the edits of closed records
+// leave a branch. It must be idempotent, and may run again after the
+// source branch moved. Returning no paths is legal: it asks for a branch
+// that proposes nothing but the humans' own commits (see Request). An
+// error means the edit cannot be made on this base (e.g. the field changed
+// in Git) and yields Conflict.
 type ApplyFunc func(worktreeDir string) (changed []string, err error)
 
 // Request describes one write-back.
@@ -75,12 +81,17 @@ type Request struct {
 	Signer signing.Signer
 	// Fields are the drifted values, rendered into the commit message.
 	Fields []message.Field
-	// Apply edits the worktree.
+	// Apply edits the worktree. An Apply that changes nothing, with
+	// Fingerprint "none", is how the caller takes everything out of the
+	// kind's open branch: a branch only reflux wrote comes back Obsolete,
+	// and one a human committed to gets a commit that keeps only the
+	// human's work.
 	Apply ApplyFunc
 	// BeforePush, when set, is called with the branch right before each
 	// push: the caller records its write intent there, so that a branch
 	// deleted right after the push is known to have been pushed. An error
-	// stops the run before anything is pushed.
+	// stops the run before anything is pushed; one wrapping ErrSuperseded
+	// makes the outcome Superseded.
 	BeforePush func(ctx context.Context, branch string) error
 	// MessageTemplate overrides the engine's commit message template for
 	// this request (a policy's spec.git.commitMessageTemplate).

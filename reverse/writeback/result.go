@@ -7,9 +7,20 @@ type Outcome string
 const (
 	// BranchPushed means a new commit is on the remote fix branch.
 	BranchPushed Outcome = "BranchPushed"
-	// UpToDate means nothing needed pushing: the branch, or the source
-	// branch itself, already has the change.
+	// UpToDate means nothing needed pushing: the branch already proposes
+	// the open drift, or, with no branch, the source branch already has
+	// it.
 	UpToDate Outcome = "UpToDate"
+	// Obsolete means reflux's open branch proposes nothing the source
+	// branch does not already have: the drift was written back another
+	// way, or every record of it was closed. Nothing was pushed or
+	// deleted; the caller closes the branch's pull request, then deletes
+	// the branch with DeleteClosed leased on Result.Commit.
+	Obsolete Outcome = "Obsolete"
+	// Superseded means the drift set changed while it was being written
+	// (BeforePush answered ErrSuperseded); nothing was pushed, and the
+	// caller writes the new set at once.
+	Superseded Outcome = "Superseded"
 	// Conflict means Apply could not make the change on the current head;
 	// nothing was pushed.
 	Conflict Outcome = "Conflict"
@@ -24,9 +35,12 @@ const (
 type Result struct {
 	// Branch is the fix branch, when one was chosen.
 	Branch string
-	// Commit is the head of Branch after the run.
+	// Commit is the head of Branch after the run (for Obsolete, the head
+	// to delete).
 	Commit string
-	// Base is the source branch commit the change was made on.
+	// Base is the source branch commit the change was made on: the
+	// source head, or, on a branch a human committed to, the branch's
+	// merge base with the source.
 	Base string
 	// Outcome says how the run ended.
 	Outcome Outcome

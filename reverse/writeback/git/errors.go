@@ -13,6 +13,9 @@ var (
 	// ErrInvalidPath is returned for paths that leave the worktree or
 	// touch the .git directory.
 	ErrInvalidPath = errors.New("invalid worktree path")
+	// ErrNotRegularFile is returned when a path holds a symlink or a
+	// submodule where the engine needs the content of a regular file.
+	ErrNotRegularFile = errors.New("not a regular file")
 	// ErrInsecureTransport is returned when credentials would travel over
 	// plain HTTP without the caller allowing it.
 	ErrInsecureTransport = errors.New("refusing to send credentials over plain HTTP")

@@ -3,9 +3,11 @@ package gogit
 import (
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/reflux-dev/reflux/reverse/writeback/git"
@@ -132,6 +134,39 @@ func (c *Client) FileHash(commit, path string) (string, error) {
 		return "", fmt.Errorf("reading %s at %s: %w", path, commit, err)
 	}
 	return e.Hash.String(), nil
+}
+
+// FileContent implements repository.Client.
+func (c *Client) FileContent(commit, path string) ([]byte, bool, error) {
+	t, err := c.tree(commit)
+	if err != nil {
+		return nil, false, err
+	}
+	e, err := t.FindEntry(path)
+	switch {
+	case errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("reading %s at %s: %w", path, commit, err)
+	case e.Mode == filemode.Dir:
+		return nil, false, nil
+	case !e.Mode.IsFile() || e.Mode == filemode.Symlink:
+		return nil, false, fmt.Errorf("%w: %s at %.12s has mode %s", git.ErrNotRegularFile, path, commit, e.Mode)
+	}
+	blob, err := c.repo.BlobObject(e.Hash)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s at %s: %w", path, commit, err)
+	}
+	r, err := blob.Reader()
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s at %s: %w", path, commit, err)
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s at %s: %w", path, commit, err)
+	}
+	return data, true, nil
 }
 
 func (c *Client) commit(hash string) (*object.Commit, error) {

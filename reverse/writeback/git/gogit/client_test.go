@@ -205,6 +205,52 @@ func TestHistory(t *testing.T) {
 	g.Expect(c.FileHash(one, "missing/x.yaml")).To(BeEmpty())
 }
 
+// TestFileContent reads files at a commit: an empty file is present, a
+// directory or a missing path is absent, and a symlink is refused rather
+// than read as the text of its target.
+func TestFileContent(t *testing.T) {
+	g := NewWithT(t)
+	srv := gitserver.StartHTTP(t)
+	srv.Seed(t, "repo.git", "main", map[string]string{"a.yaml": "a: 1\n", "dir/b.yaml": "b: 1\n", "empty": ""})
+	c, err := open(t, srv, filepath.Join(t.TempDir(), "c"), "repo.git", srv.SecretData)
+	g.Expect(err).ToNot(HaveOccurred())
+	main, _ := c.Branch("main")
+	g.Expect(c.Checkout(main.Hash)).To(Succeed())
+	g.Expect(os.Symlink("a.yaml", filepath.Join(c.Path(), "link"))).To(Succeed())
+	g.Expect(os.Remove(filepath.Join(c.Path(), "dir/b.yaml"))).To(Succeed())
+	next, err := c.Commit(git.CommitRequest{Paths: []string{"link", "dir/b.yaml"}, Message: "link\n", Author: author})
+	g.Expect(err).ToNot(HaveOccurred())
+
+	tests := []struct {
+		name, commit, path string
+		want               string
+		present            bool
+		err                error
+	}{
+		{name: "file", commit: main.Hash, path: "a.yaml", want: "a: 1\n", present: true},
+		{name: "nested file", commit: main.Hash, path: "dir/b.yaml", want: "b: 1\n", present: true},
+		{name: "empty file", commit: main.Hash, path: "empty", present: true},
+		{name: "missing", commit: main.Hash, path: "nope.yaml"},
+		{name: "missing directory", commit: main.Hash, path: "nope/x.yaml"},
+		{name: "directory", commit: main.Hash, path: "dir"},
+		{name: "deleted", commit: next, path: "dir/b.yaml"},
+		{name: "symlink", commit: next, path: "link", err: git.ErrNotRegularFile},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			data, present, err := c.FileContent(tt.commit, tt.path)
+			if tt.err != nil {
+				g.Expect(err).To(MatchError(tt.err))
+				return
+			}
+			g.Expect(err).ToNot(HaveOccurred())
+			g.Expect(present).To(Equal(tt.present))
+			g.Expect(string(data)).To(Equal(tt.want))
+		})
+	}
+}
+
 func TestCommitErrors(t *testing.T) {
 	g := NewWithT(t)
 	srv := gitserver.StartHTTP(t)

@@ -44,6 +44,11 @@ type Client interface {
 	Diff(from, to string) ([]string, error)
 	// FileHash returns the blob hash of path in commit, or "" when absent.
 	FileHash(commit, path string) (string, error)
+	// FileContent returns the content of path in commit, and false when
+	// no file is there (a directory counts as none). A symlink or a
+	// submodule yields git.ErrNotRegularFile: the engine only carries
+	// regular files between commits.
+	FileContent(commit, path string) ([]byte, bool, error)
 	// Close releases open files; the clone stays on disk for the next run.
 	Close()
 }

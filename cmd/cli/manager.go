@@ -1,0 +1,304 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/acl"
+	runtimeclient "github.com/fluxcd/pkg/runtime/client"
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/events"
+	"github.com/fluxcd/pkg/runtime/leaderelection"
+	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/pprof"
+	"github.com/fluxcd/pkg/runtime/probes"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/reflux-dev/reflux/cmd/manager"
+	"github.com/reflux-dev/reflux/reverse/drift"
+)
+
+// controllerName is the reporting controller in events, as Flux's
+// notification-controller shows it.
+const controllerName = "reflux"
+
+// ManagerOptions are the flags of `reflux manager`. They follow the names
+// and defaults of Flux's own controllers.
+type ManagerOptions struct {
+	MetricsAddr   string
+	HealthAddr    string
+	EventsAddr    string
+	Concurrent    int
+	PolicyRetry   time.Duration
+	ArtifactRetry time.Duration
+	// Watch restricts what reflux governs, as Flux's controllers take
+	// --watch-all-namespaces and --watch-label-selector (sharding).
+	Watch runtimectrl.WatchOptions
+	// WatchNamespaces restrict reflux to these namespaces: its caches and
+	// live watches list nothing elsewhere (the namespaced profile).
+	WatchNamespaces []string
+	// Secrets is --secrets: read (watch Secrets like any applied kind),
+	// metadata (never read them; report their drift from the audit log)
+	// or ignore (never watch them, report nothing).
+	Secrets string
+	// OverrideManagers mirror kustomize-controller's --override-manager:
+	// Flux reverts everything they write, so their changes are held.
+	OverrideManagers []string
+	// Comparison is --comparison: dry-run (needs patch) or in-process
+	// (get, list and watch suffice).
+	Comparison string
+	// SlowRender is how long a render may take before Drifted says so.
+	SlowRender time.Duration
+	// WriteBackTimeout bounds one write-back run.
+	WriteBackTimeout time.Duration
+	// AuditAddr serves the kube-apiserver audit webhook; empty disables it.
+	AuditAddr string
+	// AuditTokenFile holds the bearer token the webhook must present.
+	AuditTokenFile string
+	// AllowedManagers are field managers whose writes are never drift, in
+	// addition to the control plane's.
+	AllowedManagers []string
+	// GitCacheDir keeps clones between write-backs.
+	GitCacheDir string
+	// InsecureAllowHTTP lets write-back push over http:// (tests only).
+	InsecureAllowHTTP bool
+	// RecordKeySecret names the Secret, in reflux's namespace, whose key
+	// seals Drift records.
+	RecordKeySecret string
+	// TeamLabel is the Kustomization label read as the drift metrics'
+	// team label.
+	TeamLabel string
+	// DefaultServiceAccount mirrors kustomize-controller's
+	// --default-service-account (the name fluxcd/pkg/auth gives it).
+	DefaultServiceAccount string
+	// ACL mirrors kustomize-controller's --no-cross-namespace-refs.
+	ACL acl.Options
+
+	Logger         logger.Options
+	LeaderElection leaderelection.Options
+	Client         runtimeclient.Options
+}
+
+// NewManagerCommand returns `reflux manager`, which runs the controllers.
+func NewManagerCommand() *cobra.Command {
+	opts := &ManagerOptions{}
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the reflux controllers",
+		Long: "Run the reflux controllers against the cluster in KUBECONFIG or the in-cluster config.\n" +
+			"Flags follow Flux's controllers.",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return RunManager(cmd, opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.MetricsAddr, "metrics-addr", ":8080", "The address the metric endpoint binds to.")
+	fs.StringVar(&opts.HealthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
+	fs.StringVar(&opts.EventsAddr, "events-addr", "", "The address of Flux's notification-controller events endpoint.")
+	fs.IntVar(&opts.Concurrent, "concurrent", 4, "The number of concurrent reconciles per controller.")
+	// Flux's own flag names and meanings (fluxcd/pkg/runtime/controller).
+	fs.BoolVar(&opts.Watch.AllNamespaces, "watch-all-namespaces", true,
+		"Watch for resources in all namespaces; if false, only the runtime namespace (RUNTIME_NAMESPACE), live objects included.")
+	fs.StringVar(&opts.Watch.LabelSelector, "watch-label-selector", "",
+		"Govern only Kustomizations and ReverseSyncPolicies with matching labels, e.g. 'sharding.fluxcd.io/key=shard1'.")
+	fs.StringSliceVar(&opts.WatchNamespaces, "watch-namespaces", nil,
+		"Restrict reflux to these namespaces (comma-separated), for RBAC granted by Roles in them only: Kustomizations, policies and live objects elsewhere are not watched, nor cluster-scoped live objects.")
+	fs.StringVar(&opts.Secrets, "secrets", string(manager.SecretsMetadata),
+		"Whether reflux reads the Secrets Flux applies: 'read' watches them for drift and writes it back SOPS-encrypted (needs get, list, watch and patch on Secrets: config/components/secrets); 'metadata' never reads them and reports who wrote a declared Secret, and when, from the audit webhook (--audit-addr), never holding or writing it; 'ignore' reports nothing of them.")
+	fs.StringSliceVar(&opts.OverrideManagers, "override-manager", nil,
+		"Field managers kustomize-controller runs with --override-manager: Flux reverts all they write, so reflux holds their changes at once.")
+	fs.StringVar(&opts.Comparison, "comparison", string(drift.ComparisonDryRun),
+		"How drift is computed: 'dry-run' (a server-side dry-run apply, needs patch on every governed object) or 'in-process' (the apiserver's merge code and OpenAPI schema, for read-only identities).")
+	fs.DurationVar(&opts.SlowRender, "slow-render-threshold", 10*time.Second,
+		"How long rendering an applied revision may take before the Drifted condition reports it as Progressing.")
+	fs.DurationVar(&opts.WriteBackTimeout, "write-back-timeout", 2*time.Minute,
+		"How long one write-back run (branch checks, edits, verification, commit, push) may take before it is retried with backoff.")
+	fs.DurationVar(&opts.PolicyRetry, "policy-retry-interval", time.Minute,
+		"How soon a policy waiting on a missing or broken signing Secret is checked again.")
+	fs.DurationVar(&opts.ArtifactRetry, "artifact-retry-interval", 30*time.Second,
+		"How soon a Kustomization whose applied revision cannot be fetched is tried again.")
+	fs.StringVar(&opts.AuditAddr, "audit-addr", "",
+		"The address the kube-apiserver audit webhook endpoint (/audit) binds to; empty disables user attribution.")
+	fs.StringVar(&opts.AuditTokenFile, "audit-token-file", "",
+		"A file holding the bearer token the audit webhook must present.")
+	fs.StringVar(&opts.GitCacheDir, "git-cache-dir", "",
+		"Where write-back keeps one clone per repository between runs (default $TMPDIR/reflux-git).")
+	fs.BoolVar(&opts.InsecureAllowHTTP, "insecure-allow-http", false,
+		"Allow write-back to push over plain http://; for test environments only.")
+	fs.StringVar(&opts.RecordKeySecret, "record-key-secret", "reflux-record-key",
+		"The Secret in reflux's namespace (RUNTIME_NAMESPACE, default reflux-system) whose key seals Drift records; created when missing.")
+	fs.StringSliceVar(&opts.AllowedManagers, "allowed-field-managers", nil,
+		"Field managers whose writes are never drift, besides the control plane's (for example an autoscaler).")
+	fs.StringVar(&opts.TeamLabel, "team-label", "",
+		"A Kustomization label (for example 'team') whose value becomes the team label of the drift metrics; empty leaves team empty.")
+	fs.StringVar(&opts.DefaultServiceAccount, "default-service-account", "",
+		"The ServiceAccount, in a Kustomization's namespace, reflux impersonates for its dry runs, holds and releases when the Kustomization sets no spec.serviceAccountName, as kustomize-controller does; empty acts as reflux itself.")
+	opts.ACL.BindFlags(fs)
+	opts.Logger.BindFlags(fs)
+	opts.LeaderElection.BindFlags(fs)
+	opts.Client.BindFlags(fs)
+	return cmd
+}
+
+// RunManager runs the controllers until the command's context ends.
+func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
+	log := logger.NewLogger(opts.Logger)
+	ctrl.SetLogger(log)
+	if opts.Concurrent < 1 {
+		return errors.New("--concurrent must be at least 1")
+	}
+	switch manager.SecretAccess(opts.Secrets) {
+	case manager.SecretsRead, manager.SecretsMetadata, manager.SecretsIgnore:
+	default:
+		return fmt.Errorf("--secrets: unknown value %q: want \"read\", \"metadata\" or \"ignore\"", opts.Secrets)
+	}
+	comparison, err := drift.ParseComparison(opts.Comparison)
+	if err != nil {
+		return fmt.Errorf("--comparison: %w", err)
+	}
+	scheme, err := manager.NewScheme()
+	if err != nil {
+		return err
+	}
+	mgr, err := newManager(opts, scheme)
+	if err != nil {
+		return err
+	}
+	probes.SetupChecks(mgr, log)
+	// pprof on the metrics endpoint, as Flux's controllers serve it.
+	for path, h := range pprof.GetHandlers() {
+		if err := mgr.AddMetricsServerExtraHandler(path, h); err != nil {
+			return fmt.Errorf("adding pprof handler %s: %w", path, err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	eventRecorder, err := events.NewRecorder(mgr, log, opts.EventsAddr, controllerName)
+	if err != nil {
+		return fmt.Errorf("creating event recorder: %w", err)
+	}
+	auditStore, err := addAuditReceiver(mgr, opts, log)
+	if err != nil {
+		return err
+	}
+	selector, err := watchSelector(opts)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	recordKey, err := loadRecordKey(ctx, mgr, opts)
+	if err != nil {
+		return err
+	}
+	if _, err := manager.Setup(ctx, mgr, manager.Options{
+		RecordKey:             recordKey,
+		Concurrent:            opts.Concurrent,
+		Events:                eventRecorder,
+		Audit:                 auditStore,
+		AllowedManagers:       opts.AllowedManagers,
+		OverrideManagers:      opts.OverrideManagers,
+		Comparison:            comparison,
+		SlowRender:            opts.SlowRender,
+		WriteBackTimeout:      opts.WriteBackTimeout,
+		WatchNamespace:        watchNamespace(opts),
+		WatchNamespaces:       opts.WatchNamespaces,
+		Secrets:               manager.SecretAccess(opts.Secrets),
+		WatchSelector:         selector,
+		GitCacheDir:           opts.GitCacheDir,
+		AllowInsecureHTTP:     opts.InsecureAllowHTTP,
+		TeamLabel:             opts.TeamLabel,
+		DefaultServiceAccount: opts.DefaultServiceAccount,
+		NoCrossNamespaceRefs:  opts.ACL.NoCrossNamespaceRefs,
+		PolicyRetry:           opts.PolicyRetry,
+		ArtifactRetry:         opts.ArtifactRetry,
+		Registerer:            crmetrics.Registry,
+		Log:                   log,
+	}); err != nil {
+		return err
+	}
+	log.Info("starting manager")
+	return mgr.Start(ctx)
+}
+
+func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, error) {
+	restConfig := runtimeclient.GetConfigOrDie(opts.Client)
+	if !opts.Watch.AllNamespaces && os.Getenv("RUNTIME_NAMESPACE") == "" {
+		return nil, errors.New("--watch-all-namespaces=false needs RUNTIME_NAMESPACE set")
+	}
+	selector, err := watchSelector(opts)
+	if err != nil {
+		return nil, err
+	}
+	// The Deployment sets RUNTIME_NAMESPACE to its own namespace, where
+	// controller-runtime would find the Lease in cluster anyway; out of
+	// cluster (a local run, the e2e journeys) it is the only way to name it.
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:        opts.HealthAddr,
+		LeaderElection:                opts.LeaderElection.Enable,
+		LeaderElectionID:              "reflux-leader-election",
+		LeaderElectionNamespace:       os.Getenv("RUNTIME_NAMESPACE"),
+		LeaderElectionReleaseOnCancel: opts.LeaderElection.ReleaseOnCancel,
+		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
+		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,
+		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
+		Cache:                         manager.CacheOptionsFor(append([]string{watchNamespace(opts)}, opts.WatchNamespaces...), selector),
+		Client:                        manager.ClientOptions(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// loadRecordKey reads or creates the record key Secret before the
+// manager starts, with a direct client: the manager's cache does not hold
+// Secrets, and the engine cannot start without the key.
+func loadRecordKey(ctx context.Context, mgr ctrl.Manager, opts *ManagerOptions) ([]byte, error) {
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return nil, fmt.Errorf("creating a client for the record key: %w", err)
+	}
+	ns := os.Getenv("RUNTIME_NAMESPACE")
+	if ns == "" {
+		ns = defaultNamespace
+	}
+	return manager.LoadRecordKey(ctx, c, types.NamespacedName{Namespace: ns, Name: opts.RecordKeySecret})
+}
+
+// defaultNamespace is where config/default installs reflux.
+const defaultNamespace = "reflux-system"
+
+// watchSelector parses --watch-label-selector.
+func watchSelector(opts *ManagerOptions) (labels.Selector, error) {
+	selector, err := runtimectrl.GetWatchSelector(opts.Watch)
+	if err != nil {
+		return nil, fmt.Errorf("parsing --watch-label-selector %q: %w", opts.Watch.LabelSelector, err)
+	}
+	return selector, nil
+}
+
+// watchNamespace is the one namespace the live watches may list, or "" for
+// all of them.
+func watchNamespace(opts *ManagerOptions) string {
+	if opts.Watch.AllNamespaces {
+		return ""
+	}
+	return os.Getenv("RUNTIME_NAMESPACE")
+}

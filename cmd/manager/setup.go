@@ -1,0 +1,90 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
+	"github.com/fluxcd/pkg/runtime/metrics"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/reflux-dev/reflux/controllers"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/policy"
+)
+
+// Setup registers every reflux controller and the engine with mgr, and
+// returns the engine (for tests and benchmarks to observe).
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Governor, error) {
+	if opts.Concurrent < 1 {
+		opts.Concurrent = 1
+	}
+	recorder, m, err := newMetrics(opts)
+	if err != nil {
+		return nil, err
+	}
+	policies := &controllers.ReverseSyncPolicyReconciler{
+		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), RetryInterval: opts.PolicyRetry,
+		ForgeChecks: policy.NewForgeChecks(time.Now),
+	}
+	if err := policies.SetupWithManager(ctx, mgr, controllers.ReverseSyncPolicyReconcilerOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+		return nil, fmt.Errorf("setting up ReverseSyncPolicy controller: %w", err)
+	}
+	notify := newNotifier()
+	fetcher := opts.Fetcher
+	if fetcher == nil {
+		fetcher = desired.NewFetcher(3, 256<<20, 1<<30)
+	}
+	renderer := desired.NewRenderer(fetcher, desired.RendererOptions{
+		Workers: opts.RenderWorkers, RetryAfter: opts.ArtifactRetry, Observer: m, Done: notify.Send,
+	})
+	gov, watcher, err := newEngine(mgr, opts, m, notify, renderer)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range []func(context.Context) error{gov.Start, notify.Start, func(ctx context.Context) error {
+		<-ctx.Done()
+		watcher.Stop()
+		return nil
+	}} {
+		if err := mgr.Add(runnable(r)); err != nil {
+			return nil, err
+		}
+	}
+	ks := &controllers.KustomizationReconciler{
+		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), Governor: gov, Watcher: watcher,
+		Renderer: renderer, Drift: m, RetryInterval: opts.ArtifactRetry, SlowRender: opts.SlowRender,
+		DefaultServiceAccount: opts.DefaultServiceAccount, NoCrossNamespaceRefs: opts.NoCrossNamespaceRefs,
+	}
+	if err := ks.SetupWithManager(mgr, controllers.KustomizationReconcilerOptions{
+		MaxConcurrentReconciles: opts.Concurrent, Notifications: notify.out,
+	}); err != nil {
+		return nil, fmt.Errorf("setting up Kustomization controller: %w", err)
+	}
+	return gov, nil
+}
+
+// newMetrics makes Flux's reconcile metrics and the engine's drift
+// metrics, and registers both with opts.Registerer when it is set.
+func newMetrics(opts Options) (*metrics.Recorder, *governor.Metrics, error) {
+	recorder := metrics.NewRecorder()
+	m, err := governor.NewMetrics(governor.WithTeamLabel(opts.TeamLabel))
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating metrics: %w", err)
+	}
+	if opts.Registerer != nil {
+		for _, c := range append(recorder.Collectors(), m.Collectors()...) {
+			if err := opts.Registerer.Register(c); err != nil {
+				return nil, nil, fmt.Errorf("registering metrics: %w", err)
+			}
+		}
+	}
+	return recorder, m, nil
+}
+
+// runnable adapts a function to manager.Runnable.
+type runnable func(context.Context) error
+
+func (r runnable) Start(ctx context.Context) error { return r(ctx) }

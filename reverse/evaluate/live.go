@@ -1,0 +1,166 @@
+package evaluate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/observe"
+)
+
+// Input is one live object to evaluate against a current render.
+type Input struct {
+	Snapshot reverse.Snapshot
+	Live     *unstructured.Unstructured
+	// Record is the object's record; nil when there is none.
+	Record *refluxv1.Drift
+	// Name is the record's name, whether or not it exists.
+	Name string
+	// Resync is true for the resync's own checks, whose dry runs are
+	// throttled.
+	Resync bool
+}
+
+// Result is the decision, and what the intake keeps of the evaluation.
+type Result struct {
+	Decision decide.Decision
+	// Clean is true when the object matched the render: a resync skips it
+	// until someone but Flux or reflux writes it again.
+	Clean bool
+	// Unattributed is true when a field's writer is not known yet: the
+	// audit log delivers late, so the object is looked at again shortly.
+	Unattributed bool
+}
+
+// Live compares one live object with the current render and decides.
+func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
+	snap := in.Snapshot
+	ks := snap.Gov.Kustomization
+	want, ok := snap.Render.Object(desired.KeyOf(in.Live))
+	dIn := decide.Input{Name: in.Name, Record: in.Record, Live: LiveState(in.Live), Evaluated: true, Now: e.opts.Now()}
+	if !ok {
+		// Not in the applied revision (Flux prunes it, or it is encrypted):
+		// nothing to compare, and a record of it is settled.
+		dIn.Declared = true
+		return Result{Decision: decide.Decide(dIn)}, nil
+	}
+	drIn := drift.Input{Desired: want, Live: in.Live, IgnorePaths: observe.IgnorePaths(ks, want), Force: ks.Spec.Force}
+	var res drift.Result
+	if in.Record != nil || HeldAny(in.Live) || !e.opts.Detector.Unchanged(drIn) {
+		var err error
+		if res, err = e.detect(ctx, snap.Gov, drIn, in.Resync); errors.Is(err, drift.ErrStale) {
+			// A newer version of the object is on its way through the watch.
+			return Result{Decision: decide.Decision{Why: "stale"}}, nil
+		} else if err != nil {
+			return Result{}, err
+		}
+	}
+	if res.Skipped != "" {
+		res.Fields = nil // Flux does not apply it at all
+	}
+	obs := observe.Observe(observe.Input{
+		Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: snap.Render.Revision,
+		Live: in.Live, Desired: want, Result: res, Index: snap.Render.Index, Classifier: snap.Gov.Classifier,
+		Attribute: e.attributor(in.Live), Remover: e.remover(in.Live), Now: e.opts.Now(),
+	})
+	dIn.Observation, dIn.WantHold, dIn.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
+	dIn.Revision = snap.Render.Revision
+	if in.Record != nil {
+		dIn.Declared = decide.Declares(want, in.Record.Spec.Fields)
+	}
+	return Result{Decision: decide.Decide(dIn), Clean: len(obs.Observation.Fields) == 0,
+		Unattributed: e.opts.Attributor != nil && Unattributed(obs.Observation.Fields)}, nil
+}
+
+// detect makes the dry run, as the Kustomization's identity; a resync's
+// waits for the limiter.
+func (e *Evaluator) detect(ctx context.Context, g *reverse.Governed, in drift.Input, resync bool) (drift.Result, error) {
+	if resync {
+		if err := e.limiter.Wait(ctx); err != nil {
+			return drift.Result{}, err
+		}
+	}
+	det, err := e.detectorFor(g)
+	if err != nil {
+		return drift.Result{}, err
+	}
+	res, err := det.Detect(ctx, in)
+	if err != nil {
+		if errors.Is(err, drift.ErrStale) {
+			return res, err
+		}
+		return res, fmt.Errorf("detecting drift: %w", err)
+	}
+	if e.opts.Metrics != nil {
+		e.opts.Metrics.ObserveDryRun(resync)
+	}
+	return res, nil
+}
+
+func (e *Evaluator) attributor(live *unstructured.Unstructured) observe.Attributor {
+	if e.opts.Attributor == nil {
+		return nil
+	}
+	return func(manager string, at time.Time) observe.Who { return e.opts.Attributor.User(live, manager, at) }
+}
+
+// remover names who removed a field of live from the audit log, leaving
+// out the writes that are never drift: Flux's, reflux's own holds and
+// the allowed managers'.
+func (e *Evaluator) remover(live *unstructured.Unstructured) observe.Remover {
+	if e.opts.Attributor == nil {
+		return nil
+	}
+	return func(at time.Time) *refluxv1.Modifier {
+		w, ok := e.opts.Attributor.Writer(live, at, e.benign)
+		if !ok {
+			return nil
+		}
+		when := metav1.NewTime(w.Time)
+		return &refluxv1.Modifier{Manager: w.Manager, Operation: "Update", User: w.User,
+			Groups: append([]string(nil), w.Groups...), Time: &when}
+	}
+}
+
+// Unattributed reports whether some field still lacks its user: a writer
+// managedFields name but the audit log has not, or a removed field, which
+// only the audit log can name. It may deliver late.
+func Unattributed(fields []refluxv1.DriftField) bool {
+	for _, f := range fields {
+		if f.Modifier != nil && f.Modifier.User == "" {
+			return true
+		}
+		if f.Modifier == nil && f.ChangeType == refluxv1.ChangeRemove && f.Pointer != refluxv1.WholeObjectPointer {
+			return true
+		}
+	}
+	return false
+}
+
+// LiveState is what the decision needs of a live object: whether it
+// carries a hold, and whose.
+func LiveState(u *unstructured.Unstructured) decide.Live {
+	a := u.GetAnnotations()
+	return decide.Live{Exists: true, Held: a[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled && a[refluxv1.HeldByAnnotation] != "",
+		HeldBy: a[refluxv1.HeldByAnnotation]}
+}
+
+// Held reports whether the object carries the hold of record name.
+func Held(u *unstructured.Unstructured, name string) bool {
+	l := LiveState(u)
+	return l.Held && l.HeldBy == name
+}
+
+// HeldAny reports whether the object carries any reflux hold.
+func HeldAny(u *unstructured.Unstructured) bool {
+	return LiveState(u).Held
+}

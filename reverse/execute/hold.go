@@ -1,0 +1,80 @@
+package execute
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/decide"
+)
+
+// hold applies the decision's hold or release.
+func (x *Executor) hold(ctx context.Context, p *Plan, d decide.Decision) error {
+	if d.Hold != decide.Hold && d.Hold != decide.Release {
+		return nil
+	}
+	holder, err := x.HolderFor(p.As)
+	if err != nil {
+		return err
+	}
+	switch d.Hold {
+	case decide.Hold:
+		if err := holder.Hold(ctx, p.Object, p.Name, d.HeldSince); err != nil {
+			return err
+		}
+		if d.Action == decide.Keep {
+			x.opts.Log.Info("held before evaluation", "record", p.Name, "object", p.object(), "why", d.Why)
+		}
+	case decide.Release:
+		if err := holder.Release(ctx, p.Object); err != nil {
+			return err
+		}
+		x.opts.Log.Info("hold released", "record", p.Name, "object", p.object(), "why", d.Why)
+	}
+	return nil
+}
+
+// HolderFor returns the Holder whose holds and releases go out as user;
+// "" is reflux's own identity.
+func (x *Executor) HolderFor(user string) (Holder, error) {
+	if user == "" || x.opts.Impersonation == nil {
+		return x.opts.Holder, nil
+	}
+	h, err := x.opts.Impersonation.Holder(user)
+	if err != nil {
+		return nil, fmt.Errorf("impersonating %s: %w", user, err)
+	}
+	return h, nil
+}
+
+// requestReconcile asks Flux to reconcile now, so a dismissed drift's Git
+// value is restored without waiting an interval.
+func (x *Executor) requestReconcile(ctx context.Context, ks *kustomizev1.Kustomization) error {
+	obj := &kustomizev1.Kustomization{}
+	obj.Namespace, obj.Name = ks.Namespace, ks.Name
+	base := obj.DeepCopy()
+	obj.Annotations = map[string]string{meta.ReconcileRequestAnnotation: x.opts.Now().UTC().Format(time.RFC3339Nano)}
+	if err := x.opts.Client.Patch(ctx, obj, client.MergeFrom(base), client.FieldOwner(refluxv1.FieldManager)); err != nil {
+		return fmt.Errorf("requesting reconcile of Kustomization %s/%s: %w", ks.Namespace, ks.Name, err)
+	}
+	return nil
+}
+
+// finalize lets a deleted record go.
+func (x *Executor) finalize(ctx context.Context, d *refluxv1.Drift) error {
+	if !controllerutil.ContainsFinalizer(d, refluxv1.DriftFinalizer) {
+		return nil
+	}
+	rec := d.DeepCopy()
+	controllerutil.RemoveFinalizer(rec, refluxv1.DriftFinalizer)
+	if err := x.opts.Client.Patch(ctx, rec, client.MergeFromWithOptions(d, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("removing finalizer of drift record %s: %w", rec.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package reverse
+
+import (
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/reverse/classify"
+	"github.com/reflux-dev/reflux/reverse/desired"
+)
+
+// Governed is what the engine needs to know of one governed Kustomization.
+// The Kustomization reconciler publishes it; it is never changed after, so
+// every stage may read it without locks.
+type Governed struct {
+	// Kustomization and Policy are deep copies.
+	Kustomization *kustomizev1.Kustomization
+	Policy        *refluxv1.ReverseSyncPolicy
+	Classifier    *classify.Classifier
+	// SourceRevision is the revision the source serves now; "" when
+	// unknown. A revision Flux has not applied yet means a rollout.
+	SourceRevision string
+	// SourceInterval is the source's interval: branch checks run at most
+	// once per interval.
+	SourceInterval time.Duration
+	// RepoURL is the Git repository write-back pushes to; "" when the
+	// source is not a GitRepository.
+	RepoURL string
+	// SubstituteFrom is the resolved postBuild substitution data.
+	SubstituteFrom []kustomize.SubstituteSource
+	// Identity is the user the Kustomization's dry runs, holds and
+	// releases go out as (reverse/tenancy.Identity); "" is reflux's own.
+	Identity string
+}
+
+// Key returns the Kustomization's key.
+func (g *Governed) Key() types.NamespacedName {
+	return types.NamespacedName{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name}
+}
+
+// Ref names the Kustomization as a Drift record does.
+func (g *Governed) Ref() refluxv1.KustomizationRef {
+	return refluxv1.KustomizationRef{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name}
+}
+
+// MayHold reports whether the policy lets reflux hold anything (it does
+// not under spec.hold: Never).
+func (g *Governed) MayHold() bool {
+	return g.Classifier == nil || g.Classifier.MayHold()
+}
+
+// Snapshot is a governed Kustomization as a worker reads it once: what is
+// governed, the latest render, and whether that render is current.
+type Snapshot struct {
+	Gov    *Governed
+	Render *desired.Render
+	// Current is true when Render is what Flux applied (IsCurrent).
+	Current bool
+}
+
+// RollingOut reports whether Flux is applying something reflux has not
+// rendered: a spec it has not reconciled yet, or a source revision newer
+// than the applied one while it has not failed (a failed Kustomization
+// keeps the applied revision live, so that is what reflux compares with).
+func RollingOut(g *Governed) bool {
+	ks := g.Kustomization
+	if ks.Spec.Suspend {
+		return false
+	}
+	if ks.Generation != ks.Status.ObservedGeneration {
+		return true
+	}
+	return g.SourceRevision != "" && g.SourceRevision != ks.Status.LastAppliedRevision &&
+		!conditions.IsFalse(ks, meta.ReadyCondition)
+}
+
+// IsCurrent reports whether render is what the Kustomization applied, so
+// that live changes may be evaluated against it.
+func IsCurrent(g *Governed, render *desired.Render) bool {
+	ks := g.Kustomization
+	return render != nil && render.Revision == ks.Status.LastAppliedRevision &&
+		render.Generation == ks.Generation && !RollingOut(g)
+}
+
+// AuditedWrite is a write to an object as the audit log tells it: who,
+// how and when, never what. For Secrets reflux may not read, that is all
+// it knows of them: Kubernetes RBAC has no metadata-only read, since a
+// list or watch returns the data too.
+type AuditedWrite struct {
+	Namespace, Name string
+	// Verb is the audit event's: create, update, patch, apply or delete.
+	Verb string
+	// Manager is the request's field manager, or its user agent's product
+	// when the client sent none (the apiserver's own default).
+	Manager string
+	// User and Groups are the authenticated (or impersonated) user.
+	User   string
+	Groups []string
+	// Flux is true when kustomize-controller made the write.
+	Flux bool
+	// Time the apiserver completed the request.
+	Time time.Time
+}
+
+// Deleter is who deleted an object, from the audit log.
+type Deleter struct {
+	// User is the authenticated (or impersonated) user.
+	User string
+	// Flux is true when the request came from kustomize-controller.
+	Flux bool
+}

@@ -1,0 +1,130 @@
+package governor
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/intake"
+)
+
+// What the cluster side calls. The watch handlers run on informer and
+// webhook goroutines and only queue (intake); Publish, Report and
+// ScheduleExpiry run in the Kustomization reconciler and never wait on
+// slow work.
+
+// Status is what the engine knows of a Kustomization, for its conditions.
+type Status struct {
+	// Current is true when the render of the applied revision is what
+	// live changes are evaluated against.
+	Current bool
+	// RollingOut is true while Flux applies a revision or spec reflux has
+	// not rendered: live changes wait (and are held where Flux reverts).
+	RollingOut bool
+	// Parked counts changes waiting for a current render; Held those of
+	// them held meanwhile.
+	Parked, Held int
+	// Checked is true once every rendered object was checked against the
+	// current render; Unchecked counts those still to check.
+	Checked   bool
+	Unchecked int
+	// WriteBack is the last write-back's outcome, if one ran.
+	WriteBack *WriteBackStatus
+	// Denied are the changes kept because the Kustomization's identity
+	// lacks a permission, by object.
+	Denied []Denial
+}
+
+func (gv *Governor) status(id types.NamespacedName, s intake.Status) Status {
+	out := Status{Current: s.Current, RollingOut: s.RollingOut, Parked: s.Parked, Held: s.Held, Checked: s.Checked,
+		Unchecked: s.Unchecked, Denied: s.Denied}
+	if gv.sched != nil {
+		out.WriteBack = gv.sched.Status(id)
+	}
+	return out
+}
+
+// Publish makes g the governed state of its Kustomization, with render the
+// latest render the caller has (nil while none is ready). When the render
+// is current, parked changes are evaluated and a resync starts if one is
+// due. It never waits on slow work.
+func (gv *Governor) Publish(g *Governed, render *desired.Render) Status {
+	return gv.status(g.Key(), gv.intake.Publish(g, render))
+}
+
+// Status returns what the engine knows of a Kustomization.
+func (gv *Governor) Status(id types.NamespacedName) (Status, bool) {
+	s, ok := gv.intake.Status(id)
+	if !ok {
+		return Status{}, false
+	}
+	return gv.status(id, s), true
+}
+
+// Report hands the engine a Kustomization's records, as the reconciler
+// listed them from the cache: a write-back or a branch check is queued on
+// the repository's worker when one is due.
+func (gv *Governor) Report(id types.NamespacedName, records []refluxv1.Drift) {
+	if gv.sched != nil {
+		gv.sched.Report(id, records)
+	}
+}
+
+// ScheduleExpiry arms the expiry timer of every record that has one due.
+func (gv *Governor) ScheduleExpiry(records []refluxv1.Drift) {
+	gv.timers.Schedule(records)
+}
+
+// OnLiveUpdate is the live watches' update handler (intake).
+func (gv *Governor) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructured.Unstructured, seen time.Time) {
+	gv.intake.OnLiveUpdate(gvk, old, cur, seen)
+}
+
+// OnLiveDelete is the live watches' delete handler (intake).
+func (gv *Governor) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.Unstructured) {
+	gv.intake.OnLiveDelete(gvk, last)
+}
+
+// OnRecord is called for every change of a Drift record (intake).
+func (gv *Governor) OnRecord(d *refluxv1.Drift) {
+	gv.intake.OnRecord(d)
+}
+
+// OnAuditedSecretWrite takes a write to a Secret from the audit webhook
+// (intake).
+func (gv *Governor) OnAuditedSecretWrite(w AuditedWrite) {
+	gv.intake.OnAuditedSecretWrite(w)
+}
+
+// Types of the engine's stages, named here for the cluster side.
+type (
+	// Governed is what the engine needs to know of one governed
+	// Kustomization.
+	Governed = reverse.Governed
+	// AuditedWrite is a write as the audit log tells it.
+	AuditedWrite = reverse.AuditedWrite
+	// Deleter is who deleted an object, from the audit log.
+	Deleter = reverse.Deleter
+	// Denial is a live change the engine cannot evaluate or hold because
+	// the Kustomization's identity lacks a permission.
+	Denial = intake.Denial
+)
+
+// Flux's owner labels, which the live watches select on.
+const (
+	FluxNameLabel      = intake.FluxNameLabel
+	FluxNamespaceLabel = intake.FluxNamespaceLabel
+)
+
+// RollingOut reports whether Flux is applying something reflux has not
+// rendered.
+func RollingOut(g *Governed) bool { return reverse.RollingOut(g) }
+
+func keyOfRef(o refluxv1.ObjectRef) intake.Key {
+	return intake.Key{GVK: schema.FromAPIVersionAndKind(o.APIVersion, o.Kind), Namespace: o.Namespace, Name: o.Name}
+}

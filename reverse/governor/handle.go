@@ -1,0 +1,257 @@
+package governor
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/evaluate"
+	"github.com/reflux-dev/reflux/reverse/execute"
+	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// The walk of one live change, after the intake's worker took it from the
+// live queue: what kind of change it is, whether its render is current
+// (else it is parked, and held where Flux would revert it), evaluation
+// against the render, and the executor's write of the record and hold.
+
+var _ intake.Handler = &Governor{}
+
+// Handle brings one object's record and hold up to date with what is
+// known of it. resync is true for the resync's own checks, which are
+// throttled and skip objects known clean.
+func (gv *Governor) Handle(ctx context.Context, k intake.Key, c intake.Change, resync bool) error {
+	if c.Audited != nil {
+		// A Secret reflux does not watch (--secrets=metadata): what the
+		// audit log says is all there is to decide on.
+		_, err := gv.auditedSecret(ctx, k, c)
+		return err
+	}
+	live, ok := gv.opts.Live.Get(k.GVK, k.Namespace, k.Name)
+	if c.Deleted != nil && (!ok || live.GetUID() != c.Deleted.GetUID()) {
+		// Deleted, and perhaps recreated by Flux since: the deletion is
+		// decided first, then whatever is live now. A deletion kept for
+		// later (parked, or waiting for the audit log) comes back with the
+		// whole change.
+		if kept, err := gv.deletion(ctx, k, c); err != nil || kept {
+			return err
+		}
+		c.Deleted = nil
+	}
+	if !ok {
+		return gv.gone(ctx, k, c)
+	}
+	owner := intake.OwnerOf(live)
+	c.Owner = owner
+	snap, governed := gv.intake.Snapshot(owner)
+	obj := intake.ObjectRef(k.GVK, live)
+	name := record.Name(refluxv1.KustomizationRef{Namespace: owner.Namespace, Name: owner.Name}, obj)
+	p := execute.Plan{Name: name, Namespace: owner.Namespace, Object: obj, Seen: c.Seen}
+	if governed {
+		p.Kustomization, p.As = snap.Gov.Kustomization, snap.Gov.Identity
+	} else if ok, err := gv.inShard(ctx, owner); err != nil || !ok {
+		return err // another shard's, or unknown for now
+	}
+	err := gv.exec.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		if !governed {
+			// Not (or no longer) governed: only what a user asked of a
+			// record is done, a dismissal and letting a record go.
+			return decide.Decide(decide.Input{Name: name, Record: rec, Live: evaluate.LiveState(live), Now: gv.now()}), nil
+		}
+		return gv.decide(ctx, k, c, &p, snap, live, rec, resync)
+	})
+	if err == nil {
+		gv.intake.SettleAttribution(k, owner)
+	}
+	return err
+}
+
+// decide decides for a governed live object under its record's lock:
+// skip what is known clean, park what cannot be evaluated yet, evaluate
+// the rest.
+func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p *execute.Plan, snap reverse.Snapshot,
+	live *unstructured.Unstructured, rec *refluxv1.Drift, resync bool) (decide.Decision, error) {
+	owner := snap.Gov.Key()
+	if rec == nil && !evaluate.Held(live, p.Name) {
+		if c.Benign && !gv.intake.IsParked(owner, k) {
+			// Flux applying, reflux holding or the control plane: never
+			// drift, and a clean object stays clean.
+			gv.intake.MarkClean(owner, k, c.From, live.GetResourceVersion())
+			return decide.Decision{Why: "written by Flux, reflux or the control plane"}, nil
+		}
+		if resync && gv.intake.IsClean(owner, k, live.GetResourceVersion()) {
+			return decide.Decision{Why: "clean since the last check"}, nil
+		}
+	}
+	if !snap.Current {
+		d, current := gv.wait(k, c, live, rec, p.Name, snap.Gov.MayHold())
+		if !current {
+			return d, nil
+		}
+		// The render became current meanwhile: evaluate after all.
+		var governed bool
+		if snap, governed = gv.intake.Snapshot(owner); !governed {
+			return decide.Decision{Why: "no longer governed"}, nil
+		}
+	}
+	if resync && p.Seen.IsZero() {
+		// Read under the record's lock: a live worker that took the
+		// change waits on it, so the resync is first to record it.
+		p.Seen = gv.intake.Sighting(owner, k)
+	}
+	res, err := gv.eval.Live(ctx, evaluate.Input{Snapshot: snap, Live: live, Record: rec, Name: p.Name, Resync: resync})
+	if err != nil {
+		return decide.Decision{}, err
+	}
+	if res.Clean {
+		gv.intake.MarkClean(owner, k, "", live.GetResourceVersion())
+	} else {
+		gv.intake.ForgetClean(owner, k)
+	}
+	// Also when clean: an attribution that was pending ends here, or its
+	// entry would hold write-back back.
+	gv.intake.RetryAttribution(k, owner, res.Unattributed)
+	return res.Decision, nil
+}
+
+// wait parks a change until the render is current, and holds the object
+// meanwhile when Flux would revert the change and the policy lets it
+// (mayHold). A dismissal is carried out at once: it needs no render. It
+// reports whether the render became current meanwhile, in which case
+// nothing was parked.
+func (gv *Governor) wait(k intake.Key, c intake.Change, live *unstructured.Unstructured, rec *refluxv1.Drift, name string,
+	mayHold bool) (decide.Decision, bool) {
+	if rec != nil && decide.DismissRequested(rec) {
+		return decide.Decide(decide.Input{Name: name, Record: rec, Live: evaluate.LiveState(live), Now: gv.now()}), false
+	}
+	hold := mayHold && c.Reverted && !evaluate.HeldAny(live)
+	c.Held = c.Held || hold || evaluate.Held(live, name)
+	if gv.intake.Park(c.Owner, k, c) {
+		return decide.Decision{}, true
+	}
+	if !hold {
+		return decide.Decision{Why: "kept until the render is current"}, false
+	}
+	return decide.Decision{Hold: decide.Hold, HeldSince: gv.now(),
+		Why: "held until the render is current: Flux would revert the change"}, false
+}
+
+// gone handles an object that is no longer live: a deleted record of it
+// may go.
+func (gv *Governor) gone(ctx context.Context, k intake.Key, c intake.Change) error {
+	if c.Owner.Name == "" {
+		return nil
+	}
+	ks := refluxv1.KustomizationRef{Namespace: c.Owner.Namespace, Name: c.Owner.Name}
+	name := record.Name(ks, c.Object)
+	p := execute.Plan{Name: name, Namespace: c.Owner.Namespace, Object: c.Object}
+	snap, governed := gv.intake.ForgetGone(c.Owner, k)
+	if governed {
+		p.Kustomization, p.As = snap.Gov.Kustomization, snap.Gov.Identity
+	} else if ok, err := gv.inShard(ctx, c.Owner); err != nil || !ok {
+		return err
+	}
+	return gv.exec.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		return decide.Decide(decide.Input{Name: name, Record: rec, Live: decide.Live{}, Now: gv.now()}), nil
+	})
+}
+
+// deletion decides for a governed object someone deleted. The applied
+// revision still declaring the object is what tells a deletion apart from
+// Flux's own garbage collection: kustomize-controller prunes only what a
+// revision it is applying no longer renders, or everything when its
+// Kustomization is deleted. A deletion seen while the render is not
+// current is parked like any change, because it may be that prune. The
+// record has one field, the whole object removed, and no hold: nothing is
+// left to hold, and Flux recreates the object at its next reconcile.
+//
+// It reports whether the change was kept for later.
+func (gv *Governor) deletion(ctx context.Context, k intake.Key, c intake.Change) (bool, error) {
+	kept, err := gv.decideDeletion(ctx, k, c)
+	if !kept {
+		// Decided (or given up): the next deletion of this object waits
+		// for the audit log afresh.
+		gv.intake.DeleterKnown(k)
+	}
+	return kept, err
+}
+
+func (gv *Governor) decideDeletion(ctx context.Context, k intake.Key, c intake.Change) (bool, error) {
+	last := c.Deleted
+	if snap, governed := gv.intake.Snapshot(c.Owner); governed && !snap.Gov.Kustomization.DeletionTimestamp.IsZero() {
+		return false, nil // Flux garbage-collecting a deleted Kustomization
+	}
+	snap, governed, kept := gv.intake.CurrentOrPark(k, c)
+	if !governed || kept {
+		return kept, nil
+	}
+	want, declared := snap.Render.Object(desired.KeyOf(last))
+	if !declared {
+		return false, nil // pruned: the applied revision no longer renders it
+	}
+	deleter, known := gv.deleter(last, c)
+	if !known && gv.intake.WaitForDeleter(k, c) {
+		return true, nil
+	}
+	if deleter.Flux {
+		// kustomize-controller recreating an object whose immutable
+		// field changed (spec.force), or pruning: Flux's own deletion.
+		return false, nil
+	}
+	obs := evaluate.Deletion(snap.Gov, snap.Render, want, last, deleter, c.Seen, gv.now())
+	return false, gv.record(ctx, snap, c, intake.ObjectRef(k.GVK, last), decide.Live{}, obs)
+}
+
+// deleter asks the audit log who deleted last.
+func (gv *Governor) deleter(last *unstructured.Unstructured, c intake.Change) (reverse.Deleter, bool) {
+	if gv.opts.Attributor == nil {
+		return reverse.Deleter{}, true // no audit log: nothing to wait for
+	}
+	return gv.opts.Attributor.Deleter(last, c.Seen)
+}
+
+// auditedSecret decides for a Secret the audit log saw written. The record
+// has one field, the whole object: changed (content unknown) or deleted.
+// There is no hold, because holding needs the patch verb, and a patch's
+// response is the whole Secret; write-back refuses the field, because
+// reflux never read what to write. It reports whether the change was kept
+// for later.
+func (gv *Governor) auditedSecret(ctx context.Context, k intake.Key, c intake.Change) (bool, error) {
+	snap, governed, kept := gv.intake.CurrentOrPark(k, c)
+	if !governed || kept {
+		return kept, nil
+	}
+	want, declared := snap.Render.Object(desired.ObjectKey{Kind: k.GVK.Kind, Namespace: k.Namespace, Name: k.Name})
+	if !declared {
+		return false, nil // another Kustomization's, or not Flux's
+	}
+	obs := evaluate.AuditedSecret(snap.Gov, snap.Render, want, *c.Audited, c.Seen, gv.now())
+	// The Secret is taken to exist, unless deleted: only a deletion is
+	// Decide's whole-object drift with nothing left.
+	return false, gv.record(ctx, snap, c, c.Object, decide.Live{Exists: c.Audited.Verb != "delete"}, obs)
+}
+
+// record decides and writes a whole-object observation of obj.
+func (gv *Governor) record(ctx context.Context, snap reverse.Snapshot, c intake.Change, obj refluxv1.ObjectRef, live decide.Live,
+	obs record.Observation) error {
+	ks := snap.Gov.Ref()
+	name := record.Name(ks, obj)
+	p := execute.Plan{Name: name, Namespace: ks.Namespace, Object: obj, Kustomization: snap.Gov.Kustomization, Seen: c.Seen,
+		As: snap.Gov.Identity}
+	return gv.exec.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		return decide.Decide(decide.Input{Name: name, Record: rec, Live: live, Evaluated: true, Observation: obs, Now: gv.now()}), nil
+	})
+}
+
+func (gv *Governor) inShard(ctx context.Context, ks types.NamespacedName) (bool, error) {
+	if gv.opts.InShard == nil {
+		return true, nil
+	}
+	return gv.opts.InShard(ctx, ks)
+}

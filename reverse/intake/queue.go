@@ -1,0 +1,89 @@
+package intake
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// take returns and clears what is known of an object's queued changes;
+// until done, the change is in flight.
+func (in *Intake) take(k Key) Change {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	c := in.pending[k]
+	delete(in.pending, k)
+	in.inflight[k] = c
+	return c
+}
+
+// done ends the evaluation of a change take returned.
+func (in *Intake) done(k Key) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	delete(in.inflight, k)
+}
+
+// Sighting is when the earliest live change of an object not yet
+// evaluated reached the watch: queued, in flight or parked. A resync that
+// finds the drift before the live worker does records it with this time,
+// so the change is still timed; zero when there is none.
+func (in *Intake) Sighting(owner types.NamespacedName, k Key) time.Time {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	c := in.pending[k].merge(in.inflight[k])
+	if e := in.entries[owner]; e != nil {
+		c = c.merge(e.parked[k])
+	}
+	return c.Seen
+}
+
+// failed keeps a change whose evaluation failed. A refused permission
+// (Deny) is not retried with backoff: the change stays on the live object,
+// and the object's next change or the resync looks again. An audited
+// change exists nowhere but here, so it is retried either way.
+func (in *Intake) failed(k Key, c Change, err error) {
+	if in.Deny(c.Owner, k, err) && c.Audited == nil {
+		in.live.Forget(k)
+		return
+	}
+	in.opts.Log.Error(err, "evaluating live change", "object", k.String())
+	in.restore(k, c)
+	in.live.AddRateLimited(k)
+}
+
+// restore puts a change back after a failed attempt, so the retry keeps
+// its first sighting and its writers.
+func (in *Intake) restore(k Key, c Change) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if newer, ok := in.pending[k]; ok {
+		in.pending[k] = newer.merge(c)
+	} else {
+		in.pending[k] = c
+	}
+}
+
+// again queues an object's change to be looked at after d, keeping c.
+func (in *Intake) again(k Key, c Change, d time.Duration) {
+	in.pending[k] = c.merge(in.pending[k])
+	in.live.AddAfter(k, d)
+}
+
+func (in *Intake) processLive(ctx context.Context) bool {
+	k, shutdown := in.live.Get()
+	if shutdown {
+		return false
+	}
+	defer in.live.Done(k)
+	c := in.take(k)
+	defer in.done(k)
+	if err := in.opts.Handler.Handle(ctx, k, c, false); err != nil {
+		in.failed(k, c, err)
+		return true
+	}
+	in.Allow(c.Owner, k)
+	in.live.Forget(k)
+	return true
+}

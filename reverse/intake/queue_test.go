@@ -1,0 +1,79 @@
+package intake
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestChangesCoalesce(t *testing.T) {
+	g := NewWithT(t)
+	owner := types.NamespacedName{Namespace: "flux-system", Name: "podinfo"}
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	flux := Change{Owner: owner, Seen: t0.Add(time.Second), From: "12", Benign: true}
+	human := Change{Owner: owner, Seen: t0, From: "10", Reverted: true}
+
+	c := flux.merge(human)
+	g.Expect(c.Seen).To(Equal(t0), "the first sighting counts for latency")
+	g.Expect(c.From).To(Equal("10"), "clean-since is from before the first change")
+	g.Expect(c.Benign).To(BeFalse(), "one human writer makes the batch worth a look")
+	g.Expect(c.Reverted).To(BeTrue(), "and worth a hold")
+
+	g.Expect(flux.merge(Change{})).To(Equal(flux), "nothing earlier: unchanged")
+	resync := Change{Owner: owner}
+	g.Expect(resync.merge(flux).Seen).To(Equal(flux.Seen), "a resync keeps a live change's sighting")
+	g.Expect(resync.merge(flux).Benign).To(BeFalse(), "a resync always looks")
+}
+
+// A resync that records a drift before the live worker gets to it still
+// times the live change: queued, in flight or parked, whichever is first.
+func TestSightingOfAChangeNotYetEvaluated(t *testing.T) {
+	owner := types.NamespacedName{Namespace: "checkout", Name: "checkout"}
+	k := Key{Namespace: "checkout", Name: "checkout-limits"}
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name                      string
+		pending, inflight, parked *Change
+		want                      time.Time
+	}{
+		{name: "nothing seen: a resync's own finding", want: time.Time{}},
+		{name: "queued", pending: &Change{Owner: owner, Seen: t0}, want: t0},
+		{name: "taken by a live worker", inflight: &Change{Owner: owner, Seen: t0}, want: t0},
+		{name: "parked until the render is current", parked: &Change{Owner: owner, Seen: t0}, want: t0},
+		{name: "the earliest of them", pending: &Change{Owner: owner, Seen: t0.Add(2 * time.Second)},
+			inflight: &Change{Owner: owner, Seen: t0.Add(time.Second)}, parked: &Change{Owner: owner, Seen: t0}, want: t0},
+		{name: "a record's change carries no sighting", pending: &Change{Owner: owner}, want: time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newTestIntake(t, t0)
+			e := in.govern(owner, nil)
+			if tt.pending != nil {
+				in.pending[k] = *tt.pending
+			}
+			if tt.inflight != nil {
+				in.inflight[k] = *tt.inflight
+			}
+			if tt.parked != nil {
+				e.parked[k] = *tt.parked
+			}
+			NewWithT(t).Expect(in.Sighting(owner, k)).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestTakeKeepsTheChangeInFlightUntilDone(t *testing.T) {
+	g := NewWithT(t)
+	owner := types.NamespacedName{Namespace: "checkout", Name: "checkout"}
+	k := Key{Namespace: "checkout", Name: "checkout-flags"}
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	in := newTestIntake(t, t0)
+	in.pending[k] = Change{Owner: owner, Seen: t0}
+	c := in.take(k)
+	g.Expect(c.Seen).To(Equal(t0))
+	g.Expect(in.Sighting(owner, k)).To(Equal(t0), "in flight")
+	in.done(k)
+	g.Expect(in.Sighting(owner, k)).To(BeZero(), "evaluated")
+}

@@ -1,0 +1,77 @@
+package intake
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/drift"
+)
+
+// OnLiveUpdate is the live watches' update handler. It runs on the
+// informer's goroutine, so it only classifies the writers and queues the
+// object: it never blocks and never makes a request.
+func (in *Intake) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructured.Unstructured, seen time.Time) {
+	owner := OwnerOf(cur)
+	if !in.Governs(owner) {
+		return
+	}
+	c := Change{Owner: owner, Object: ObjectRef(gvk, cur), Seen: seen, Benign: true}
+	if old != nil {
+		c.From = old.GetResourceVersion()
+	}
+	writers := drift.Writers(old, cur)
+	if len(writers) == 0 {
+		// Only a removal leaves no trace in managedFields: someone, not
+		// Flux (which takes over what it declares), removed a field.
+		c.Benign, c.Reverted = false, true
+	}
+	for _, w := range writers {
+		if !in.opts.Writers.Allowed(w.Manager) {
+			c.Benign = false
+		}
+		if in.opts.Writers.Reverted(w.Manager) && !in.opts.Writers.Allowed(w.Manager) {
+			c.Reverted = true
+		}
+	}
+	in.enqueue(KeyOf(gvk, cur), c)
+}
+
+// OnLiveDelete is the live watches' delete handler. A deletion is queued
+// like any change: it may be drift, and a record of the object may have a
+// finalizer to let go of.
+func (in *Intake) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.Unstructured) {
+	owner := OwnerOf(last)
+	if !in.Governs(owner) {
+		in.enqueue(KeyOf(gvk, last), Change{Owner: owner, Object: ObjectRef(gvk, last)})
+		return
+	}
+	in.enqueue(KeyOf(gvk, last), Change{Owner: owner, Object: ObjectRef(gvk, last), Seen: in.now(), Deleted: last})
+}
+
+// OnRecord is called for every change of a Drift record: a user may have
+// dismissed or deleted it, so its object is looked at again.
+func (in *Intake) OnRecord(d *refluxv1.Drift) {
+	o := d.Spec.Object
+	gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
+	owner := types.NamespacedName{Namespace: d.Spec.Kustomization.Namespace, Name: d.Spec.Kustomization.Name}
+	in.enqueue(Key{GVK: gvk, Namespace: o.Namespace, Name: o.Name}, Change{Owner: owner, Object: o})
+}
+
+// Governs reports whether a Kustomization is governed.
+func (in *Intake) Governs(id types.NamespacedName) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.entries[id] != nil
+}
+
+// enqueue records a change and queues its object.
+func (in *Intake) enqueue(k Key, c Change) {
+	in.mu.Lock()
+	in.pending[k] = c.merge(in.pending[k])
+	in.mu.Unlock()
+	in.live.Add(k)
+}

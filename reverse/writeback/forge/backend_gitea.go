@@ -1,0 +1,220 @@
+package forge
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	sdk "code.gitea.io/sdk/gitea"
+	ggpgitea "github.com/fluxcd/go-git-providers/gitea"
+	"github.com/fluxcd/go-git-providers/gitprovider"
+)
+
+// giteaDraft is the title prefix Gitea reads as a work-in-progress (draft)
+// pull request: Gitea's API has no draft flag.
+const giteaDraft = "WIP: "
+
+// maxPages bounds the walk over a repository's pull requests when a
+// provider cannot filter them by head.
+const maxPages = 20
+
+type giteaBackend struct {
+	providerRepo
+	raw         *sdk.Client
+	owner, repo string
+}
+
+func newGitea(opts Options, owner, repo string, copts []gitprovider.ClientOption) (backend, error) {
+	if opts.APIURL == "" {
+		return nil, fmt.Errorf("gitea needs an API URL")
+	}
+	domain := strings.TrimSuffix(opts.APIURL, "/")
+	c, err := ggpgitea.NewClient(opts.Token, append(copts, gitprovider.WithDomain(domain))...)
+	if err != nil {
+		return nil, err
+	}
+	raw, ok := c.Raw().(*sdk.Client)
+	if !ok {
+		return nil, fmt.Errorf("go-git-providers' gitea client is a %T", c.Raw())
+	}
+	return &giteaBackend{raw: raw, owner: owner, repo: repo, providerRepo: providerRepo{ggp: c, ref: gitprovider.OrgRepositoryRef{
+		OrganizationRef: gitprovider.OrganizationRef{Domain: domain, Organization: owner}, RepositoryName: repo,
+	}}}, nil
+}
+
+func (g *giteaBackend) title(req Request) string {
+	if req.Draft {
+		return giteaDraft + req.Title
+	}
+	return req.Title
+}
+
+func (g *giteaBackend) find(_ context.Context, head string) (*PullRequest, error) {
+	var best *sdk.PullRequest
+	for page := 1; page <= maxPages; page++ {
+		prs, resp, err := g.raw.ListRepoPullRequests(g.owner, g.repo, sdk.ListPullRequestsOptions{
+			ListOptions: sdk.ListOptions{Page: page, PageSize: 50}, State: sdk.StateAll,
+		})
+		if err != nil {
+			return nil, withStatus(httpResp(resp), err)
+		}
+		for _, pr := range prs {
+			// Head.Ref turns into refs/pull/N/head once the branch is
+			// deleted (auto-delete after merge); Head.Name, the "label",
+			// keeps the branch name.
+			if pr.Head != nil && (pr.Head.Name == head || pr.Head.Ref == head) && (best == nil || pr.Index > best.Index) {
+				best = pr
+			}
+		}
+		if len(prs) < 50 {
+			break
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	return giteaPR(best), nil
+}
+
+func (g *giteaBackend) create(ctx context.Context, req Request) (*PullRequest, error) {
+	return g.open(ctx, g.title(req), req.Head, req.Base, req.Body)
+}
+
+func (g *giteaBackend) update(_ context.Context, number int, title, body string) error {
+	_, resp, err := g.raw.EditPullRequest(g.owner, g.repo, int64(number), sdk.EditPullRequestOption{Title: title, Body: &body})
+	return withStatus(httpResp(resp), err)
+}
+
+func (g *giteaBackend) decorate(_ context.Context, number int, req Request) error {
+	if len(req.Labels) > 0 {
+		ids, err := g.labelIDs(req.Labels)
+		if err != nil {
+			return err
+		}
+		if _, resp, err := g.raw.AddIssueLabels(g.owner, g.repo, int64(number), sdk.IssueLabelsOption{Labels: ids}); err != nil {
+			return withStatus(httpResp(resp), err)
+		}
+	}
+	if len(req.Assignees) > 0 {
+		if _, resp, err := g.raw.EditIssue(g.owner, g.repo, int64(number), sdk.EditIssueOption{Assignees: req.Assignees}); err != nil {
+			return withStatus(httpResp(resp), fmt.Errorf("assigning %v: %w", req.Assignees, err))
+		}
+	}
+	if len(req.Reviewers) > 0 {
+		resp, err := g.raw.CreateReviewRequests(g.owner, g.repo, int64(number), sdk.PullReviewRequestOptions{Reviewers: req.Reviewers})
+		if err != nil {
+			return withStatus(httpResp(resp), fmt.Errorf("requesting reviews of %v: %w", req.Reviewers, err))
+		}
+	}
+	return nil
+}
+
+// unlabel takes the ids from the pull request's own labels, not the
+// repository's: an organisation's labels are not among the repository's,
+// and a label someone removed since find read it is skipped.
+func (g *giteaBackend) unlabel(_ context.Context, number int, labels []string) error {
+	have, resp, err := g.raw.GetIssueLabels(g.owner, g.repo, int64(number), sdk.ListLabelsOptions{})
+	if err != nil {
+		return withStatus(httpResp(resp), err)
+	}
+	for _, l := range have {
+		if !slices.Contains(labels, l.Name) {
+			continue
+		}
+		if resp, err := g.raw.DeleteIssueLabel(g.owner, g.repo, int64(number), l.ID); err != nil && !gone(resp) {
+			return withStatus(httpResp(resp), fmt.Errorf("removing label %q: %w", l.Name, err))
+		}
+	}
+	return nil
+}
+
+func (g *giteaBackend) comment(_ context.Context, number int, body string) error {
+	_, resp, err := g.raw.CreateIssueComment(g.owner, g.repo, int64(number), sdk.CreateIssueCommentOption{Body: body})
+	return withStatus(httpResp(resp), err)
+}
+
+func (g *giteaBackend) close(_ context.Context, number int) error {
+	closed := sdk.StateClosed
+	_, resp, err := g.raw.EditPullRequest(g.owner, g.repo, int64(number), sdk.EditPullRequestOption{State: &closed})
+	return withStatus(httpResp(resp), err)
+}
+
+// labelIDs returns the ids of the named labels, creating the missing
+// ones: Gitea labels pull requests by id only.
+func (g *giteaBackend) labelIDs(names []string) ([]int64, error) {
+	have := map[string]int64{}
+	for page := 1; page <= maxPages; page++ {
+		labels, resp, err := g.raw.ListRepoLabels(g.owner, g.repo, sdk.ListLabelsOptions{ListOptions: sdk.ListOptions{Page: page, PageSize: 50}})
+		if err != nil {
+			return nil, withStatus(httpResp(resp), err)
+		}
+		for _, l := range labels {
+			have[l.Name] = l.ID
+		}
+		if len(labels) < 50 {
+			break
+		}
+	}
+	ids := make([]int64, 0, len(names))
+	for _, n := range names {
+		id, ok := have[n]
+		if !ok {
+			l, resp, err := g.raw.CreateLabel(g.owner, g.repo, sdk.CreateLabelOption{Name: n, Color: labelColor(n)})
+			if err != nil {
+				return nil, withStatus(httpResp(resp), fmt.Errorf("creating label %q: %w", n, err))
+			}
+			id = l.ID
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func giteaPR(pr *sdk.PullRequest) *PullRequest {
+	out := &PullRequest{Number: int(pr.Index), URL: pr.HTMLURL, Title: pr.Title, Body: pr.Body, State: Open}
+	if pr.Head != nil {
+		out.HeadCommit = pr.Head.Sha
+	}
+	switch {
+	case pr.HasMerged:
+		out.State = Merged
+	case pr.State == sdk.StateClosed:
+		out.State = Closed
+	}
+	for _, l := range pr.Labels {
+		out.Labels = append(out.Labels, l.Name)
+	}
+	return out
+}
+
+// labelColor gives reflux's labels a stable colour: Gitea requires one.
+func labelColor(name string) string {
+	switch {
+	case name == "needs-decision", name == "severity/critical":
+		return "#b60205"
+	case name == "severity/high":
+		return "#d93f0b"
+	case strings.HasPrefix(name, "severity/"):
+		return "#fbca04"
+	}
+	return "#0e8a16"
+}
+
+func httpResp(r *sdk.Response) *http.Response {
+	if r == nil {
+		return nil
+	}
+	return r.Response
+}
+
+// gone reports whether Gitea's answer to removing a label says the label
+// is gone already. Gitea v1.26 answers 204 for a label the pull request
+// no longer carries (models/issues/issue_label.go), 422 for one deleted
+// from the repository meanwhile, and 404 for a pull request deleted
+// meanwhile, which carries no label any more.
+func gone(r *sdk.Response) bool {
+	h := httpResp(r)
+	return h != nil && (h.StatusCode == http.StatusNotFound || h.StatusCode == http.StatusUnprocessableEntity)
+}

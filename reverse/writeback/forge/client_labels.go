@@ -1,0 +1,63 @@
+package forge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// relabel adds the labels of req that res lacks, then removes the stale
+// Exclusive ones. Adding first means a pull request whose severity
+// changed never shows no severity in between.
+func (c *Client) relabel(ctx context.Context, res *Result, req Request) error {
+	if missing := missingLabels(res.Labels, req.Labels); len(missing) > 0 {
+		if err := c.b.decorate(ctx, res.Number, Request{Labels: missing}); err != nil {
+			return &Error{Op: "labelling pull request " + res.URL, Err: err}
+		}
+		res.Labels, res.Updated = append(slices.Clone(res.Labels), missing...), true
+	}
+	if stale := staleLabels(res.Labels, req.Labels, req.Exclusive); len(stale) > 0 {
+		if err := c.b.unlabel(ctx, res.Number, stale); err != nil {
+			return &Error{Op: fmt.Sprintf("removing labels %v from pull request %s", stale, res.URL), Err: err}
+		}
+		res.Labels = slices.DeleteFunc(slices.Clone(res.Labels), func(l string) bool { return slices.Contains(stale, l) })
+		res.Updated = true
+	}
+	return nil
+}
+
+// missingLabels returns the labels of want that have lacks.
+func missingLabels(have, want []string) []string {
+	var out []string
+	for _, l := range want {
+		if !slices.Contains(have, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// staleLabels returns the labels of have that reflux owns (they match an
+// exclusive entry) but no longer wants. Labels no entry matches belong to
+// humans and are never stale.
+func staleLabels(have, want, exclusive []string) []string {
+	var out []string
+	for _, l := range have {
+		if owned(l, exclusive) && !slices.Contains(want, l) && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// owned reports whether label matches an exclusive entry: the entry
+// itself, or any label under an entry ending in "/".
+func owned(label string, exclusive []string) bool {
+	for _, e := range exclusive {
+		if label == e || (strings.HasSuffix(e, "/") && strings.HasPrefix(label, e)) {
+			return true
+		}
+	}
+	return false
+}

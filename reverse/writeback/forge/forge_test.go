@@ -1,0 +1,57 @@
+package forge
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestStale(t *testing.T) {
+	tests := []struct {
+		name   string
+		pr     PullRequest
+		commit string
+		want   bool
+	}{
+		{"closed, the branch's commit", PullRequest{State: Closed, HeadCommit: "a1"}, "a1", false},
+		{"closed, another commit: an earlier branch of this name", PullRequest{State: Closed, HeadCommit: "a1"}, "b2", true},
+		{"merged, another commit", PullRequest{State: Merged, HeadCommit: "a1"}, "b2", true},
+		{"open follows its branch", PullRequest{State: Open, HeadCommit: "a1"}, "b2", false},
+		{"the forge named no head commit", PullRequest{State: Closed}, "b2", false},
+		{"the branch's commit is unknown", PullRequest{State: Closed, HeadCommit: "a1"}, "", false},
+		{"no pull request", PullRequest{}, "b2", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.pr.Stale(tt.commit); got != tt.want {
+				t.Errorf("Stale(%q) of %+v = %v, want %v", tt.commit, tt.pr, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStaleLabels(t *testing.T) {
+	exclusive := []string{"needs-decision", "severity/"}
+	tests := []struct {
+		name       string
+		have, want []string
+		stale      []string
+	}{
+		{"severity dropped", []string{"reflux", "severity/critical"}, []string{"reflux", "severity/low"}, []string{"severity/critical"}},
+		{"decided", []string{"needs-decision", "severity/low"}, []string{"severity/low"}, []string{"needs-decision"}},
+		{"a human's label stays", []string{"team/web", "needs-decision-later"}, nil, nil},
+		{"an entry without / is a name, not a prefix", []string{"needs-decisions"}, nil, nil},
+		{"a prefix alone is no label of its own", []string{"severity"}, nil, nil},
+		{"wanted labels stay", []string{"severity/high", "needs-decision"}, []string{"needs-decision", "severity/high"}, nil},
+		{"a label listed twice is removed once", []string{"severity/high", "severity/high"}, nil, []string{"severity/high"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := staleLabels(tt.have, tt.want, exclusive); !slices.Equal(got, tt.stale) {
+				t.Errorf("staleLabels(%v, %v) = %v, want %v", tt.have, tt.want, got, tt.stale)
+			}
+		})
+	}
+	if got := staleLabels([]string{"severity/high"}, nil, nil); got != nil {
+		t.Errorf("with no Exclusive nothing is stale, got %v", got)
+	}
+}
