@@ -12,7 +12,7 @@ benchtime="${1:-1x}"
 out="bench/results.md"
 mkdir -p bench
 raw="$(mktemp)"
-trap 'rm -f "${raw}"' EXIT
+trap 'rm -f "${raw}" "${raw}.md"' EXIT
 
 # -timeout bounds each package's benchmark binary. e2e/bench runs its
 # benchmarks one after another: BenchmarkScale takes about 25 minutes on 2
@@ -43,5 +43,10 @@ echo "+ ${cmd[*]}" >&2
   echo
   grep -E 'requests per change by kind|hold seen:|scale case|side-by-side case' "${raw}" | sed 's/^ */    /' || true
   cat hack/bench-notes.md
-} > "${out}"
+  # hack/bench-compare.sh's before/after section is its own run: keep it.
+  if [[ -f "${out}" ]]; then
+    sed -n '/^<!-- before-after:begin -->$/,/^<!-- before-after:end -->$/p' "${out}" | sed '1s/^/\n/'
+  fi
+} > "${raw}.md"
+mv "${raw}.md" "${out}"
 echo "wrote ${out}" >&2
