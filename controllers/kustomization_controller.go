@@ -144,7 +144,9 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: governing.DeepCopy(), Classifier: classifier,
 		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: src.SubstituteFrom,
 		Identity: tenancy.Identity(obj, r.DefaultServiceAccount)}
-	render, rendering := r.render(obj, src)
+	rendering := r.render(obj, src)
+	gov.Manifests = rendering.Manifests
+	render := rendering.Render
 	status := r.Governor.Publish(gov, render)
 	if err := r.Watcher.Ensure(keyOf(obj), watchedKinds(obj, render)); err != nil {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, meta.ProgressingWithRetryReason, "%s", err)
@@ -157,16 +159,14 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 	return ctrl.Result{RequeueAfter: r.requeueAfter(obj, gov, rendering, open)}, nil
 }
 
-// render asks for the applied revision's render without waiting for it,
-// and returns the render to publish: the applied one when ready, else the
-// latest one there is (the engine knows it is not current).
-func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src source.Source) (*desired.Render, desired.State) {
+// render asks for the source's revision's render without waiting for it.
+// The state's Render is the one to publish: the applied revision's when
+// ready (Ready), else the newest there is, which the engine uses only
+// for the objects a newer revision leaves as they were.
+func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src source.Source) desired.State {
 	state := r.Renderer.Want(desired.Request{Kustomization: obj, Artifact: src.Artifact, SubstituteFrom: src.SubstituteFrom})
 	r.Drift.SetBuildsPerRevision(keyOf(obj), state.Builds)
-	if state.Render != nil {
-		return state.Render, state
-	}
-	return r.Renderer.Current(keyOf(obj)), state
+	return state
 }
 
 // report writes the Drifted and ReverseSynced conditions and the drift

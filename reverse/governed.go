@@ -36,6 +36,10 @@ type Governed struct {
 	// Identity is the user the Kustomization's dry runs, holds and
 	// releases go out as (reverse/tenancy.Identity); "" is reflux's own.
 	Identity string
+	// Manifests are the trees of the applied revision and, while one rolls
+	// out, of the source's newer one (nil where not known yet): what tells
+	// which objects an older render still describes (Snapshot.Usable).
+	Manifests []*desired.Manifest
 }
 
 // Key returns the Kustomization's key.
@@ -61,6 +65,39 @@ type Snapshot struct {
 	Render *desired.Render
 	// Current is true when Render is what Flux applied (IsCurrent).
 	Current bool
+}
+
+// Usable reports whether a live change to the object with key can be
+// evaluated now: against the current render, or against an older one
+// that renders the object as every revision Flux has applied or is
+// applying does (issue 20), so a record never waits for a build of a
+// large tree when the object's files did not change. The older render
+// must have been built with the Kustomization's spec as Flux reconciled
+// it and with today's substitutions.
+func (s Snapshot) Usable(key desired.ObjectKey) bool {
+	if s.Current {
+		return true
+	}
+	r, g := s.Render, s.Gov
+	if r == nil || g == nil {
+		return false
+	}
+	ks := g.Kustomization
+	if ks.Spec.Suspend || r.Generation != ks.Generation || ks.Generation != ks.Status.ObservedGeneration ||
+		r.Substitutions != desired.SubstitutionsDigest(g.SubstituteFrom) {
+		return false
+	}
+	return r.Reusable(key, g.Manifests)
+}
+
+// Revision is the revision a decision made on the snapshot is of: the
+// render's when it is current, else the applied one, which an older
+// render describes as well where it is Usable.
+func (s Snapshot) Revision() string {
+	if s.Current || s.Gov == nil {
+		return s.Render.Revision
+	}
+	return s.Gov.Kustomization.Status.LastAppliedRevision
 }
 
 // RollingOut reports whether Flux is applying something reflux has not

@@ -1,6 +1,8 @@
 package reverse
 
 import (
+	"context"
+	"maps"
 	"testing"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -9,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/desired"
 )
 
@@ -56,6 +59,66 @@ func TestCurrent(t *testing.T) {
 			g := NewWithT(t)
 			g.Expect(RollingOut(tt.g)).To(Equal(tt.rolling), "rolling out")
 			g.Expect(IsCurrent(tt.g, tt.render)).To(Equal(tt.current), "current")
+		})
+	}
+}
+
+// shopRender is a render of main@sha1:0 of the desired package's shop
+// tree at generation 2, and the key of its Service.
+func shopRender(t *testing.T) (*desired.Render, desired.ObjectKey) {
+	t.Helper()
+	ks := &kustomizev1.Kustomization{}
+	ks.Generation, ks.Spec.Path, ks.Spec.TargetNamespace = 2, "./overlays/prod", "shop"
+	r, err := desired.Build(context.Background(), "desired/testdata/shop", ks, "main@sha1:0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, desired.ObjectKey{Kind: "Service", Namespace: "shop", Name: "checkout"}
+}
+
+// TestUsable: an older render is used for an object only when every
+// revision Flux applied or applies renders it alike, with the same spec
+// and substitutions (issue 20).
+func TestUsable(t *testing.T) {
+	older, service := shopRender(t)
+	deployment := desired.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "checkout"}
+	// main@sha1:1 changed the Deployment's file only.
+	applied := &desired.Manifest{Revision: "main@sha1:1", Files: maps.Clone(older.Files.Files)}
+	applied.Files["base/deployment.yaml"] = "d2"
+	tests := []struct {
+		name   string
+		g      *Governed
+		render *desired.Render
+		key    desired.ObjectKey
+		want   bool
+	}{
+		{"the current render", governed(nil), &desired.Render{Revision: "main@sha1:1", Generation: 2}, service, true},
+		{"no render", governed(nil), nil, service, false},
+		{"an older render, manifests unknown", governed(nil), older, service, false},
+		{"an older render of an object the new revision leaves alone", governed(func(_ *kustomizev1.Kustomization, g *Governed) {
+			g.Manifests = []*desired.Manifest{applied}
+		}), older, service, true},
+		{"an older render of an object the new revision changed", governed(func(_ *kustomizev1.Kustomization, g *Governed) {
+			g.Manifests = []*desired.Manifest{applied}
+		}), older, deployment, false},
+		{"rolling out a revision whose tree is not known yet", governed(func(_ *kustomizev1.Kustomization, g *Governed) {
+			g.SourceRevision, g.Manifests = "main@sha1:2", []*desired.Manifest{applied, nil}
+		}), older, service, false},
+		{"another spec", governed(func(ks *kustomizev1.Kustomization, g *Governed) {
+			ks.Generation, ks.Status.ObservedGeneration, g.Manifests = 3, 3, []*desired.Manifest{applied}
+		}), older, service, false},
+		{"a spec Flux has not reconciled", governed(func(ks *kustomizev1.Kustomization, g *Governed) {
+			ks.Status.ObservedGeneration, g.Manifests = 1, []*desired.Manifest{applied}
+		}), older, service, false},
+		{"other substitutions", governed(func(_ *kustomizev1.Kustomization, g *Governed) {
+			g.Manifests = []*desired.Manifest{applied}
+			g.SubstituteFrom = []kustomize.SubstituteSource{{Kind: "ConfigMap", Name: "vars", Data: map[string]string{"a": "b"}}}
+		}), older, service, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := Snapshot{Gov: tt.g, Render: tt.render, Current: IsCurrent(tt.g, tt.render)}
+			NewWithT(t).Expect(snap.Usable(tt.key)).To(Equal(tt.want))
 		})
 	}
 }

@@ -60,6 +60,10 @@ type ManagerOptions struct {
 	Comparison string
 	// SlowRender is how long a render may take before Drifted says so.
 	SlowRender time.Duration
+	// RenderDelay is the hidden --render-delay: each render waits this
+	// long first, so tests see a large tree's slow render at a size that
+	// fits CI.
+	RenderDelay time.Duration
 	// WriteBackTimeout bounds one write-back run.
 	WriteBackTimeout time.Duration
 	// AuditAddr serves the kube-apiserver audit webhook; empty disables it.
@@ -125,6 +129,11 @@ func NewManagerCommand() *cobra.Command {
 		"How drift is computed: 'dry-run' (a server-side dry-run apply, needs patch on every governed object) or 'in-process' (the apiserver's merge code and OpenAPI schema, for read-only identities).")
 	fs.DurationVar(&opts.SlowRender, "slow-render-threshold", 10*time.Second,
 		"How long rendering an applied revision may take before the Drifted condition reports it as Progressing.")
+	fs.DurationVar(&opts.RenderDelay, "render-delay", 0,
+		"For tests only: how long each render waits before it builds, as a tree of tens of thousands of objects takes.")
+	if err := fs.MarkHidden("render-delay"); err != nil {
+		panic(err) // the flag is defined just above
+	}
 	fs.DurationVar(&opts.WriteBackTimeout, "write-back-timeout", 2*time.Minute,
 		"How long one write-back run (branch checks, edits, verification, commit, push) may take before it is retried with backoff.")
 	fs.DurationVar(&opts.PolicyRetry, "policy-retry-interval", time.Minute,
@@ -214,6 +223,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		OverrideManagers:      opts.OverrideManagers,
 		Comparison:            comparison,
 		SlowRender:            opts.SlowRender,
+		RenderDelay:           opts.RenderDelay,
 		WriteBackTimeout:      opts.WriteBackTimeout,
 		WatchNamespace:        watchNamespace(opts),
 		WatchNamespaces:       opts.WatchNamespaces,

@@ -51,6 +51,9 @@ type Options struct {
 	// SlowRender is how long a render may take before the Drifted
 	// condition reports it; default 10s.
 	SlowRender time.Duration
+	// RenderDelay slows every render down on purpose, for tests
+	// (desired.RendererOptions.Delay).
+	RenderDelay time.Duration
 	// PolicyRetry and ArtifactRetry are how soon a policy waiting on its
 	// Secret, and a Kustomization waiting on its artifact, are retried.
 	PolicyRetry, ArtifactRetry time.Duration

@@ -20,6 +20,10 @@ type builder struct {
 	// sites are where each unmodelled feature is declared, in build order:
 	// what a refusal for that reason tells the user to edit instead.
 	sites []site
+	// resourceFiles are the files read as resources, each declaring
+	// whole objects; otherFiles those read as anything else (a patch, a
+	// generator's source).
+	resourceFiles, otherFiles map[string]bool
 	// originAnnotations is set when Flux's generator adds
 	// buildMetadata: [originAnnotations] to a kustomization without
 	// resources, so krusty annotates every object with its origin.
@@ -139,6 +143,7 @@ func (b *builder) accumulateResources(k *kfile, objs []*object) ([]*object, erro
 // loadResources reads every document of a resource file. A document that
 // is a List is not modelled and left for the cross-check to refuse.
 func (b *builder) loadResources(p string) ([]*object, error) {
+	b.resourceFiles = markRead(b.resourceFiles, p)
 	data, err := os.ReadFile(b.abs(p))
 	if err != nil {
 		return nil, err
@@ -189,4 +194,13 @@ func (b *builder) transform(k *kfile, objs []*object) ([]*object, error) {
 	applyReplicas(objs, k.replicas)
 	applyImages(objs, k.images)
 	return objs, nil
+}
+
+// markRead adds p to read, made when nil.
+func markRead(read map[string]bool, p string) map[string]bool {
+	if read == nil {
+		read = map[string]bool{}
+	}
+	read[p] = true
+	return read
 }

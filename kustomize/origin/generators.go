@@ -169,6 +169,7 @@ func (b *builder) genData(k *kfile, g genSpec, data *node, secret bool) error {
 			key, src = path.Base(f.Value), f.Value
 		}
 		p := path.Join(k.dir, src)
+		b.otherFiles = markRead(b.otherFiles, p)
 		content, err := os.ReadFile(b.abs(p))
 		if err != nil {
 			return err
@@ -184,6 +185,7 @@ func (b *builder) genData(k *kfile, g genSpec, data *node, secret bool) error {
 // never read.
 func (b *builder) genEnv(k *kfile, g genSpec, env string, put func(string, string, Layer)) error {
 	p := path.Join(k.dir, env)
+	b.otherFiles = markRead(b.otherFiles, p)
 	content, err := os.ReadFile(b.abs(p))
 	if err != nil {
 		return err

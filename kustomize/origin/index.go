@@ -23,6 +23,9 @@ type Index struct {
 	// render: remote bases (never fetched), Helm charts and generator
 	// plugins (never run).
 	unrendered []unrendered
+	// resourceFiles are the files the build read as resources and as
+	// nothing else.
+	resourceFiles map[string]bool
 }
 
 type unrendered struct {
@@ -64,6 +67,12 @@ func NewIndex(opts kustomize.BuildOptions, res *kustomize.Result) (*Index, error
 		idx.ModelErr = fmt.Errorf("modelling %s: %w", res.Path, err)
 		objs = nil
 	}
+	idx.resourceFiles = map[string]bool{}
+	for p := range b.resourceFiles {
+		if !b.otherFiles[p] {
+			idx.resourceFiles[p] = true
+		}
+	}
 	for _, s := range b.sites {
 		if s.adds {
 			idx.unrendered = append(idx.unrendered, unrendered{reason: s.reason, at: s.at})
@@ -84,6 +93,15 @@ func NewIndex(opts kustomize.BuildOptions, res *kustomize.Result) (*Index, error
 		idx.byRef[oi.ref] = oi
 	}
 	return idx, nil
+}
+
+// IsResourceFile reports whether the build read the file at p (relative
+// to the root, slash separated) as a resource: a file of whole objects,
+// which changes no other object than those it declares. A patch, a
+// generator's source or a transformer's configuration can change any
+// object; none of them is a resource file.
+func (x *Index) IsResourceFile(p string) bool {
+	return x.resourceFiles[p]
 }
 
 // Objects lists the rendered objects in render order.

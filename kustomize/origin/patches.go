@@ -44,6 +44,7 @@ func (b *builder) parsePatches(k *kfile, v *yaml.Node, kind Kind, via string, sm
 func (b *builder) patchDocs(k *kfile, rel string, inline *yaml.Node, kind Kind, via string) ([]*node, error) {
 	if rel != "" {
 		p := path.Join(k.dir, rel)
+		b.otherFiles = markRead(b.otherFiles, p)
 		if data, err := os.ReadFile(b.abs(p)); err == nil {
 			return docsToNodes(data, p, kind, via, identityPos)
 		}

@@ -8,9 +8,9 @@ import (
 	"github.com/reflux-dev/reflux/kustomize"
 )
 
-// substituteDigest summarises substitution data, so a changed variable
+// SubstitutionsDigest summarises substitution data, so a changed variable
 // re-renders even at the same revision.
-func substituteDigest(sources []kustomize.SubstituteSource) string {
+func SubstitutionsDigest(sources []kustomize.SubstituteSource) string {
 	h := sha256.New()
 	for _, s := range sources {
 		h.Write([]byte(s.Kind + "\x00" + s.Name + "\x00"))

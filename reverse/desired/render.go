@@ -59,6 +59,11 @@ type Render struct {
 	// Objects: write-back verifies its edits against it instead of building
 	// the same tree again (one build per revision).
 	Built *kustomize.Result
+	// Files is the manifest of the tree built; nil when not taken.
+	Files *Manifest
+	// Substitutions is a digest of the postBuild substitution data the
+	// tree was built with.
+	Substitutions string
 
 	// owner stamps Flux's owner labels.
 	owner               *ssa.ResourceManager
@@ -105,7 +110,7 @@ func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, rev
 	}
 	index, indexErr := origin.NewIndex(opts, res)
 	out := &Render{Revision: revision, Generation: ks.Generation, Objects: make(map[ObjectKey]*unstructured.Unstructured, len(res.Objects)),
-		Index: index, IndexErr: indexErr, Built: res, ksName: ks.Name, ksNamespace: ks.Namespace,
+		Index: index, IndexErr: indexErr, Built: res, Substitutions: SubstitutionsDigest(subst), ksName: ks.Name, ksNamespace: ks.Namespace,
 		// The owner labels are how kustomize-controller (and reflux's live
 		// watches) recognise the objects of a Kustomization.
 		owner: ssa.NewResourceManager(nil, nil, ssa.Owner{Field: "kustomize-controller", Group: kustomizev1.GroupVersion.Group})}

@@ -18,10 +18,11 @@ import (
 	"github.com/reflux-dev/reflux/kustomize"
 )
 
-// ErrRevisionUnavailable means the source no longer (or not yet) serves the
-// revision Flux applied, so the desired state cannot be rendered. The drift
-// engine reports this and never guesses drift against another revision.
-var ErrRevisionUnavailable = errors.New("applied revision is not the source's current artifact")
+// ErrRevisionUnavailable means there is no revision to render: Flux
+// applied none yet, or the source serves no artifact (or lost it). The
+// drift engine reports this and never guesses drift against a revision
+// whose files it does not know.
+var ErrRevisionUnavailable = errors.New("no artifact to render")
 
 // Fetcher downloads and extracts an artifact into dir, verifying its digest.
 type Fetcher interface {
@@ -43,17 +44,30 @@ type Request struct {
 
 // State is what the Renderer has for a request.
 type State struct {
-	// Render is the render of the requested revision, generation and
-	// substitutions; nil until it is ready.
+	// Render is the best render there is for the request: the one of the
+	// revision Flux applied, with the Kustomization's current spec and
+	// substitutions, when it is ready (Ready); otherwise the newest render
+	// finished, of whatever revision, which the engine may still use for
+	// the objects a newer revision leaves as they were; nil when none.
 	Render *Render
-	// Building is true while that render runs; Since is when it started.
+	// Ready is true when Render is of the requested revision, spec and
+	// substitutions.
+	Ready bool
+	// Manifests are the manifests known of the revision Flux applied and of
+	// the one the source serves (nil where not taken yet).
+	Manifests []*Manifest
+	// Building is true while a render runs; Since is when it started.
 	Building bool
 	Since    time.Time
+	// Skipped counts revisions that were never rendered because a newer
+	// one was wanted before their turn: when revisions come faster than a
+	// build finishes, the Renderer builds the newest, never every one.
+	Skipped int
 	// Err is why the last attempt failed; the next Want after RetryAfter
 	// tries again.
 	Err error
-	// Builds counts the kustomize builds run for the requested revision,
-	// so that the one-build-per-revision promise can be watched.
+	// Builds counts the kustomize builds run for the applied revision, so
+	// that the one-build-per-revision promise can be watched.
 	Builds int
 }
 
@@ -73,21 +87,37 @@ type RendererOptions struct {
 	// Observer, when set, is told of every build.
 	Observer Observer
 	// Done, when set, is called (from the build's goroutine) when a wanted
-	// render finished, successfully or not.
+	// render finished, successfully or not, and when a revision's manifest
+	// was taken, ahead of its build.
 	Done func(types.NamespacedName)
+	// Delay, when set, is waited before each build: a slow build made on
+	// purpose, so that tests at a size that fits CI see what a tree of
+	// tens of thousands of objects does (issue 20).
+	Delay time.Duration
 }
 
+// keepRenders bounds the finished renders kept per Kustomization: the
+// applied revision's, and a newer one being rolled out.
+const keepRenders = 2
+
+// keepManifests bounds the manifests kept per Kustomization.
+const keepManifests = 4
+
 // Renderer renders Kustomizations off the caller's goroutine and keeps the
-// latest render of each. Want never waits on a build: it starts one when
-// the request differs from what is rendered or being rendered, and a newer
-// request cancels an older one's build. It is safe for concurrent use.
+// latest renders of each. Want never waits on a build. It renders the
+// revision the source serves, as soon as it serves it, while Flux may
+// still be applying it. A build is never cancelled for a newer request:
+// the newest request waits for it and is built next, so a Kustomization
+// whose revisions come faster than a build finishes still gets renders,
+// skipping the revisions in between. It is safe for concurrent use.
 type Renderer struct {
 	fetcher Fetcher
 	opts    RendererOptions
 	slots   chan struct{}
 	now     func() time.Time
-	// render builds an extracted artifact; a seam for tests.
-	render func(ctx context.Context, req Request) (*Render, error)
+	// render builds an extracted artifact; a seam for tests. It calls
+	// noted with the tree's manifest before it builds.
+	render func(ctx context.Context, req Request, noted func(*Manifest)) (*Render, error)
 
 	mu    sync.Mutex
 	state map[types.NamespacedName]*slot
@@ -95,18 +125,32 @@ type Renderer struct {
 
 // slot is one Kustomization's renders.
 type slot struct {
-	current    *Render
-	currentKey string
-	// wanted is the key being built (or that last failed), with its cancel.
-	wanted   string
-	cancel   context.CancelFunc
+	// renders are the finished renders, newest first.
+	renders []keyed
+	// manifests are the manifests taken, newest last.
+	manifests []*Manifest
+	// building is the key being built, since when, and its request;
+	// cancel stops it when the Kustomization is forgotten.
+	building string
 	since    time.Time
-	building bool
+	cancel   context.CancelFunc
+	// next is the newest request wanted while building, built next.
+	next    *Request
+	nextKey string
+	skipped int
+	// errKey is the key whose build failed last, at failedAt.
+	errKey   string
 	err      error
 	failedAt time.Time
-	// builds counts builds per revision, for the current revision only.
-	revision string
-	builds   int
+	// builds counts builds by revision, for the applied revision and the
+	// source's only: a revision is often built before Flux applies it.
+	builds map[string]int
+}
+
+// keyed is a finished render and the key it was built for.
+type keyed struct {
+	key    string
+	render *Render
 }
 
 // NewRenderer returns a Renderer that downloads artifacts with fetcher.
@@ -124,39 +168,109 @@ func NewRenderer(fetcher Fetcher, opts RendererOptions) *Renderer {
 }
 
 // Want returns what is rendered for req and, if the render for it is not
-// there yet, makes sure it is being built.
+// there yet, makes sure it is being built, or built next.
 func (r *Renderer) Want(req Request) State {
 	ks := req.Kustomization
 	id := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
 	if err := checkRevision(req); err != nil {
 		return State{Err: err}
 	}
-	key := fmt.Sprintf("%s@%d@%s", ks.Status.LastAppliedRevision, ks.Generation, substituteDigest(req.SubstituteFrom))
+	key := keyOf(req)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.state[id]
 	if s == nil {
-		s = &slot{}
+		s = &slot{builds: map[string]int{}}
 		r.state[id] = s
 	}
-	if s.revision != ks.Status.LastAppliedRevision {
-		s.revision, s.builds = ks.Status.LastAppliedRevision, 0
+	for rev := range s.builds {
+		if rev != ks.Status.LastAppliedRevision && rev != req.Artifact.Revision {
+			delete(s.builds, rev)
+		}
 	}
 	switch {
-	case s.currentKey == key:
-		return State{Render: s.current, Builds: s.builds}
-	case s.wanted == key && s.building:
-		return State{Building: true, Since: s.since, Builds: s.builds}
-	case s.wanted == key && s.err != nil && r.now().Sub(s.failedAt) < r.opts.RetryAfter:
-		return State{Err: s.err, Builds: s.builds}
+	case s.has(key), s.building == key:
+	case s.errKey == key && s.err != nil && r.now().Sub(s.failedAt) < r.opts.RetryAfter:
+		st := s.stateFor(req)
+		st.Err = s.err
+		return st
+	case s.building != "":
+		// Never cancel a build under way: a newer revision waits for it,
+		// and replaces whatever waited before it.
+		if s.next != nil && s.nextKey != key {
+			s.skipped++
+		}
+		c := copyRequest(req)
+		s.next, s.nextKey = &c, key
+	default:
+		r.start(id, s, key, copyRequest(req))
 	}
-	if s.cancel != nil {
-		s.cancel() // a newer revision (or spec) replaces the older build
+	return s.stateFor(req)
+}
+
+// keyOf is what a render is of: the source's revision, the Kustomization's
+// generation and its substitutions.
+func keyOf(req Request) string {
+	return fmt.Sprintf("%s@%d@%s", req.Artifact.Revision, req.Kustomization.Generation, SubstitutionsDigest(req.SubstituteFrom))
+}
+
+// appliedKey is the key of the render Flux applied.
+func appliedKey(req Request) string {
+	ks := req.Kustomization
+	return fmt.Sprintf("%s@%d@%s", ks.Status.LastAppliedRevision, ks.Generation, SubstitutionsDigest(req.SubstituteFrom))
+}
+
+func (s *slot) has(key string) bool {
+	for _, k := range s.renders {
+		if k.key == key {
+			return true
+		}
 	}
+	return false
+}
+
+// stateFor is what the slot has for req.
+func (s *slot) stateFor(req Request) State {
+	st := State{Building: s.building != "", Since: s.since, Skipped: s.skipped,
+		Builds: s.builds[req.Kustomization.Status.LastAppliedRevision]}
+	applied := appliedKey(req)
+	for _, k := range s.renders {
+		if k.key == applied {
+			st.Render, st.Ready = k.render, true
+			break
+		}
+	}
+	if st.Render == nil && len(s.renders) > 0 {
+		st.Render = s.renders[0].render
+	}
+	for _, rev := range []string{req.Kustomization.Status.LastAppliedRevision, req.Artifact.Revision} {
+		st.Manifests = append(st.Manifests, s.manifest(rev))
+		if req.Artifact.Revision == req.Kustomization.Status.LastAppliedRevision {
+			break
+		}
+	}
+	return st
+}
+
+func (s *slot) manifest(revision string) *Manifest {
+	for _, m := range s.manifests {
+		if m.Revision == revision {
+			return m
+		}
+	}
+	for _, k := range s.renders {
+		if k.render.Files != nil && k.render.Files.Revision == revision {
+			return k.render.Files
+		}
+	}
+	return nil
+}
+
+// start builds key; the caller holds r.mu.
+func (r *Renderer) start(id types.NamespacedName, s *slot, key string, req Request) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s.wanted, s.cancel, s.since, s.building, s.err = key, cancel, r.now(), true, nil
-	go r.build(ctx, cancel, id, key, copyRequest(req))
-	return State{Building: true, Since: s.since, Builds: s.builds}
+	s.building, s.cancel, s.since = key, cancel, r.now()
+	go r.build(ctx, cancel, id, key, req)
 }
 
 // copyRequest deep-copies what the build reads, so the caller may change
@@ -181,7 +295,7 @@ func (r *Renderer) build(ctx context.Context, cancel context.CancelFunc, id type
 		return
 	}
 	start := r.now()
-	render, err := r.render(ctx, req)
+	render, err := r.render(ctx, req, func(m *Manifest) { r.noteManifest(id, m) })
 	<-r.slots
 	if len(r.slots) == 0 {
 		// A build allocates many times what the render keeps (krusty's
@@ -191,28 +305,58 @@ func (r *Renderer) build(ctx context.Context, cancel context.CancelFunc, id type
 		debug.FreeOSMemory()
 	}
 	if ctx.Err() != nil {
-		return // replaced or forgotten meanwhile: nobody wants this one
+		return // forgotten meanwhile: nobody wants this one
 	}
 	if r.opts.Observer != nil {
-		r.opts.Observer.ObserveRender(id, req.Kustomization.Status.LastAppliedRevision, r.now().Sub(start), err)
+		r.opts.Observer.ObserveRender(id, req.Artifact.Revision, r.now().Sub(start), err)
 	}
+	r.finish(id, key, req, render, err)
+	if r.opts.Done != nil {
+		r.opts.Done(id)
+	}
+}
+
+// finish keeps a build's outcome and starts the build that waited for it.
+func (r *Renderer) finish(id types.NamespacedName, key string, req Request, render *Render, err error) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	s := r.state[id]
-	if s == nil || s.wanted != key {
-		r.mu.Unlock()
+	if s == nil || s.building != key {
 		return
 	}
-	s.building, s.cancel = false, nil
-	if s.revision == req.Kustomization.Status.LastAppliedRevision {
-		s.builds++
-	}
+	s.building, s.cancel = "", nil
+	s.builds[req.Artifact.Revision]++
 	if err != nil {
-		s.err, s.failedAt = err, r.now()
+		s.errKey, s.err, s.failedAt = key, err, r.now()
 	} else {
-		s.current, s.currentKey = render, key
+		s.renders = append([]keyed{{key: key, render: render}}, s.renders...)
+		if len(s.renders) > keepRenders {
+			s.renders = s.renders[:keepRenders]
+		}
+		s.skipped = 0
+	}
+	if next := s.next; next != nil {
+		s.next, s.nextKey = nil, ""
+		if !s.has(keyOf(*next)) {
+			r.start(id, s, keyOf(*next), *next)
+		}
+	}
+}
+
+// noteManifest keeps a revision's manifest, taken before its build, and
+// says so: the engine can already tell which objects it leaves as they
+// were.
+func (r *Renderer) noteManifest(id types.NamespacedName, m *Manifest) {
+	r.mu.Lock()
+	s := r.state[id]
+	if s != nil && s.manifest(m.Revision) == nil {
+		s.manifests = append(s.manifests, m)
+		if len(s.manifests) > keepManifests {
+			s.manifests = s.manifests[len(s.manifests)-keepManifests:]
+		}
 	}
 	r.mu.Unlock()
-	if r.opts.Done != nil {
+	if s != nil && r.opts.Done != nil {
 		r.opts.Done(id)
 	}
 }
@@ -222,8 +366,8 @@ func (r *Renderer) build(ctx context.Context, cancel context.CancelFunc, id type
 func (r *Renderer) Current(id types.NamespacedName) *Render {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s := r.state[id]; s != nil {
-		return s.current
+	if s := r.state[id]; s != nil && len(s.renders) > 0 {
+		return s.renders[0].render
 	}
 	return nil
 }
@@ -239,24 +383,19 @@ func (r *Renderer) Forget(id types.NamespacedName) {
 	delete(r.state, id)
 }
 
-// checkRevision refuses requests whose applied revision the source does not
-// serve: rendering another revision would report drift that is not there.
+// checkRevision refuses requests with nothing to render: Flux applied no
+// revision yet, or the source serves no artifact.
 func checkRevision(req Request) error {
-	applied := req.Kustomization.Status.LastAppliedRevision
-	if applied == "" {
+	if req.Kustomization.Status.LastAppliedRevision == "" {
 		return fmt.Errorf("%w: Kustomization has applied no revision yet", ErrRevisionUnavailable)
 	}
-	if req.Artifact == nil || req.Artifact.Revision != applied {
-		current := "none"
-		if req.Artifact != nil {
-			current = req.Artifact.Revision
-		}
-		return fmt.Errorf("%w: applied %s, source serves %s", ErrRevisionUnavailable, applied, current)
+	if req.Artifact == nil {
+		return fmt.Errorf("%w: the source serves no artifact", ErrRevisionUnavailable)
 	}
 	return nil
 }
 
-func (r *Renderer) fetchAndRender(ctx context.Context, req Request) (*Render, error) {
+func (r *Renderer) fetchAndRender(ctx context.Context, req Request, noted func(*Manifest)) (*Render, error) {
 	dir, err := os.MkdirTemp("", "reflux-artifact-")
 	if err != nil {
 		return nil, fmt.Errorf("creating artifact dir: %w", err)
@@ -269,7 +408,41 @@ func (r *Renderer) fetchAndRender(ctx context.Context, req Request) (*Render, er
 		}
 		return nil, fmt.Errorf("fetching artifact %s: %w", a.URL, err)
 	}
-	return render(ctx, dir, req.Kustomization, a.Revision, req.SubstituteFrom)
+	files, err := hashTree(dir, a.Revision)
+	if err != nil {
+		return nil, err
+	}
+	noted(files)
+	if r.opts.Delay > 0 {
+		select {
+		case <-time.After(r.opts.Delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	out, err := render(ctx, dir, req.Kustomization, a.Revision, req.SubstituteFrom)
+	if err != nil {
+		return nil, err
+	}
+	out.Files = files
+	return out, nil
+}
+
+// Build renders root, the tree of revision, for ks as the Renderer does,
+// with the tree's manifest: for tools and tests that have a tree at hand
+// rather than an artifact.
+func Build(ctx context.Context, root string, ks *kustomizev1.Kustomization, revision string,
+	subst []kustomize.SubstituteSource) (*Render, error) {
+	files, err := hashTree(root, revision)
+	if err != nil {
+		return nil, err
+	}
+	out, err := render(ctx, root, ks, revision, subst)
+	if err != nil {
+		return nil, err
+	}
+	out.Files = files
+	return out, nil
 }
 
 // NewFetcher returns Flux's archive fetcher with the limits reflux uses:

@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,17 +96,16 @@ func (d *done) wait(g Gomega) {
 	g.Eventually(d.ch, 30*time.Second).Should(Receive())
 }
 
-// rendered waits for req to be rendered and returns the render.
+// rendered waits for req to be rendered and returns the render. Done is
+// also called when a revision's manifest is taken, ahead of the build, so
+// it waits on Ready, not on one call.
 func rendered(g Gomega, r *Renderer, d *done, req Request) *Render {
-	st := r.Want(req)
-	if st.Render != nil {
-		return st.Render
-	}
-	g.Expect(st.Err).NotTo(HaveOccurred())
-	g.Expect(st.Building).To(BeTrue())
-	d.wait(g)
-	st = r.Want(req)
-	g.Expect(st.Err).NotTo(HaveOccurred())
+	var st State
+	g.Eventually(func() bool {
+		st = r.Want(req)
+		g.Expect(st.Err).NotTo(HaveOccurred())
+		return st.Ready
+	}, 30*time.Second).Should(BeTrue())
 	g.Expect(st.Render).NotTo(BeNil())
 	return st.Render
 }
@@ -150,7 +148,11 @@ func TestRendererRendersAppliedRevisionAsFluxApplies(t *testing.T) {
 	g.Expect(atomic.LoadInt32(hits)).To(Equal(int32(2)))
 }
 
-func TestRendererRefusesOtherRevisions(t *testing.T) {
+// TestRendererRendersTheSourcesRevisionAhead: while Flux has not applied
+// the revision the source serves, that revision is rendered anyway, and
+// its manifest is known at once; nothing is served as the applied
+// revision's render until it is. A failure is reported until RetryAfter.
+func TestRendererRendersTheSourcesRevisionAhead(t *testing.T) {
 	g := NewWithT(t)
 	artifact, hits := artifactServer(t, tarball(t, "testdata/shop"))
 	d := newDone()
@@ -160,25 +162,40 @@ func TestRendererRefusesOtherRevisions(t *testing.T) {
 
 	ks := shopKustomization()
 	ks.Status.LastAppliedRevision = "main@sha1:old"
-	st := renderer.Want(Request{Kustomization: ks, Artifact: artifact})
-	g.Expect(st.Err).To(MatchError(ErrRevisionUnavailable))
-	g.Expect(st.Err.Error()).To(ContainSubstring("applied main@sha1:old, source serves main@sha1:abc"))
+	var st State
+	g.Eventually(func() *Render { st = renderer.Want(Request{Kustomization: ks, Artifact: artifact}); return st.Render }, 30*time.Second).
+		ShouldNot(BeNil(), "the source's revision is rendered while Flux rolls it out")
+	g.Expect(st.Ready).To(BeFalse(), "not the applied revision's render")
+	g.Expect(st.Render.Revision).To(Equal("main@sha1:abc"))
+	g.Expect(st.Manifests).To(HaveLen(2))
+	g.Expect(st.Manifests[0]).To(BeNil(), "the applied revision's tree was never seen")
+	g.Expect(st.Manifests[1].Revision).To(Equal("main@sha1:abc"))
+	g.Expect(st.Manifests[1].Files).To(HaveKey("overlays/prod/kustomization.yaml"))
+	g.Expect(st.Render.Files).To(BeIdenticalTo(st.Manifests[1]))
+
+	// Flux applies it: the same render is now the applied one, not built again.
+	ks.Status.LastAppliedRevision = "main@sha1:abc"
+	st = renderer.Want(Request{Kustomization: ks, Artifact: artifact})
+	g.Expect(st.Ready).To(BeTrue())
+	g.Expect(st.Builds).To(Equal(1), "built before Flux applied it, and once")
+	g.Expect(atomic.LoadInt32(hits)).To(Equal(int32(1)))
 
 	ks.Status.LastAppliedRevision = ""
 	g.Expect(renderer.Want(Request{Kustomization: ks, Artifact: artifact}).Err).To(MatchError(ErrRevisionUnavailable))
-	g.Expect(atomic.LoadInt32(hits)).To(Equal(int32(0)), "nothing is fetched for a revision that cannot match")
+	ks.Status.LastAppliedRevision = "main@sha1:abc"
+	g.Expect(renderer.Want(Request{Kustomization: ks}).Err).To(MatchError(ErrRevisionUnavailable), "no artifact")
 
 	// A digest mismatch is reported until RetryAfter, then tried again.
 	ks = shopKustomization()
+	ks.Name = "other"
 	bad := *artifact
 	bad.Digest = "sha256:" + hex.EncodeToString(make([]byte, 32))
 	g.Expect(renderer.Want(Request{Kustomization: ks, Artifact: &bad}).Building).To(BeTrue())
-	d.wait(g)
-	g.Expect(renderer.Want(Request{Kustomization: ks, Artifact: &bad}).Err).To(HaveOccurred())
+	g.Eventually(func() error { return renderer.Want(Request{Kustomization: ks, Artifact: &bad}).Err }, 30*time.Second).Should(HaveOccurred())
 	g.Expect(renderer.Want(Request{Kustomization: ks, Artifact: &bad}).Err).To(HaveOccurred(), "not retried in a loop")
 	now = now.Add(2 * time.Hour)
 	g.Expect(renderer.Want(Request{Kustomization: ks, Artifact: &bad}).Building).To(BeTrue(), "retried after RetryAfter")
-	d.wait(g)
+	g.Eventually(func() error { return renderer.Want(Request{Kustomization: ks, Artifact: &bad}).Err }, 30*time.Second).Should(HaveOccurred())
 	// The good artifact for the same key is wanted at once: a failure is
 	// never served in place of a render.
 	renderer.now = func() time.Time { return now.Add(4 * time.Hour) }
@@ -186,47 +203,51 @@ func TestRendererRefusesOtherRevisions(t *testing.T) {
 	g.Expect(r.Objects).To(HaveLen(3))
 }
 
-// TestRendererNewerRevisionCancelsOlder: a build still running for an
-// older revision is cancelled, its result is never served, and Want never
-// waits for either.
-func TestRendererNewerRevisionCancelsOlder(t *testing.T) {
+// TestRendererNeverCancelsABuildForANewerRevision: a build under way
+// finishes even when newer revisions are wanted meanwhile; the newest of
+// them is built next and those in between are skipped, so renders keep
+// coming however fast revisions do (issue 20).
+func TestRendererNeverCancelsABuildForANewerRevision(t *testing.T) {
 	g := NewWithT(t)
 	d := newDone()
 	renderer := NewRenderer(nil, RendererOptions{Done: d.fn})
-	release := make(chan struct{})
-	started := make(chan string, 2)
-	var mu sync.Mutex
-	cancelled := map[string]bool{}
-	renderer.render = func(ctx context.Context, req Request) (*Render, error) {
-		rev := req.Kustomization.Status.LastAppliedRevision
+	release := make(chan struct{}, 4)
+	started := make(chan string, 4)
+	renderer.render = func(ctx context.Context, req Request, _ func(*Manifest)) (*Render, error) {
+		rev := req.Artifact.Revision
 		started <- rev
 		select {
 		case <-ctx.Done():
-			mu.Lock()
-			cancelled[rev] = true
-			mu.Unlock()
 			return nil, ctx.Err()
 		case <-release:
-			return &Render{Revision: rev}, nil
+			return &Render{Revision: rev, Generation: req.Kustomization.Generation}, nil
 		}
 	}
 	ks := shopKustomization()
-	old := Request{Kustomization: ks.DeepCopy(), Artifact: &meta.Artifact{Revision: "main@sha1:abc"}}
-	g.Expect(renderer.Want(old).Building).To(BeTrue())
-	g.Eventually(started).Should(Receive(Equal("main@sha1:abc")), "the older build is under way")
+	want := func(rev string) State {
+		return renderer.Want(Request{Kustomization: ks, Artifact: &meta.Artifact{Revision: rev}})
+	}
+	g.Expect(want("main@sha1:abc").Building).To(BeTrue())
+	g.Eventually(started).Should(Receive(Equal("main@sha1:abc")), "the first build is under way")
+	g.Expect(want("main@sha1:def").Skipped).To(BeZero())
+	st := want("main@sha1:fff")
+	g.Expect(st.Skipped).To(Equal(1), "def waited, and fff replaced it")
+	g.Expect(st.Building).To(BeTrue())
 
-	ks.Status.LastAppliedRevision = "main@sha1:def"
-	newer := Request{Kustomization: ks, Artifact: &meta.Artifact{Revision: "main@sha1:def"}}
-	g.Expect(renderer.Want(newer).Building).To(BeTrue())
-	g.Eventually(func() bool { mu.Lock(); defer mu.Unlock(); return cancelled["main@sha1:abc"] }).Should(BeTrue())
+	release <- struct{}{}
+	g.Eventually(started).Should(Receive(Equal("main@sha1:fff")), "the newest is built next; def never")
+	st = want("main@sha1:fff")
+	g.Expect(st.Render).NotTo(BeNil(), "the first build finished and is served meanwhile")
+	g.Expect(st.Render.Revision).To(Equal("main@sha1:abc"))
+	g.Expect(st.Skipped).To(BeZero(), "a render came: the count starts over")
 
-	close(release)
-	d.wait(g)
-	st := renderer.Want(newer)
-	g.Expect(st.Render).NotTo(BeNil())
-	g.Expect(st.Render.Revision).To(Equal("main@sha1:def"))
-	g.Expect(renderer.Current(types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}).Revision).To(Equal("main@sha1:def"))
-	g.Consistently(d.ch, 200*time.Millisecond).ShouldNot(Receive(), "the cancelled build reports nothing")
+	release <- struct{}{}
+	id := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
+	g.Eventually(func() string { return renderer.Current(id).Revision }).Should(Equal("main@sha1:fff"))
+	st = want("main@sha1:fff")
+	g.Expect(st.Ready).To(BeTrue(), "Flux applied abc: its render is the one served")
+	g.Expect(st.Render.Revision).To(Equal("main@sha1:abc"))
+	g.Consistently(started, 200*time.Millisecond).ShouldNot(Receive(), "nothing else is built")
 }
 
 // TestRendererBoundsConcurrentBuilds: at most Workers builds run at once.
@@ -236,7 +257,7 @@ func TestRendererBoundsConcurrentBuilds(t *testing.T) {
 	renderer := NewRenderer(nil, RendererOptions{Workers: 2, Done: d.fn})
 	var running, peak atomic.Int32
 	release := make(chan struct{})
-	renderer.render = func(ctx context.Context, req Request) (*Render, error) {
+	renderer.render = func(ctx context.Context, req Request, _ func(*Manifest)) (*Render, error) {
 		n := running.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}

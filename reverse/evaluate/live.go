@@ -68,12 +68,12 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 		res.Fields = nil // Flux does not apply it at all
 	}
 	obs := observe.Observe(observe.Input{
-		Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: snap.Render.Revision,
+		Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: snap.Revision(),
 		Live: in.Live, Desired: want, Result: res, Index: snap.Render.Index, Classifier: snap.Gov.Classifier,
 		Attribute: e.attributor(in.Live), Remover: e.remover(in.Live), Now: e.opts.Now(),
 	})
 	dIn.Observation, dIn.WantHold, dIn.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
-	dIn.Revision = snap.Render.Revision
+	dIn.Revision = snap.Revision()
 	if in.Record != nil {
 		dIn.Declared = decide.Declares(want, in.Record.Spec.Fields)
 	}

@@ -73,8 +73,8 @@ func (gv *Governor) Handle(ctx context.Context, k intake.Key, c intake.Change, r
 }
 
 // decide decides for a governed live object under its record's lock:
-// skip what is known clean, park what cannot be evaluated yet, evaluate
-// the rest.
+// skip what is known clean, park what cannot be evaluated yet (no render
+// describes the object as Flux applied it), evaluate the rest.
 func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p *execute.Plan, snap reverse.Snapshot,
 	live *unstructured.Unstructured, rec *refluxv1.Drift, resync bool) (decide.Decision, error) {
 	owner := snap.Gov.Key()
@@ -89,7 +89,7 @@ func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p
 			return decide.Decision{Why: "clean since the last check"}, nil
 		}
 	}
-	if !snap.Current {
+	if !snap.Usable(desired.KeyOf(live)) {
 		d, current := gv.wait(k, c, live, rec, p.Name, snap.Gov.MayHold())
 		if !current {
 			return d, nil

@@ -77,9 +77,45 @@ func (in *Intake) Publish(g *reverse.Governed, render *desired.Render) Status {
 	if reverse.IsCurrent(g, e.render) {
 		in.flushLocked(e)
 		in.resyncLocked(e)
+	} else {
+		in.flushUsableLocked(e)
 	}
 	in.setParked(id, len(e.parked))
 	return in.statusLocked(e)
+}
+
+// flushUsableLocked sends the parked changes that an older render can
+// evaluate now (reverse.Snapshot.Usable) to the live queue: a newer
+// revision's tree arrived, and leaves their objects as they were.
+func (in *Intake) flushUsableLocked(e *entry) {
+	snap := e.snapshot()
+	n := 0
+	for k, c := range e.parked {
+		if usable(snap, k, c) {
+			in.pending[k] = c.merge(in.pending[k])
+			in.live.Add(k)
+			delete(e.parked, k)
+			n++
+		}
+	}
+	if n > 0 {
+		in.opts.Log.Info("evaluating changes against an older render that still describes their objects",
+			"kustomization", e.gov.Key().String(), "changes", n, "render", e.render.Revision,
+			"applied", e.gov.Kustomization.Status.LastAppliedRevision)
+	}
+}
+
+// usable reports whether c can be evaluated against snap. Deletions and
+// audited Secret writes wait for the current render: whether Flux or a
+// person deleted an object depends on what the revision Flux applies
+// declares.
+func usable(snap reverse.Snapshot, k Key, c Change) bool {
+	return c.Deleted == nil && c.Audited == nil &&
+		snap.Usable(desired.ObjectKey{Group: k.GVK.Group, Kind: k.GVK.Kind, Namespace: k.Namespace, Name: k.Name})
+}
+
+func (e *entry) snapshot() reverse.Snapshot {
+	return reverse.Snapshot{Gov: e.gov, Render: e.render, Current: reverse.IsCurrent(e.gov, e.render)}
 }
 
 // Status returns what the intake knows of a Kustomization.
@@ -154,7 +190,7 @@ func (in *Intake) Snapshot(id types.NamespacedName) (reverse.Snapshot, bool) {
 	if e == nil {
 		return reverse.Snapshot{}, false
 	}
-	return reverse.Snapshot{Gov: e.gov, Render: e.render, Current: reverse.IsCurrent(e.gov, e.render)}, true
+	return e.snapshot(), true
 }
 
 // CurrentOrPark returns the snapshot of c's owner to decide c against:
@@ -172,8 +208,9 @@ func (in *Intake) CurrentOrPark(k Key, c Change) (snap reverse.Snapshot, governe
 	return snap, governed, false
 }
 
-// Park keeps a change until the render is current. It reports whether the
-// render became current meanwhile, in which case the caller evaluates.
+// Park keeps a change until the render is current, or a render that
+// describes its object arrives. It reports whether one is there already,
+// in which case the caller evaluates.
 func (in *Intake) Park(id types.NamespacedName, k Key, c Change) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -181,7 +218,7 @@ func (in *Intake) Park(id types.NamespacedName, k Key, c Change) bool {
 	if e == nil {
 		return false
 	}
-	if reverse.IsCurrent(e.gov, e.render) {
+	if snap := e.snapshot(); snap.Current || usable(snap, k, c) {
 		return true
 	}
 	e.parked[k] = c.merge(e.parked[k])
@@ -251,7 +288,7 @@ func (in *Intake) ForgetGone(owner types.NamespacedName, k Key) (reverse.Snapsho
 		delete(e.parked, k)
 	}
 	delete(e.clean, k)
-	return reverse.Snapshot{Gov: e.gov, Render: e.render, Current: reverse.IsCurrent(e.gov, e.render)}, true
+	return e.snapshot(), true
 }
 
 func (in *Intake) setParked(id types.NamespacedName, n int) {

@@ -93,11 +93,11 @@ func New(opts ...Option) (*Metrics, error) {
 		}, []string{"path"}),
 		RenderDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "reflux_render_duration_seconds",
-			Help:    "Time to fetch, build and index a Kustomization's applied revision.",
+			Help:    "Time to fetch, build and index a revision of a Kustomization.",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600},
 		}, []string{"namespace"}),
 		RenderBuilds: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "reflux_render_builds_total", Help: "Kustomize builds of applied revisions, by Kustomization and result.",
+			Name: "reflux_render_builds_total", Help: "Kustomize builds of Kustomizations' revisions (the source's, often before Flux applies them), by Kustomization and result.",
 		}, []string{"namespace", "kustomization", "result"}),
 		BuildsPerRevision: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "reflux_render_builds_per_revision", Help: "Kustomize builds of the Kustomization's current applied revision; 1 when all is well.",

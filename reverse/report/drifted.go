@@ -60,6 +60,11 @@ func Drifted(in DriftedInput) *metav1.Condition {
 		if in.Render.Building {
 			what += fmt.Sprintf(" (%s so far)", in.Now.Sub(in.Render.Since).Round(time.Second))
 		}
+		if in.Render.Skipped > 0 {
+			// Revisions come faster than a build: say that reflux goes
+			// for the newest rather than rendering each in turn.
+			what += fmt.Sprintf("; %d revision(s) came while it built and were skipped for the newest", in.Render.Skipped)
+		}
 		if in.Previous != nil && !slow && in.Engine.Parked == 0 {
 			return nil // a short render does not flap the condition
 		}
