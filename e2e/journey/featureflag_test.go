@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +24,32 @@ func editor(t *testing.T, script string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// checkProvenance reads the trailers of the branch's commit in dir with
+// git's own parser: they name the record, the rule, the severity and the
+// field manager of the live edit (docs/commit-trailers.md). The audited
+// user is named when the audit event arrived before the commit was
+// written, and never as a co-author.
+func checkProvenance(t *testing.T, g Gomega, dir string, rec *refluxv1.Drift, fl refluxv1.DriftField) {
+	t.Helper()
+	parse := exec.Command("git", "interpret-trailers", "--parse")
+	parse.Stdin = strings.NewReader(fixture.Git(t, dir, "log", "-1", "--format=%B"))
+	out, err := parse.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(out))
+	trailers := strings.Split(strings.TrimSpace(string(out)), "\n")
+	g.Expect(trailers).To(ContainElements(
+		"Reflux-Drift: "+rec.Namespace+"/"+rec.Name,
+		"Reflux-Rule: "+fl.Rule,
+		"Reflux-Severity: "+string(fl.Severity),
+		"Reflux-Field-Manager: kubectl-edit",
+	))
+	for _, tr := range trailers {
+		if strings.HasPrefix(tr, "Reflux-Edited-By: ") {
+			g.Expect(tr).To(Equal("Reflux-Edited-By: " + aliceName))
+		}
+		g.Expect(tr).NotTo(HavePrefix("Co-authored-by"))
+	}
 }
 
 // TestFeatureFlagBecomesASignedBranchAndResolvesOnMerge (scenario 1):
@@ -72,6 +99,7 @@ func TestFeatureFlagBecomesASignedBranchAndResolvesOnMerge(t *testing.T) {
 	// after the last flag of payment-flags.
 	dir := fixture.CloneBranch(t, env, f.Repo, branch)
 	fixture.VerifySigned(t, dir, f.Key.Public)
+	checkProvenance(t, g, dir, rec, fl)
 	g.Expect(fixture.Git(t, dir, "diff", "--name-only", "origin/main", "HEAD")).To(Equal("base/flags.yaml"))
 	hunks, added, removed := fixture.DiffLines(fixture.Git(t, dir, "diff", "-U0", "origin/main", "HEAD"))
 	g.Expect(added).To(Equal([]string{`  INSTANT_REFUNDS: "true"`}))

@@ -175,6 +175,7 @@ func (e *Engine) message(req Request, source string) (string, error) {
 	if req.Kind == KindAlert {
 		trailers = append(trailers, message.Trailer{Key: message.TrailerNeedsDecision, Value: "true"})
 	}
+	trailers = append(trailers, message.Provenance(req.Fields)...)
 	msg, err := message.Compose(body, trailers)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrInvalidRequest, err)

@@ -184,12 +184,14 @@ func (g group) messageFields() []message.Field {
 		mf := message.Field{
 			Object:  fmt.Sprintf("%s/%s %s/%s", o.APIVersion, o.Kind, o.Namespace, o.Name),
 			Pointer: f.field.Pointer, GitValue: f.field.GitValue, LiveValue: f.field.LiveValue,
-			Severity: string(f.field.Severity),
+			Severity: string(f.field.Severity), Rule: f.field.Rule,
+			Record: f.record.Namespace + "/" + f.record.Name,
 		}
 		if f.field.Origin != nil {
 			mf.File, mf.Line = f.field.Origin.File, int(f.field.Origin.Line)
 		}
 		if m := f.field.Modifier; m != nil {
+			mf.Manager, mf.User = m.Manager, m.User
 			mf.LastModifier = m.Manager
 			if m.User != "" {
 				mf.LastModifier = m.User + " (" + m.Manager + ")"

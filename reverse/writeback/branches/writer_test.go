@@ -69,12 +69,12 @@ func shopSet(url string) reverse.DriftSet {
 	p.Spec.Git.AlertBranches = "Separate"
 	seen := metav1.NewTime(time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC))
 	flags := refluxv1.Drift{}
-	flags.Name = "configmap-checkout-flags-1"
+	flags.Name, flags.Namespace = "configmap-checkout-flags-1", "flux-system"
 	flags.Spec.Object = refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "checkout-flags"}
 	flags.Spec.FirstSeen = seen
 	flags.Spec.Fields = []refluxv1.DriftField{{
 		Pointer: "/data/EXPRESS_SHIPPING", ChangeType: refluxv1.ChangeAdd, LiveValue: `"true"`,
-		Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, FirstSeen: &seen,
+		Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, Rule: "feature-flags", FirstSeen: &seen,
 		Origin:   &refluxv1.FieldOrigin{File: "base/kustomization.yaml", Kind: "generator-literal"},
 		Modifier: &refluxv1.Modifier{Manager: "kubectl-edit", User: "alice@example.com"},
 	}}
@@ -138,6 +138,11 @@ func TestMergeAndAlertBranches(t *testing.T) {
 	msg := run(t, dir, "git", "log", "-1", "--format=%B")
 	g.Expect(msg).To(ContainSubstring("/data/EXPRESS_SHIPPING"))
 	g.Expect(msg).To(ContainSubstring("alice@example.com"))
+	// The trailers say which record, rule and person the change came from.
+	trailers := run(t, dir, "sh", "-c", "git log -1 --format=%B | git interpret-trailers --parse")
+	g.Expect(trailers).To(ContainSubstring("Reflux-Drift: flux-system/configmap-checkout-flags-1\n" +
+		"Reflux-Rule: feature-flags\nReflux-Severity: low\nReflux-Field-Manager: kubectl-edit\n" +
+		"Reflux-Edited-By: alice@example.com\n"))
 	// Only the intended file changed.
 	g.Expect(strings.TrimSpace(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).To(Equal("base/kustomization.yaml"))
 

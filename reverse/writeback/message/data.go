@@ -38,6 +38,17 @@ type Field struct {
 	FirstSeen time.Time
 	// Severity is the classification given by the drift policy.
 	Severity string
+	// Record is "<namespace>/<name>" of the Drift record the field
+	// belongs to.
+	Record string
+	// Rule names the policy rule that classified the field, such as
+	// "feature-flags" or "default:replicas".
+	Rule string
+	// Manager is the field manager of the live change (managedFields).
+	Manager string
+	// User is the authenticated user the audit log names for the live
+	// change; empty when the audit log did not say.
+	User string
 }
 
 // Origin returns "file:line", or just the file when the line is unknown.

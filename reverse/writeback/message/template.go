@@ -140,6 +140,10 @@ func sanitizeData(d Data) Data {
 		f.File = Escape(f.File)
 		f.LastModifier = Escape(f.LastModifier)
 		f.Severity = Escape(f.Severity)
+		f.Record = Escape(f.Record)
+		f.Rule = Escape(f.Rule)
+		f.Manager = Escape(f.Manager)
+		f.User = Escape(f.User)
 		out.Fields[i] = f
 	}
 	return out
