@@ -31,7 +31,7 @@ func TestPullRequestFromGroup(t *testing.T) {
 			action: refluxv1.MergeAction,
 			title:  "reflux: flux-system/shop: add ConfigMap/checkout-flags /data/EXPRESS_SHIPPING",
 			labels: []string{"reflux", "severity/low"}, reviewers: []string{"platform"}, assignees: []string{"oncall"},
-			bodyContains: []string{"| v1/ConfigMap shop/checkout-flags | `/data/EXPRESS_SHIPPING` | (none) → `\"true\"` | `base/kustomization.yaml` | alice@example.com (kubectl-edit) | 2026-11-29 02:00:00Z | low | — |",
+			bodyContains: []string{"| v1/ConfigMap shop/checkout-flags | `/data/EXPRESS_SHIPPING` | (none) → `\"true\"` | `base/kustomization.yaml` | alice@example.com (kubectl-edit) | 2026-11-29 02:00:00Z | low | feature-flags |",
 				"Merge to keep the live values"},
 		},
 		{
@@ -41,6 +41,14 @@ func TestPullRequestFromGroup(t *testing.T) {
 			labels: []string{"reflux", "needs-decision", "severity/low"}, draft: true,
 			reviewers: []string{"platform"}, assignees: []string{"oncall"},
 			bodyContains: []string{"`4` → `6`", "`overlays/prod/kustomization.yaml:6`", "reflux never merges this pull request"},
+		},
+		{
+			name:   "a field no rule named shows a dash",
+			mutate: func(s *refluxSet) { s.set.Records[0].Spec.Fields[0].Rule = "" },
+			action: refluxv1.MergeAction,
+			title:  "reflux: flux-system/shop: add ConfigMap/checkout-flags /data/EXPRESS_SHIPPING",
+			labels: []string{"reflux", "severity/low"}, reviewers: []string{"platform"}, assignees: []string{"oncall"},
+			bodyContains: []string{"| low | — |"},
 		},
 		{
 			name: "a rule's override replaces the policy's reviewers",
