@@ -158,6 +158,24 @@ func TestWritePullRequestsOnGitea(t *testing.T) {
 	g.Expect(bc.DeletedClosed).To(ConsistOf(And(HaveField("Branch", alert.Branch), HaveField("Commit", alert.Commit),
 		HaveField("PullRequest", alert.PullRequest))))
 	g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/branches/"+alert.Branch, nil, nil)).To(MatchError(ContainSubstring("404")))
+	// Gitea closes the unmerged pull requests of a deleted branch later, on
+	// its push queue, right after it records the deletion in the
+	// repository's feed. Wait for that, or it closes the pull request the
+	// same branch name gets next and the test sees a reviewer's close.
+	g.Eventually(func() []string {
+		var feed []struct {
+			OpType  string `json:"op_type"`
+			RefName string `json:"ref_name"`
+		}
+		g.Expect(gt.API(ctx, http.MethodGet, "/repos/reflux/shop/activities/feeds", nil, &feed)).To(Succeed())
+		var deleted []string
+		for _, a := range feed {
+			if a.OpType == "delete_branch" {
+				deleted = append(deleted, a.RefName)
+			}
+		}
+		return deleted
+	}, 30*time.Second, 100*time.Millisecond).Should(ContainElement("refs/heads/" + alert.Branch))
 
 	// The same drift is made again: its branch gets the same name (names
 	// follow the drift), and the closed pull request, which decided the

@@ -2,6 +2,7 @@ package forge
 
 import (
 	"context"
+	"strings"
 )
 
 // Find returns the newest pull request whose head is branch, in any
@@ -66,8 +67,15 @@ func (c *Client) follow(ctx context.Context, pr PullRequest, req Request) (Resul
 	return res, nil
 }
 
-// retitle updates the title and body of res when req changed them.
+// retitle updates the title and body of res when req changed them. A
+// reviewer who took a draft out of draft decided it is ready: where the
+// forge marks drafts in the title (Gitea's "WIP: ", GitLab's "Draft: "),
+// a title without the mark keeps it off, or the next write would undo
+// their decision and refuse their merge.
 func (c *Client) retitle(ctx context.Context, res *Result, req Request) error {
+	if mark := c.b.title(Request{Draft: true}); req.Draft && mark != "" && !strings.HasPrefix(res.Title, mark) {
+		req.Draft = false
+	}
 	title := c.b.title(req)
 	if res.Title == title && res.Body == req.Body {
 		return nil

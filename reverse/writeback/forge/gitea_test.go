@@ -159,6 +159,15 @@ func TestGiteaPullRequests(t *testing.T) {
 		To(MatchError(ContainSubstring("Work in progress PRs cannot be merged")))
 	g.Expect(gt.API(ctx, http.MethodPatch, fmt.Sprintf("/repos/reflux/fleet/pulls/%d", res.Number),
 		map[string]any{"title": req.Title}, nil)).To(Succeed())
+	// reflux writes again (the drift set changed) and leaves the human's
+	// decision alone: the body follows, the title stays out of draft.
+	req.Body = "| one |\n| two |\n| three |"
+	ready, err := again.Ensure(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ready.Updated).To(BeTrue())
+	g.Expect(gt.API(ctx, http.MethodGet, fmt.Sprintf("/repos/reflux/fleet/pulls/%d", res.Number), nil, &pr)).To(Succeed())
+	g.Expect(pr.Title).To(Equal(req.Title), "still out of draft")
+	g.Expect(pr.Body).To(Equal(req.Body))
 	g.Expect(gt.Merge(ctx, "reflux", "fleet", int(res.Number), "squash", true)).To(Succeed())
 	g.Eventually(func() error {
 		return gt.API(ctx, http.MethodGet, "/repos/reflux/fleet/branches/"+head, nil, nil)
