@@ -3,6 +3,7 @@ package desired
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/ssa"
@@ -64,6 +65,11 @@ type Render struct {
 	// Substitutions is a digest of the postBuild substitution data the
 	// tree was built with.
 	Substitutions string
+
+	// deltas are what changed to other revisions' trees (Reusable),
+	// worked out once each.
+	deltaMu sync.Mutex
+	deltas  map[string]delta
 
 	// owner stamps Flux's owner labels.
 	owner               *ssa.ResourceManager

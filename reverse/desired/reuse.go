@@ -50,24 +50,62 @@ func (r *Render) Reusable(key ObjectKey, targets []*Manifest) bool {
 		if t.Revision == r.Revision {
 			continue
 		}
+		d := r.deltaTo(t)
+		if d.anyObject {
+			return false
+		}
 		if files == nil {
 			var ok bool
 			if files, ok = r.objectFiles(key); !ok {
 				return false
 			}
 		}
-		for p := range Changed(r.Files, t) {
-			_, had := r.Files.Files[p]
-			switch {
-			case files[p], isKustomization(p):
-				return false
-			case !had, r.Index.IsResourceFile(p):
-			default:
+		for p := range d.resources {
+			if files[p] {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// delta is what changed between a render's tree and another revision's:
+// the resource files, each of which changes only the objects it
+// declares, and whether anything else changed, which can change any.
+type delta struct {
+	resources map[string]bool
+	anyObject bool
+}
+
+// deltaTo works out the delta to t once per revision: a flush asks it for
+// every parked change, under the intake's lock, and comparing two
+// manifests of a large tree costs a pass over every file.
+func (r *Render) deltaTo(t *Manifest) delta {
+	r.deltaMu.Lock()
+	defer r.deltaMu.Unlock()
+	if d, ok := r.deltas[t.Revision]; ok {
+		return d
+	}
+	d := delta{resources: map[string]bool{}}
+	for p := range Changed(r.Files, t) {
+		_, had := r.Files.Files[p]
+		switch {
+		case isKustomization(p):
+			d.anyObject = true
+		case r.Index.IsResourceFile(p):
+			d.resources[p] = true
+		case !had:
+			// A new file: at most a new resource (a Flux-generated
+			// kustomization lists every file).
+		default:
+			d.anyObject = true
+		}
+	}
+	if r.deltas == nil || len(r.deltas) >= keepManifests {
+		r.deltas = map[string]delta{}
+	}
+	r.deltas[t.Revision] = d
+	return d
 }
 
 // objectFiles is every file the object's fields come from, through every

@@ -2,6 +2,7 @@ package desired
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,8 +28,12 @@ func TestReusable(t *testing.T) {
 	deploy := ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "checkout"}
 	service := ObjectKey{Kind: "Service", Namespace: "shop", Name: "checkout"}
 	files := r.Files.Files
+	// Each tree is its own revision: a revision's tree never changes, and
+	// the render remembers what changed to each.
+	n := 0
 	with := func(edit map[string]string) *Manifest {
-		m := &Manifest{Revision: "main@sha1:def", Files: map[string]string{}}
+		n++
+		m := &Manifest{Revision: fmt.Sprintf("main@sha1:%d", n), Files: map[string]string{}}
 		for p, sum := range files {
 			m.Files[p] = sum
 		}
