@@ -48,6 +48,12 @@ type KustomizationReconciler struct {
 	Watcher  *Watcher
 	Renderer *desired.Renderer
 	Drift    *governor.Metrics
+	// Events records the Kustomization's events (Flux's recorder); nil
+	// records none.
+	Events governor.EventRecorder
+	// APIReader reads uncached, where a cached read could be older than
+	// the reconciler's own last write; nil trusts the cache.
+	APIReader client.Reader
 
 	// RetryInterval is how soon an unavailable artifact is tried again.
 	RetryInterval time.Duration
@@ -123,6 +129,10 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, apiacl.AccessDeniedReason, "%s", err)
 		ctrl.LoggerFrom(ctx).Error(err, "Kustomization refused", "reason", apiacl.AccessDeniedReason)
 		return ctrl.Result{}, nil // stalled until the spec changes
+	}
+	if err := policy.CheckCluster(obj); err != nil {
+		r.unsupported(ctx, obj, refluxv1.RemoteClusterUnsupportedReason, err)
+		return ctrl.Result{}, nil // until the spec changes
 	}
 	if obj.Status.LastAppliedRevision == "" {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.KustomizationNotReadyReason,

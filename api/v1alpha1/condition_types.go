@@ -79,6 +79,13 @@ const (
 	// RenderFailedReason means the applied revision could not be rendered;
 	// live changes are kept until a render succeeds.
 	RenderFailedReason = "RenderFailed"
+	// RemoteClusterUnsupportedReason means Flux applies the Kustomization
+	// to another cluster through spec.kubeConfig, which reflux does not
+	// govern yet (issue 24): nothing of it is watched, dry-run, held or
+	// recorded, so drift in that cluster goes undetected. The Warning
+	// event emitted when a Kustomization comes to this carries the same
+	// reason.
+	RemoteClusterUnsupportedReason = "RemoteClusterUnsupported"
 )
 
 // Reasons for the ReverseSynced condition.

@@ -3,7 +3,8 @@ package v1alpha1
 // Reasons of the events reflux records on a Kustomization, which Flux's
 // notification-controller routes: an Alert's eventSources and
 // inclusionList match on them. BranchPushed and the other write-back
-// outcomes use the ReverseSynced reasons.
+// outcomes use the ReverseSynced reasons; a Kustomization reflux will not
+// govern (RemoteClusterUnsupported) uses the Drifted reason.
 const (
 	// DriftDetectedEventReason is emitted for every new or changed record.
 	DriftDetectedEventReason = "DriftDetected"

@@ -55,7 +55,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	}
 	ks := &controllers.KustomizationReconciler{
 		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), Governor: gov, Watcher: watcher,
-		Renderer: renderer, Drift: m, RetryInterval: opts.ArtifactRetry, SlowRender: opts.SlowRender,
+		Renderer: renderer, Drift: m, Events: opts.Events, APIReader: mgr.GetAPIReader(),
+		RetryInterval: opts.ArtifactRetry, SlowRender: opts.SlowRender,
 		DefaultServiceAccount: opts.DefaultServiceAccount, NoCrossNamespaceRefs: opts.NoCrossNamespaceRefs,
 	}
 	if err := ks.SetupWithManager(mgr, controllers.KustomizationReconcilerOptions{

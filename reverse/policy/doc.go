@@ -8,5 +8,8 @@
 // Which Kustomizations a policy governs (Governed, Governing) is decided
 // here, once, because both reconcilers and their watches ask it, and the
 // rule is the policy's: a Kustomization must opt in with its annotation and
-// be selected; either alone never makes reflux act.
+// be selected; either alone never makes reflux act. CheckCluster says
+// which of those reflux can govern at all: not one Flux applies to a
+// remote cluster through spec.kubeConfig (issue 24), which gets a named
+// reason rather than a guess.
 package policy

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	apiacl "github.com/fluxcd/pkg/apis/acl"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -38,6 +39,11 @@ type DriftedInput struct {
 // Drifted computes a Kustomization's Drifted condition; nil keeps
 // Previous.
 func Drifted(in DriftedInput) *metav1.Condition {
+	if in.Previous != nil && letGo[in.Previous.Reason] {
+		// Said while reflux governed nothing of the Kustomization: kept
+		// through a render, it would say so of one reflux now governs.
+		in.Previous = nil
+	}
 	waiting := in.waiting()
 	switch {
 	case len(in.Engine.Denied) > 0:
@@ -79,6 +85,11 @@ func Drifted(in DriftedInput) *metav1.Condition {
 	}
 	return conditions.FalseCondition(refluxv1.DriftedCondition, refluxv1.NoDriftReason, "no drift from revision %s", in.Applied)
 }
+
+// letGo are the reasons the reconciler gives a Kustomization it refuses
+// to govern (a cross-namespace sourceRef under lockdown, a remote
+// cluster), having let go of everything of it.
+var letGo = map[string]bool{apiacl.AccessDeniedReason: true, refluxv1.RemoteClusterUnsupportedReason: true}
 
 func (in DriftedInput) progressing(msg string) *metav1.Condition {
 	return conditions.UnknownCondition(refluxv1.DriftedCondition, refluxv1.RenderingReason, "%s", msg)

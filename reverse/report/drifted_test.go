@@ -40,6 +40,14 @@ func TestDriftedCondition(t *testing.T) {
 			want: "Unknown/Progressing", contains: "rendering revision main@sha1:1 (1s so far)"},
 		{name: "a short render of a new revision keeps the last word", in: DriftedInput{Previous: noDrift,
 			Render: desired.State{Building: true, Since: now.Add(-time.Second)}}, want: ""},
+		{name: "a remote Kustomization become local is not called remote while its first render runs", in: DriftedInput{
+			Previous: &metav1.Condition{Type: refluxv1.DriftedCondition, Status: metav1.ConditionUnknown, Reason: refluxv1.RemoteClusterUnsupportedReason},
+			Render:   desired.State{Building: true, Since: now.Add(-time.Second)}},
+			want: "Unknown/Progressing", contains: "rendering revision main@sha1:1 (1s so far)"},
+		{name: "nor is a refused one, allowed again", in: DriftedInput{
+			Previous: &metav1.Condition{Type: refluxv1.DriftedCondition, Status: metav1.ConditionUnknown, Reason: "AccessDenied"},
+			Engine:   governor.Status{RollingOut: true}},
+			want: "Unknown/Progressing", contains: "Flux is applying a revision reflux has not rendered"},
 		{name: "a slow render says so", in: DriftedInput{Previous: noDrift, Render: desired.State{Building: true, Since: now.Add(-42 * time.Second)},
 			Engine: governor.Status{Parked: 3, Held: 2}}, want: "Unknown/Progressing",
 			contains: "rendering revision main@sha1:1 (42s so far); 3 live change(s) kept until it is current, 2 of them held"},
