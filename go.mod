@@ -10,6 +10,7 @@ require (
 	github.com/ProtonMail/go-crypto v1.4.1
 	github.com/cyphar/filepath-securejoin v0.6.1
 	github.com/fluxcd/go-git-providers v0.27.0
+	github.com/fluxcd/helm-controller/api v1.6.2
 	github.com/fluxcd/kustomize-controller/api v1.9.6
 	github.com/fluxcd/pkg/apis/acl v0.10.0
 	github.com/fluxcd/pkg/apis/event v0.27.2
