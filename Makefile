@@ -52,8 +52,8 @@ vet: ## Run go vet and check formatting.
 ##@ Test environment
 
 .PHONY: testbin
-testbin: ## Build kube-apiserver, kube-controller-manager, etcd, the real Flux controllers, promtool and Gitea from the Go module proxy (cached).
-	hack/testbin/build.sh etcd kube-apiserver kube-controller-manager source-controller kustomize-controller promtool
+testbin: ## Build kube-apiserver, kube-controller-manager, etcd, the real Flux controllers (helm-controller from ../shared/third_party), promtool and Gitea (cached).
+	hack/testbin/build.sh etcd kube-apiserver kube-controller-manager source-controller kustomize-controller helm-controller promtool
 	hack/testbin/gitea.sh
 	@if ! command -v kubectl >/dev/null; then hack/testbin/build.sh kubectl; fi
 

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # build.sh builds the real components that the test environment runs:
 # kube-apiserver, kube-controller-manager (for its clusterrole-aggregation
-# controller), etcd, kubectl, source-controller and kustomize-controller,
-# and promtool, which checks the shipped alert rules and dashboard.
+# controller), etcd, kubectl, source-controller, kustomize-controller and
+# helm-controller, and promtool, which checks the shipped alert rules and
+# dashboard.
 #
 # Download sites for envtest binaries are unreachable here, so every binary is
-# compiled from the Go module proxy through a throwaway wrapper module. Each
+# compiled from the Go module proxy through a throwaway wrapper module;
+# helm-controller, which the proxy does not serve, from its source tarball in
+# ../shared/third_party (see build_helm_controller). Each
 # binary is cached by name and version in a per-user cache directory and
 # linked into bin/, so a fresh clone on the same machine (CI's) reuses it and
 # a second run takes seconds.
 #
 # Usage: hack/testbin/build.sh [component...]
 #   components: kube-apiserver kube-controller-manager etcd kubectl source-controller
-#               kustomize-controller promtool
+#               kustomize-controller helm-controller promtool
 #               source-controller-latest kustomize-controller-latest (the newest
 #               Flux, into bin/flux-latest/, built with Go 1.27)
 set -euo pipefail
@@ -180,6 +183,61 @@ link_flux() {
   log "$1/$2 -> $3/$2"
 }
 
+# build_helm_controller: build helm-controller from its source tarball.
+# The module proxy serves only github.com/fluxcd/helm-controller/api, not the
+# controller itself, so build_flux cannot fetch it by module path; the
+# tarball's own module (with its replace directives) is built in place
+# instead. Recipe and provenance: ../shared/third_party/README.md.
+#
+# Only about a third of its packages are compiled as source-controller's
+# are: its golang.org/x, grpc and otel versions differ, and Helm brings
+# client-go's typed informers, which source-controller does not use. So a
+# cold CI run pays most of the cold build, not just the Helm part.
+build_helm_controller() {
+  local name=helm-controller version="${HELM_CONTROLLER_VERSION}"
+  local dir="${cache}/${name}-${version}"
+  local dest="${dir}/${name}"
+  if [[ -x "${dest}" && -d "${dir}/crd" ]]; then
+    link_flux "${bindir}" "${name}" "${dir}"
+    return
+  fi
+  # CI checks shared/ out beside the clone.
+  local third_party="${REFLUX_THIRD_PARTY:-$(dirname "${root}")/shared/third_party}"
+  local tarball="${third_party}/${name}-${version}.tar.gz"
+  if [[ ! -f "${tarball}" ]]; then
+    log "${name} ${version}: no source tarball at ${tarball}"
+    log "the module proxy does not serve ${name}; put its tarball there, or point REFLUX_THIRD_PARTY at the directory holding it"
+    exit 1
+  fi
+  log "building ${name} ${version} from ${tarball} (about 15 minutes cold)"
+  local w="${cache}/.wrap-${name}-${version}"
+  rm -rf "${w}"
+  mkdir -p "${w}"
+  tar -xzf "${tarball}" -C "${w}"
+  local src="${w}/${name}-${version}"
+  if [[ ! -f "${src}/go.mod" ]]; then
+    log "${tarball} does not hold ${name}-${version}/go.mod"
+    exit 1
+  fi
+  (
+    cd "${src}"
+    # The proxy refuses the zip of the chartutil the tarball asks for
+    # (v1.27.1); v1.27.2 is served and builds.
+    go mod edit -require=github.com/fluxcd/pkg/chartutil@${HELM_CONTROLLER_CHARTUTIL_VERSION}
+    # No `go mod tidy`, as in build_flux: it also fetches the modules of
+    # helm-controller's tests, which the binary never needs. -mod=mod fills
+    # go.sum for exactly what the build needs.
+    mkdir -p "${dir}"
+    fetching "${name}" "${version}" go build -trimpath -ldflags='-s -w' -o "${dest}.tmp" .
+    mv "${dest}.tmp" "${dest}"
+    rm -rf "${dir}/crd"
+    mkdir -p "${dir}/crd"
+    cp config/crd/bases/*.yaml "${dir}/crd/"
+  )
+  rm -rf "${w}"
+  link_flux "${bindir}" "${name}" "${dir}"
+}
+
 # build_flux_latest NAME VERSION: build the newest Flux controller into
 # bin/flux-latest/, which `make test-flux-latest` points internal/testenv at
 # (REFLUX_TESTENV_FLUX_DIR). etcd and kube-apiserver stay the pinned ones.
@@ -231,6 +289,7 @@ for c in "${components[@]}"; do
     etcd) build_etcd ;;
     source-controller) build_flux source-controller "${SOURCE_CONTROLLER_VERSION}" "${FLUX_ARTIFACT_VERSION}" local "${bindir}" ;;
     kustomize-controller) build_flux kustomize-controller "${KUSTOMIZE_CONTROLLER_VERSION}" "${FLUX_ARTIFACT_VERSION}" local "${bindir}" ;;
+    helm-controller) build_helm_controller ;;
     source-controller-latest) build_flux_latest source-controller "${FLUX_LATEST_SOURCE_CONTROLLER_VERSION}" ;;
     kustomize-controller-latest) build_flux_latest kustomize-controller "${FLUX_LATEST_KUSTOMIZE_CONTROLLER_VERSION}" ;;
     promtool) build_promtool ;;

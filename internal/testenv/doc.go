@@ -1,6 +1,7 @@
 // Package testenv starts a real, disposable GitOps environment for tests:
 // etcd and kube-apiserver (through controller-runtime's envtest), the real
-// Flux source-controller and kustomize-controller as child processes, and a
+// Flux source-controller and kustomize-controller as child processes (and
+// helm-controller for the tests that ask for it with Options.Helm), and a
 // git server that speaks HTTP with basic auth and SSH. The git server counts
 // the sessions each repository sees (GitServer.Requests), and a StallProxy in
 // front of it plays a host that accepts connections and never answers.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,20 +36,27 @@ type Options struct {
 	// RepoRoot/config/crd/bases.
 	CRDDirectories []string
 	// Scheme is used by Env.Client. Defaults to client-go's kinds; Flux's
-	// source and kustomize kinds are always added to it.
+	// source, kustomize and helm kinds are always added to it.
 	Scheme *runtime.Scheme
 	// AuditWebhook, when set, makes kube-apiserver send audit events to a
 	// webhook.
 	AuditWebhook *AuditWebhook
-	// EventsAddr is passed to both controllers as --events-addr, e.g. the
+	// EventsAddr is passed to every controller as --events-addr, e.g. the
 	// URL of a notification-controller stand-in. Empty sends none.
 	EventsAddr string
-	// SourceControllerArgs and KustomizeControllerArgs are appended to the
-	// controllers' flags; a repeated flag overrides the default, e.g.
-	// "--override-manager=kubectl-edit" or "--feature-gates=...".
-	SourceControllerArgs, KustomizeControllerArgs []string
+	// SourceControllerArgs, KustomizeControllerArgs and HelmControllerArgs
+	// are appended to the controllers' flags; a repeated flag overrides the
+	// default, e.g. "--override-manager=kubectl-edit" or
+	// "--feature-gates=...".
+	SourceControllerArgs, KustomizeControllerArgs, HelmControllerArgs []string
+	// Helm also installs helm-controller's CRDs and starts helm-controller
+	// beside the other two, for tests with HelmReleases (issue 19). It is
+	// off by default so that suites without HelmReleases start no third
+	// controller. helm-controller comes from FluxBinDir when it is there,
+	// else from BinDir (see helmBinDir).
+	Helm bool
 	// WithoutFlux starts only the control plane and the git server, for
-	// tests that do not need the controllers.
+	// tests that do not need the controllers. It excludes Helm.
 	WithoutFlux bool
 	// StartTimeout bounds each component's start. Defaults to 60s.
 	StartTimeout time.Duration
@@ -85,6 +93,8 @@ type Env struct {
 	// SourceController and KustomizeController are the Flux controllers,
 	// nil with Options.WithoutFlux.
 	SourceController, KustomizeController *Process
+	// HelmController is Flux's helm-controller, nil unless Options.Helm.
+	HelmController *Process
 
 	opts     Options
 	cp       *controlPlane
@@ -97,13 +107,14 @@ type Env struct {
 }
 
 // Start starts the control plane, the git server and, unless
-// Options.WithoutFlux, the Flux controllers, and waits until each is ready.
+// Options.WithoutFlux, the Flux controllers (helm-controller only with
+// Options.Helm), and waits until each is ready.
 // On error everything already started is stopped again.
 func Start(ctx context.Context, opts Options) (_ *Env, retErr error) {
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
-	crdDirs, err := crdDirectories(opts.RepoRoot, opts.FluxBinDir, opts.CRDDirectories)
+	crdDirs, err := crdDirectories(opts.RepoRoot, opts.FluxBinDir, opts.helmBinDir(), opts.CRDDirectories)
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +140,9 @@ func Start(ctx context.Context, opts Options) (_ *Env, retErr error) {
 		return nil, err
 	}
 	if !opts.WithoutFlux {
-		e.SourceController, e.KustomizeController, err = startFlux(ctx, &e.opts, e.cp, dir)
-		if err != nil {
+		// What startFlux started is in e's fields, so the deferred stop
+		// above stops it too when it fails.
+		if err := e.startFlux(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -188,7 +200,7 @@ func (e *Env) Stop() error {
 // reading after a failure, in start order.
 func (e *Env) Processes() []*Process {
 	var ps []*Process
-	for _, p := range []*Process{e.SourceController, e.KustomizeController, e.controllerManager()} {
+	for _, p := range []*Process{e.SourceController, e.KustomizeController, e.HelmController, e.controllerManager()} {
 		if p != nil {
 			ps = append(ps, p)
 		}
@@ -241,6 +253,9 @@ func (o *Options) complete() error {
 		o.BinDir = filepath.Join(o.RepoRoot, "bin")
 	}
 	o.FluxBinDir = fluxBinDir(o.FluxBinDir, os.Getenv(FluxDirEnv), o.RepoRoot, o.BinDir)
+	if o.Helm && o.WithoutFlux {
+		return errors.New("testenv: Options.Helm starts helm-controller, which Options.WithoutFlux excludes")
+	}
 	for _, d := range []*time.Duration{&o.StartTimeout, &o.WaitTimeout} {
 		if *d <= 0 {
 			*d = 60 * time.Second
@@ -253,11 +268,20 @@ func (o *Options) complete() error {
 		o.Scheme = runtime.NewScheme()
 	}
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, sourcev1.AddToScheme, kustomizev1.AddToScheme,
+		clientgoscheme.AddToScheme, sourcev1.AddToScheme, kustomizev1.AddToScheme, helmv2.AddToScheme,
 	} {
 		if err := add(o.Scheme); err != nil {
 			return fmt.Errorf("building scheme: %w", err)
 		}
 	}
 	return nil
+}
+
+// helmBinDir returns where helm-controller and its CRDs are, or "" when
+// the environment runs none.
+func (o *Options) helmBinDir() string {
+	if !o.Helm {
+		return ""
+	}
+	return helmBinDir(o.FluxBinDir, o.BinDir)
 }

@@ -13,31 +13,60 @@ import (
 const (
 	SourceControllerUser    = "system:serviceaccount:flux-system:source-controller"
 	KustomizeControllerUser = "system:serviceaccount:flux-system:kustomize-controller"
+	HelmControllerUser      = "system:serviceaccount:flux-system:helm-controller"
 )
 
 // fluxGroups gives the controllers cluster-admin, as their ClusterRoleBinding
 // does in a default Flux installation.
 var fluxGroups = []string{"system:masters", "system:serviceaccounts", "system:serviceaccounts:flux-system"}
 
-// startFlux starts source-controller and kustomize-controller against the
-// control plane and waits until both report ready.
-func startFlux(ctx context.Context, o *Options, cp *controlPlane, dir string) (*Process, *Process, error) {
-	src, err := startController(o, cp, dir, binSourceController, SourceControllerUser,
-		withArgs(sourceArgs, o.SourceControllerArgs))
+// startFlux starts source-controller, kustomize-controller and, with
+// Options.Helm, helm-controller against the control plane, and waits until
+// each reports ready. Each is in its Env field as soon as it started, for
+// the caller to stop if a later one fails.
+func (e *Env) startFlux(ctx context.Context) error {
+	o := &e.opts
+	var err error
+	e.SourceController, err = startController(o, e.cp, e.Dir, fluxController{
+		name: binSourceController, binDir: o.FluxBinDir, user: SourceControllerUser,
+		args: withArgs(sourceArgs, o.SourceControllerArgs),
+	})
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	kc, err := startController(o, cp, dir, binKustomizeController, KustomizeControllerUser,
-		withArgs(kustomizeArgs, o.KustomizeControllerArgs))
+	e.KustomizeController, err = startController(o, e.cp, e.Dir, fluxController{
+		name: binKustomizeController, binDir: o.FluxBinDir, user: KustomizeControllerUser,
+		args: withArgs(kustomizeArgs, o.KustomizeControllerArgs),
+	})
 	if err != nil {
-		return nil, nil, joinStop(err, o, src)
+		return err
 	}
-	for _, p := range []*Process{src, kc} {
-		if err := p.waitReady(ctx, o.StartTimeout); err != nil {
-			return nil, nil, joinStop(err, o, src, kc)
+	if o.Helm {
+		e.HelmController, err = startController(o, e.cp, e.Dir, fluxController{
+			name: binHelmController, binDir: o.helmBinDir(), user: HelmControllerUser,
+			args: withArgs(helmArgs, o.HelmControllerArgs),
+		})
+		if err != nil {
+			return err
 		}
 	}
-	return src, kc, nil
+	// All start before any is waited for, so their start-ups overlap.
+	for _, p := range []*Process{e.SourceController, e.KustomizeController, e.HelmController} {
+		if p == nil {
+			continue
+		}
+		if err := p.waitReady(ctx, o.StartTimeout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fluxController is one Flux controller to start: its binary's name and
+// directory, the user it authenticates as, and its own flags.
+type fluxController struct {
+	name, binDir, user string
+	args               extraArgs
 }
 
 // extraArgs returns a controller's own flags, given its working directory
@@ -47,10 +76,13 @@ func startFlux(ctx context.Context, o *Options, cp *controlPlane, dir string) (*
 // bind its own metrics port).
 type extraArgs func(dir, spareAddr string) ([]string, error)
 
-// startController starts one Flux controller as user with the flags both
-// controllers share plus extra's.
-func startController(o *Options, cp *controlPlane, dir, name, user string, extra extraArgs) (*Process, error) {
-	bin, err := binaryPath(o.FluxBinDir, name)
+// startController starts one Flux controller with the flags every
+// controller shares plus its own. Flux's install passes the shared ones to
+// each controller alike; here metrics and health listen on loopback and
+// leader election is off, since each environment runs one replica.
+func startController(o *Options, cp *controlPlane, dir string, c fluxController) (*Process, error) {
+	name := c.name
+	bin, err := binaryPath(c.binDir, name)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +91,7 @@ func startController(o *Options, cp *controlPlane, dir, name, user string, extra
 		return nil, fmt.Errorf("creating home of %s: %w", name, err)
 	}
 	kubeconfig := filepath.Join(home, "kubeconfig")
-	if _, err := cp.kubeconfig(kubeconfig, user, fluxGroups...); err != nil {
+	if _, err := cp.kubeconfig(kubeconfig, c.user, fluxGroups...); err != nil {
 		return nil, err
 	}
 	addrs, err := freeAddrs(3)
@@ -75,7 +107,7 @@ func startController(o *Options, cp *controlPlane, dir, name, user string, extra
 		"--log-level=debug",
 		"--log-encoding=console",
 	}
-	own, err := extra(home, addrs[2])
+	own, err := c.args(home, addrs[2])
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +155,14 @@ func kustomizeArgs(string, string) ([]string, error) {
 	return []string{"--requeue-dependency=2s", "--no-remote-bases=true"}, nil
 }
 
+// helmArgs shortens the dependency requeue as kustomizeArgs does, for
+// HelmReleases with dependsOn. helm-controller downloads charts from the
+// URL source-controller advertises (sourceArgs), as kustomize-controller
+// does its artifacts, so it needs no address of its own.
+func helmArgs(string, string) ([]string, error) {
+	return []string{"--requeue-dependency=2s"}, nil
+}
+
 // childEnv is the whole environment of a controller: nothing is inherited,
 // so a developer's KUBECONFIG or proxy settings cannot point it elsewhere.
 // Each controller gets a TMPDIR of its own: kustomize-controller purges
@@ -141,15 +181,4 @@ func childEnv(home, kubeconfig string) ([]string, error) {
 		"KUBECONFIG=" + kubeconfig,
 		"NO_PROXY=127.0.0.1,localhost",
 	}, nil
-}
-
-// joinStop stops the started processes after a failed start and joins any
-// stop error to err.
-func joinStop(err error, o *Options, ps ...*Process) error {
-	for _, p := range ps {
-		if serr := p.Stop(o.StopGrace); serr != nil {
-			err = fmt.Errorf("%w; %w", err, serr)
-		}
-	}
-	return err
 }

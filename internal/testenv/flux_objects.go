@@ -2,13 +2,16 @@ package testenv
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -138,6 +141,62 @@ func (e *Env) CreateKustomization(ctx context.Context, opts KustomizationOptions
 		return nil, fmt.Errorf("creating Kustomization %s/%s: %w", ks.Namespace, ks.Name, err)
 	}
 	return ks, nil
+}
+
+// HelmReleaseOptions describes a HelmRelease of a chart kept in a
+// GitRepository in the same namespace. It needs an environment started
+// with Options.Helm.
+type HelmReleaseOptions struct {
+	// Name and Namespace of the HelmRelease; the release is installed in
+	// Namespace.
+	Name, Namespace string
+	// Source is the name of the GitRepository.
+	Source string
+	// Chart is the chart's directory in the repository, e.g.
+	// "./charts/app".
+	Chart string
+	// Values, when set, override the chart's values.yaml.
+	Values map[string]any
+	// Interval defaults to 30s, for the HelmRelease and the HelmChart
+	// helm-controller makes of it; tests force reconciles with Reconcile
+	// rather than waiting for it.
+	Interval time.Duration
+	// Customize, when set, edits the object before it is created.
+	Customize func(*helmv2.HelmRelease)
+}
+
+// CreateHelmRelease creates a HelmRelease whose chart source-controller
+// builds from a GitRepository. It does not wait for readiness.
+func (e *Env) CreateHelmRelease(ctx context.Context, opts HelmReleaseOptions) (*helmv2.HelmRelease, error) {
+	if opts.Interval == 0 {
+		opts.Interval = 30 * time.Second
+	}
+	interval := metav1.Duration{Duration: opts.Interval}
+	hr := &helmv2.HelmRelease{
+		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: opts.Namespace},
+		Spec: helmv2.HelmReleaseSpec{
+			Interval: interval,
+			Chart: &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+				Chart:     opts.Chart,
+				Interval:  &interval,
+				SourceRef: helmv2.CrossNamespaceObjectReference{Kind: sourcev1.GitRepositoryKind, Name: opts.Source},
+			}},
+		},
+	}
+	if opts.Values != nil {
+		raw, err := json.Marshal(opts.Values)
+		if err != nil {
+			return nil, fmt.Errorf("encoding values of HelmRelease %s/%s: %w", hr.Namespace, hr.Name, err)
+		}
+		hr.Spec.Values = &apiextensionsv1.JSON{Raw: raw}
+	}
+	if opts.Customize != nil {
+		opts.Customize(hr)
+	}
+	if err := e.Client.Create(ctx, hr); err != nil {
+		return nil, fmt.Errorf("creating HelmRelease %s/%s: %w", hr.Namespace, hr.Name, err)
+	}
+	return hr, nil
 }
 
 // CreateNamespace creates a namespace. There is no namespace controller in

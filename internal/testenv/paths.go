@@ -17,6 +17,7 @@ const (
 	binKubeControllerManager = "kube-controller-manager"
 	binSourceController      = "source-controller"
 	binKustomizeController   = "kustomize-controller"
+	binHelmController        = "helm-controller"
 )
 
 // FluxDirEnv names the environment variable that points every environment
@@ -40,6 +41,18 @@ func fluxBinDir(option, env, root, binDir string) string {
 	default:
 		return filepath.Join(root, env)
 	}
+}
+
+// helmBinDir picks the directory of helm-controller and its CRDs: the
+// Flux directory when it holds them, else the bin directory. Only the
+// pinned helm-controller can be built here (from ../shared/third_party, by
+// `make testbin`), so bin/flux-latest has none, and its suites run the
+// pinned one beside the newest source-controller.
+func helmBinDir(fluxDir, binDir string) string {
+	if _, err := binaryPath(fluxDir, binHelmController); err == nil {
+		return fluxDir
+	}
+	return binDir
 }
 
 // ErrMissingBinary is returned when a binary the environment needs is not in
@@ -78,14 +91,18 @@ func binaryPath(binDir, name string) (string, error) {
 	return p, nil
 }
 
-// crdDirectories returns the CRD directories to install. The Flux CRDs are
-// required; reflux's own are loaded when generated, and skipped while the
-// directory is absent or empty so the environment is usable before
-// controller-gen has run.
-func crdDirectories(root, fluxDir string, extra []string) ([]string, error) {
+// crdDirectories returns the CRD directories to install. The CRDs of
+// source-controller and kustomize-controller are required, and
+// helm-controller's when helmDir is set; reflux's own are loaded when
+// generated, and skipped while the directory is absent or empty so the
+// environment is usable before controller-gen has run.
+func crdDirectories(root, fluxDir, helmDir string, extra []string) ([]string, error) {
 	dirs := []string{
 		filepath.Join(fluxDir, binSourceController+"-crd"),
 		filepath.Join(fluxDir, binKustomizeController+"-crd"),
+	}
+	if helmDir != "" {
+		dirs = append(dirs, filepath.Join(helmDir, binHelmController+"-crd"))
 	}
 	for _, d := range dirs {
 		if _, err := os.Stat(d); err != nil {

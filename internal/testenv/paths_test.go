@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -19,4 +21,12 @@ func TestFluxBinDir(t *testing.T) {
 			NewWithT(t).Expect(fluxBinDir(tc.option, tc.env, "/repo", "/elsewhere/bin")).To(Equal(tc.want))
 		})
 	}
+}
+
+func TestHelmBinDir(t *testing.T) {
+	g := NewWithT(t)
+	flux, bin := t.TempDir(), t.TempDir()
+	g.Expect(helmBinDir(flux, bin)).To(Equal(bin), "a Flux directory without helm-controller")
+	g.Expect(os.WriteFile(filepath.Join(flux, binHelmController), nil, 0o755)).To(Succeed())
+	g.Expect(helmBinDir(flux, bin)).To(Equal(flux), "a Flux directory with its own helm-controller")
 }

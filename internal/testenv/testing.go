@@ -24,7 +24,12 @@ func WithoutFlux() Option {
 	return func(opts *Options) { opts.WithoutFlux = true }
 }
 
-// WithEventsAddr points both controllers' --events-addr at addr.
+// WithHelm starts helm-controller too (Options.Helm).
+func WithHelm() Option {
+	return func(opts *Options) { opts.Helm = true }
+}
+
+// WithEventsAddr points every controller's --events-addr at addr.
 func WithEventsAddr(addr string) Option {
 	return func(opts *Options) { opts.EventsAddr = addr }
 }
