@@ -8,10 +8,15 @@ import (
 const DriftKind = "Drift"
 
 // DriftState is where a drift record is in its lifecycle.
-// +kubebuilder:validation:Enum=Detected;Held;Proposed;Resolved;Dismissed;Expired
+// +kubebuilder:validation:Enum=Pending;Detected;Held;Proposed;Resolved;Dismissed;Expired
 type DriftState string
 
 const (
+	// DriftPending means a live change was seen and recorded, but its Git
+	// side is still being computed: no render of the revision Flux
+	// applies describes the object yet. spec.written says what was
+	// written and by whom; the record is filled in when the render lands.
+	DriftPending DriftState = "Pending"
 	// DriftDetected means the divergence was seen and recorded.
 	DriftDetected DriftState = "Detected"
 	// DriftHeld means reflux keeps Flux from reverting the object.
@@ -58,6 +63,15 @@ type DriftSpec struct {
 	// LastModifier is the most recent writer of a drifted field.
 	// +optional
 	LastModifier *Modifier `json:"lastModifier,omitempty"`
+
+	// Written are the fields the last writer holds, with their live
+	// values, while the record is Pending: what is known of the change
+	// before a render says which of them diverge from Git. Cleared once
+	// the record is evaluated, when Fields take over.
+	// +kubebuilder:validation:MaxItems=256
+	// +listType=atomic
+	// +optional
+	Written []WrittenField `json:"written,omitempty"`
 
 	// ManualHotfix is true when the live object carries the policy's
 	// manual-hotfix annotation: logged and held, never written to Git.
@@ -171,6 +185,15 @@ type DriftField struct {
 	// FirstSeen is when this field's divergence was first seen.
 	// +optional
 	FirstSeen *metav1.Time `json:"firstSeen,omitempty"`
+}
+
+// WrittenField is a field a writer holds on the live object.
+type WrittenField struct {
+	// Pointer is the JSON pointer of the field in the live object.
+	Pointer string `json:"pointer"`
+	// LiveValue is the JSON value seen live. Secret values are masked.
+	// +optional
+	LiveValue string `json:"liveValue,omitempty"`
 }
 
 // FieldOrigin is the place in the source that declares a field.
@@ -317,8 +340,8 @@ const (
 // DriftClosure says how a record was closed.
 type DriftClosure struct {
 	// Reason is how the record closed, in CamelCase: Merged, Reverted,
-	// Dismissed, RecordDeleted, BranchDeleted, PullRequestClosed or
-	// HoldExpired.
+	// Dismissed, RecordDeleted, BranchDeleted, PullRequestClosed,
+	// HoldExpired or NoDrift.
 	Reason string `json:"reason"`
 	// Message says it in a sentence.
 	// +optional
@@ -355,6 +378,10 @@ const (
 	// ClosedHoldExpiredReason: the hold reached its maximum age and the
 	// policy releases it (onExpiry: Release).
 	ClosedHoldExpiredReason = "HoldExpired"
+	// ClosedNoDriftReason: a Pending record's render found nothing that
+	// diverges from Git: the change was Git's value, or was undone before
+	// it could be evaluated.
+	ClosedNoDriftReason = "NoDrift"
 )
 
 // GetConditions returns the status conditions.

@@ -25,7 +25,8 @@ const renderDelay = 45 * time.Second
 // a tree of tens of thousands of objects is. A live change to an object
 // the commit left alone is recorded while that render still runs, against
 // the applied revision, from the render before it. A change to the object
-// the commit changed is held, and recorded once the render lands.
+// the commit changed is held and recorded at once as Pending, and filled
+// in once the render lands.
 func TestARecordDoesNotWaitForTheRender(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -69,14 +70,28 @@ func TestARecordDoesNotWaitForTheRender(t *testing.T) {
 	g.Expect(fl.Modifier.Manager).To(Equal("kubectl-edit"))
 	g.Expect(fixture.Held(f.Get(g, "steady", &corev1.ConfigMap{}))).To(BeTrue())
 
-	// moving's file changed: held at once, and recorded once the render
-	// of the applied revision lands.
+	// moving's file changed, so no render describes it as Flux applied
+	// it: held at once, and recorded at once as Pending, with its writer
+	// and what it wrote; filled in once the render of the applied
+	// revision lands.
 	f.AddKey(g, alice.Client, "moving", "HOTFIX", "on")
-	g.Eventually(func() bool { return fixture.Held(f.Get(g, "moving", &corev1.ConfigMap{})) }, fixture.Timeout, fixture.Interval).
-		Should(BeTrue())
-	g.Expect(f.Records(g, "ConfigMap", "moving")).To(BeEmpty(), "no render describes moving as Flux applied it yet")
+	pending := f.WaitRecord(g, "ConfigMap", "moving", fixture.InState(refluxv1.DriftPending))
+	g.Expect(builds()).To(BeNumerically("==", 1), "recorded as pending before the render of %s landed", ks.Status.LastAppliedRevision)
+	g.Expect(pending.Spec.Fields).To(BeEmpty(), "no render has said what diverges")
+	g.Expect(pending.Spec.Revision).To(BeEmpty())
+	g.Expect(pending.Spec.Written).To(ContainElement(refluxv1.WrittenField{Pointer: "/data/HOTFIX", LiveValue: `"on"`}))
+	g.Expect(pending.Spec.LastModifier).NotTo(BeNil())
+	g.Expect(pending.Spec.LastModifier.Manager).To(Equal("kubectl-edit"))
+	g.Expect(pending.Status.HeldSince).NotTo(BeNil())
+	g.Expect(fixture.Held(f.Get(g, "moving", &corev1.ConfigMap{}))).To(BeTrue())
+	g.Eventually(func() string { return f.Condition(g, ks.Name, refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
+		Should(ContainSubstring("1 live change(s) kept until it is current, 1 of them held"))
+
 	rec = f.WaitRecord(g, "ConfigMap", "moving", fixture.HasField("/data/HOTFIX"))
-	g.Expect(builds()).To(BeNumerically("==", 2), "recorded once the render landed")
+	g.Expect(builds()).To(BeNumerically("==", 2), "filled in once the render landed")
+	g.Expect(rec.Name).To(Equal(pending.Name), "the Pending record is filled in, not replaced")
+	g.Expect(rec.Status.State).To(Equal(refluxv1.DriftHeld))
+	g.Expect(rec.Spec.Written).To(BeEmpty(), "the fields take over")
 	g.Expect(rec.Spec.Revision).To(Equal(ks.Status.LastAppliedRevision))
 	g.Expect(rec.Spec.Fields).To(HaveLen(1), "ENABLED=true is what Git declares now, not drift")
 	g.Eventually(func() string { return f.Condition(g, ks.Name, refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).

@@ -154,6 +154,12 @@ func Decide(in Input) Decision {
 		if rec != nil && !rec.DeletionTimestamp.IsZero() && rec.Status.State == refluxv1.DriftDismissed {
 			return Decision{Action: Finalize, Record: rec, Why: "the object is gone"}
 		}
+		if rec != nil && record.IsOpen(rec) && rec.Status.State == refluxv1.DriftPending {
+			// Flux pruned it, or its deletion is recorded apart: the change
+			// written to it is moot.
+			return Decision{Action: Resolve, Record: rec, Why: "pending, and the object is gone",
+				Closed: Closure(refluxv1.ClosedNoDriftReason, "the object is gone: nothing of the change is left to evaluate", "", in.Now)}
+		}
 		return Decision{Why: "the object is gone"}
 	}
 	// A closed record whose hold is still in place: an earlier release
@@ -204,6 +210,13 @@ func settle(in Input, heldByUs, finish bool) Decision {
 		return withRelease(Decision{Action: Finalize, Record: rec, Why: "Flux restored Git's value"}, finish)
 	case !record.IsOpen(rec):
 		return withRelease(Decision{Why: "closed, and nothing drifts"}, finish)
+	case rec.Status.State == refluxv1.DriftPending:
+		// Its change was Git's value all along, or was undone before a
+		// render could say: nothing to review, but what was written stays
+		// on the closed record.
+		return withRelease(Decision{Action: Resolve, Record: rec, Why: "pending, and the render finds no drift",
+			Closed: Closure(refluxv1.ClosedNoDriftReason, "the render of the applied revision finds nothing that diverges from Git",
+				in.Revision, in.Now)}, heldByUs || rec.Status.HeldSince != nil)
 	case in.Declared:
 		// A hotfix reflux marked from the audit log loses the mark when Git
 		// takes its value, or the object's next edit would count as one too.
@@ -245,6 +258,11 @@ func drifted(in Input, heldByUs, finish bool) Decision {
 	} else if !record.IsOpen(rec) {
 		if !rec.DeletionTimestamp.IsZero() || rec.Status.Fingerprint == record.Fingerprint(record.Merge(nil, obs)) {
 			return finishRelease(in, Decision{Why: "the closed drift persists while Flux restores Git"}, finish)
+		}
+		if closedPending(rec) && !writtenAfter(obs.LastModifier(), rec.Status.Closed.Time.Time) {
+			// Closed before a render said what it was: no fingerprint to
+			// compare, but nobody wrote since, so it is the same change.
+			return finishRelease(in, Decision{Why: "the change closed while pending persists while Flux restores Git"}, finish)
 		}
 		rec, action = reopened(rec, in.Now), Reopen
 	}
@@ -316,12 +334,18 @@ func status(next *refluxv1.Drift, hold bool, heldSince time.Time) refluxv1.Drift
 	return s
 }
 
+// closedPending reports whether rec closed while Pending: it names what
+// was written, and never what diverged.
+func closedPending(rec *refluxv1.Drift) bool {
+	return rec.Status.Closed != nil && len(rec.Spec.Fields) == 0 && len(rec.Spec.Written) > 0
+}
+
 // reopened resets a closed record for a new drift on the same object: the
 // dismissal, the branch and the first-seen times belong to the old one.
 func reopened(closed *refluxv1.Drift, now time.Time) *refluxv1.Drift {
 	d := closed.DeepCopy()
 	delete(d.Annotations, refluxv1.DismissAnnotation)
-	d.Spec.Fields = nil
+	d.Spec.Fields, d.Spec.Written = nil, nil
 	d.Spec.FirstSeen = metav1.NewTime(now)
 	d.Status = refluxv1.DriftStatus{}
 	return d

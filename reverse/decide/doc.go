@@ -21,6 +21,13 @@
 //	closed            other          Reopen: a new divergence, a clean record
 //	dismiss asked     any            Dismiss: release, ask Flux to reconcile
 //	deleted+dismissed none           Finalize: let the record go
+//	Pending           some           Update: the render fills it in (Held, Detected)
+//	Pending           none, or gone  Resolve as NoDrift
+//
+// A change no render can evaluate yet is decided by Pending: recorded at
+// once as a Pending record that names its writer and the fields it
+// holds, and held where Flux would revert it, so that nobody waits for a
+// render to see it.
 //
 // A hold with a maximum age (status.holdExpiresAt) is decided by Expiry
 // when its timer fires: with `onExpiry: Alert` the record stays Held with
@@ -36,5 +43,5 @@
 // change; its ReverseSynced condition says which, or why none does.
 //
 // Every close says how in status.closed: Merged, Reverted, Dismissed,
-// RecordDeleted, BranchDeleted, PullRequestClosed or HoldExpired.
+// RecordDeleted, BranchDeleted, PullRequestClosed, HoldExpired or NoDrift.
 package decide

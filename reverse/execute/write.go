@@ -36,6 +36,10 @@ func (x *Executor) write(ctx context.Context, p *Plan, d decide.Decision) error 
 			return err
 		}
 	}
+	if rec.Status.State == refluxv1.DriftPending && d.WriteSpec {
+		x.opts.Log.Info("live change recorded as pending: its Git side is computed when the render lands", "record", rec.Name,
+			"object", p.object(), "written", len(rec.Spec.Written), "state", status.State, "held", status.HeldSince != nil)
+	}
 	if d.Changed {
 		if x.opts.Metrics != nil {
 			x.opts.Metrics.ObserveDetection(p.Kustomization, p.Seen, x.opts.Now())

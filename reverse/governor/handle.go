@@ -90,7 +90,7 @@ func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p
 		}
 	}
 	if !snap.Usable(desired.KeyOf(live)) {
-		d, current := gv.wait(k, c, live, rec, p.Name, snap.Gov.MayHold())
+		d, current := gv.wait(k, c, live, rec, p, snap.Gov, !resync && !c.Benign)
 		if !current {
 			return d, nil
 		}
@@ -121,25 +121,34 @@ func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p
 }
 
 // wait parks a change until the render is current, and holds the object
-// meanwhile when Flux would revert the change and the policy lets it
-// (mayHold). A dismissal is carried out at once: it needs no render. It
-// reports whether the render became current meanwhile, in which case
-// nothing was parked.
-func (gv *Governor) wait(k intake.Key, c intake.Change, live *unstructured.Unstructured, rec *refluxv1.Drift, name string,
-	mayHold bool) (decide.Decision, bool) {
+// meanwhile when Flux would revert the change and the policy lets it. A
+// live change someone made (write) is recorded at once as Pending, so
+// that nobody waits on the render to see it (issue 20 §1); the render
+// fills the record in. A dismissal is carried out at once: it needs no
+// render. It reports whether the render became current meanwhile, in
+// which case nothing was parked.
+func (gv *Governor) wait(k intake.Key, c intake.Change, live *unstructured.Unstructured, rec *refluxv1.Drift, p *execute.Plan,
+	gov *reverse.Governed, write bool) (decide.Decision, bool) {
 	if rec != nil && decide.DismissRequested(rec) {
-		return decide.Decide(decide.Input{Name: name, Record: rec, Live: evaluate.LiveState(live), Now: gv.now()}), false
+		return decide.Decide(decide.Input{Name: p.Name, Record: rec, Live: evaluate.LiveState(live), Now: gv.now()}), false
 	}
-	hold := mayHold && c.Reverted && !evaluate.HeldAny(live)
-	c.Held = c.Held || hold || evaluate.Held(live, name)
+	hold := gov.MayHold() && c.Reverted && !evaluate.HeldAny(live)
+	c.Held = c.Held || hold || evaluate.Held(live, p.Name)
 	if gv.intake.Park(c.Owner, k, c) {
 		return decide.Decision{}, true
 	}
-	if !hold {
-		return decide.Decision{Why: "kept until the render is current"}, false
+	if !write {
+		return decide.Pending(decide.PendingInput{Name: p.Name, Record: rec, Live: evaluate.LiveState(live), Hold: hold,
+			Now: gv.now()}), false
 	}
-	return decide.Decision{Hold: decide.Hold, HeldSince: gv.now(),
-		Why: "held until the render is current: Flux would revert the change"}, false
+	in, err := gv.eval.Pending(gov, live, rec, p.Object, p.Name, hold)
+	if err != nil {
+		// The change stays parked, and its record comes with the render:
+		// only the early record is lost, and the log says why.
+		gv.opts.Log.Error(err, "the change is kept for the render, but not recorded as pending", "object", k.String())
+		in = decide.PendingInput{Name: p.Name, Record: rec, Live: evaluate.LiveState(live), Hold: hold, Now: gv.now()}
+	}
+	return decide.Pending(in), false
 }
 
 // gone handles an object that is no longer live: a deleted record of it

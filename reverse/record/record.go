@@ -141,8 +141,14 @@ func Merge(existing *refluxv1.Drift, obs Observation) *refluxv1.Drift {
 	// and the audit store forgets the write after its TTL.
 	out.Spec.LastSeen = now
 	out.Spec.LastModifier = lastModifier(fields)
+	// Evaluated: the fields say what diverges, and what a Pending record
+	// knew before is superseded.
+	out.Spec.Written = nil
 	return out
 }
+
+// LastModifier is the most recent writer among an observation's fields.
+func (o Observation) LastModifier() *refluxv1.Modifier { return lastModifier(o.Fields) }
 
 // keepsRemover reports whether field f, still the removal prev recorded,
 // keeps prev's writer.
@@ -210,6 +216,19 @@ func Open(all []refluxv1.Drift) []refluxv1.Drift {
 		}
 	}
 	return open
+}
+
+// Evaluated keeps the open records a render has filled in: what a branch
+// may propose. A Pending record says what was written, not what diverges
+// from Git, so nothing of it is written back until its render lands.
+func Evaluated(all []refluxv1.Drift) []refluxv1.Drift {
+	var out []refluxv1.Drift
+	for _, d := range Open(all) {
+		if d.Status.State != refluxv1.DriftPending {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // EarliestFirstSeen is the first-seen time of the oldest diverging field.

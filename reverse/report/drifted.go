@@ -110,8 +110,12 @@ func (in DriftedInput) waiting() string {
 func driftMessage(open []refluxv1.Drift) string {
 	bySeverity := map[refluxv1.Severity]int{}
 	byAction := map[refluxv1.Action]int{}
-	fields := 0
+	fields, pending := 0, 0
 	for _, d := range open {
+		if d.Status.State == refluxv1.DriftPending {
+			pending++
+			continue
+		}
 		for _, f := range d.Spec.Fields {
 			fields++
 			bySeverity[f.Severity]++
@@ -129,6 +133,15 @@ func driftMessage(open []refluxv1.Drift) string {
 			act = append(act, fmt.Sprintf("%d %s", n, a))
 		}
 	}
-	return fmt.Sprintf("%d field(s) in %d object(s) drifted: %s; %s",
-		fields, len(open), strings.Join(sev, ", "), strings.Join(act, ", "))
+	msg := ""
+	if n := len(open) - pending; n > 0 {
+		msg = fmt.Sprintf("%d field(s) in %d object(s) drifted: %s; %s", fields, n, strings.Join(sev, ", "), strings.Join(act, ", "))
+	}
+	if pending > 0 {
+		if msg != "" {
+			msg += "; "
+		}
+		msg += fmt.Sprintf("%d live change(s) recorded as pending, evaluated when the render lands", pending)
+	}
+	return msg
 }

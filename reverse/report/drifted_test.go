@@ -21,6 +21,8 @@ func TestDriftedCondition(t *testing.T) {
 	open := refluxv1.Drift{}
 	open.Spec.Fields = []refluxv1.DriftField{{Pointer: "/spec/replicas", Severity: refluxv1.SeverityLow, Action: refluxv1.AlertAction}}
 	current := governor.Status{Current: true, Checked: true}
+	pendingRecord := refluxv1.Drift{Status: refluxv1.DriftStatus{State: refluxv1.DriftPending}}
+	pendingRecord.Spec.Written = []refluxv1.WrittenField{{Pointer: "/data/A", LiveValue: `"b"`}}
 	// A refused watch says what it is and how to grant it
 	// (controllers.WatchForbiddenError); the condition leads with it.
 	widgetsDenied := errors.New(`reflux may not list widgets.example.com (kind Widget) in namespace team-a: grant get, list, watch ` +
@@ -36,6 +38,11 @@ func TestDriftedCondition(t *testing.T) {
 		{name: "clean", in: DriftedInput{Engine: current}, want: "False/NoDrift", contains: "no drift from revision main@sha1:1"},
 		{name: "drifted", in: DriftedInput{Engine: current, Open: []refluxv1.Drift{open}}, want: "True/DriftDetected",
 			contains: "1 field(s) in 1 object(s) drifted: 1 low; 1 Alert"},
+		{name: "drifted, and a change pending", in: DriftedInput{Engine: current, Open: []refluxv1.Drift{open, pendingRecord}},
+			want:     "True/DriftDetected",
+			contains: "1 field(s) in 1 object(s) drifted: 1 low; 1 Alert; 1 live change(s) recorded as pending, evaluated when the render lands"},
+		{name: "only a pending change", in: DriftedInput{Engine: current, Open: []refluxv1.Drift{pendingRecord}},
+			want: "True/DriftDetected", contains: "1 live change(s) recorded as pending"},
 		{name: "first render still running", in: DriftedInput{Render: desired.State{Building: true, Since: now.Add(-time.Second)}},
 			want: "Unknown/Progressing", contains: "rendering revision main@sha1:1 (1s so far)"},
 		{name: "a short render of a new revision keeps the last word", in: DriftedInput{Previous: noDrift,

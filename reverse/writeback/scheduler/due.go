@@ -70,7 +70,7 @@ func dueOf(g *reverse.Governed, records []refluxv1.Drift, now time.Time) dueInpu
 		in.Interval = g.Kustomization.Spec.Interval.Duration
 	}
 	var writable []refluxv1.Drift
-	for _, d := range record.Open(records) {
+	for _, d := range record.Evaluated(records) {
 		if d.Status.Branch != "" {
 			in.Branches = true
 		}

@@ -92,12 +92,12 @@ func (s *Scheduler) writeBack(ctx context.Context, id types.NamespacedName) erro
 	return nil
 }
 
-// driftSet is what write-back is handed: the open records, sorted, and
-// the closed ones that still name a branch, for the comment that closes
-// its pull request.
+// driftSet is what write-back is handed: the open records a render filled
+// in (never a Pending one), sorted, and the closed ones that still name a
+// branch, for the comment that closes its pull request.
 func (s *Scheduler) driftSet(snap reverse.Snapshot, records, sealed []refluxv1.Drift) reverse.DriftSet {
 	set := reverse.DriftSet{Kustomization: snap.Gov.Ref(), Spec: snap.Gov.Kustomization, Policy: snap.Gov.Policy,
-		Revision: snap.Gov.Kustomization.Status.LastAppliedRevision, Records: record.Open(records),
+		Revision: snap.Gov.Kustomization.Status.LastAppliedRevision, Records: record.Evaluated(records),
 		SubstituteFrom: snap.Gov.SubstituteFrom}
 	for _, d := range sealed {
 		if record.IsOpen(&d) || d.Status.Branch == "" {
