@@ -118,6 +118,9 @@ type Renderer struct {
 	// render builds an extracted artifact; a seam for tests. It calls
 	// noted with the tree's manifest before it builds.
 	render func(ctx context.Context, req Request, noted func(*Manifest)) (*Render, error)
+	// manifestOf takes a revision's manifest without building it; a seam
+	// for tests.
+	manifestOf func(ctx context.Context, req Request) (*Manifest, error)
 
 	mu    sync.Mutex
 	state map[types.NamespacedName]*slot
@@ -145,6 +148,9 @@ type slot struct {
 	// builds counts builds by revision, for the applied revision and the
 	// source's only: a revision is often built before Flux applies it.
 	builds map[string]int
+	// noting are the revisions whose manifest is being taken ahead of
+	// their build (noteAhead).
+	noting map[string]bool
 }
 
 // keyed is a finished render and the key it was built for.
@@ -164,6 +170,7 @@ func NewRenderer(fetcher Fetcher, opts RendererOptions) *Renderer {
 	r := &Renderer{fetcher: fetcher, opts: opts, slots: make(chan struct{}, opts.Workers), now: time.Now,
 		state: map[types.NamespacedName]*slot{}}
 	r.render = r.fetchAndRender
+	r.manifestOf = r.fetchManifest
 	return r
 }
 
@@ -202,6 +209,7 @@ func (r *Renderer) Want(req Request) State {
 		}
 		c := copyRequest(req)
 		s.next, s.nextKey = &c, key
+		r.noteAhead(id, s, c)
 	default:
 		r.start(id, s, key, copyRequest(req))
 	}
@@ -361,6 +369,41 @@ func (r *Renderer) noteManifest(id types.NamespacedName, m *Manifest) {
 	}
 }
 
+// manifestTimeout bounds the download of an artifact whose manifest is
+// taken ahead of its build.
+const manifestTimeout = 2 * time.Minute
+
+// noteAhead takes the manifest of a revision that waits for the build
+// under way, now rather than when its own build starts: that build can
+// take minutes, and with the manifest the engine already evaluates the
+// changes to objects the revision leaves as they were (Snapshot.Usable,
+// issue 20 §1). It costs a download and a hash of the tree, never a
+// build. The caller holds r.mu.
+func (r *Renderer) noteAhead(id types.NamespacedName, s *slot, req Request) {
+	rev := req.Artifact.Revision
+	if s.manifest(rev) != nil || s.noting[rev] {
+		return
+	}
+	if s.noting == nil {
+		s.noting = map[string]bool{}
+	}
+	s.noting[rev] = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), manifestTimeout)
+		defer cancel()
+		m, err := r.manifestOf(ctx, req)
+		r.mu.Lock()
+		delete(s.noting, rev)
+		r.mu.Unlock()
+		if err != nil {
+			// Only the early answer is lost: the revision's own build
+			// takes the manifest again, and reports the error if it stays.
+			return
+		}
+		r.noteManifest(id, m)
+	}()
+}
+
 // Current returns the latest finished render of a Kustomization, whatever
 // revision it is of; nil when there is none.
 func (r *Renderer) Current(id types.NamespacedName) *Render {
@@ -402,13 +445,7 @@ func (r *Renderer) fetchAndRender(ctx context.Context, req Request, noted func(*
 	}
 	defer os.RemoveAll(dir)
 	a := req.Artifact
-	if err := r.fetcher.FetchWithContext(ctx, a.URL, a.Digest, dir); err != nil {
-		if errors.Is(err, fetch.ErrFileNotFound) {
-			return nil, fmt.Errorf("%w: artifact %s not found: %w", ErrRevisionUnavailable, a.URL, err)
-		}
-		return nil, fmt.Errorf("fetching artifact %s: %w", a.URL, err)
-	}
-	files, err := hashTree(dir, a.Revision)
+	files, err := r.fetchTree(ctx, req, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -426,6 +463,28 @@ func (r *Renderer) fetchAndRender(ctx context.Context, req Request, noted func(*
 	}
 	out.Files = files
 	return out, nil
+}
+
+// fetchTree downloads req's artifact into dir and returns its manifest.
+func (r *Renderer) fetchTree(ctx context.Context, req Request, dir string) (*Manifest, error) {
+	a := req.Artifact
+	if err := r.fetcher.FetchWithContext(ctx, a.URL, a.Digest, dir); err != nil {
+		if errors.Is(err, fetch.ErrFileNotFound) {
+			return nil, fmt.Errorf("%w: artifact %s not found: %w", ErrRevisionUnavailable, a.URL, err)
+		}
+		return nil, fmt.Errorf("fetching artifact %s: %w", a.URL, err)
+	}
+	return hashTree(dir, a.Revision)
+}
+
+// fetchManifest takes req's manifest without building it.
+func (r *Renderer) fetchManifest(ctx context.Context, req Request) (*Manifest, error) {
+	dir, err := os.MkdirTemp("", "reflux-manifest-")
+	if err != nil {
+		return nil, fmt.Errorf("creating artifact dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	return r.fetchTree(ctx, req, dir)
 }
 
 // Build renders root, the tree of revision, for ks as the Renderer does,

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -223,6 +224,14 @@ func TestRendererNeverCancelsABuildForANewerRevision(t *testing.T) {
 			return &Render{Revision: rev, Generation: req.Kustomization.Generation}, nil
 		}
 	}
+	var mu sync.Mutex
+	taken := map[string]int{}
+	renderer.manifestOf = func(_ context.Context, req Request) (*Manifest, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		taken[req.Artifact.Revision]++
+		return &Manifest{Revision: req.Artifact.Revision, Files: map[string]string{"flags.yaml": req.Artifact.Revision}}, nil
+	}
 	ks := shopKustomization()
 	want := func(rev string) State {
 		return renderer.Want(Request{Kustomization: ks, Artifact: &meta.Artifact{Revision: rev}})
@@ -230,9 +239,18 @@ func TestRendererNeverCancelsABuildForANewerRevision(t *testing.T) {
 	g.Expect(want("main@sha1:abc").Building).To(BeTrue())
 	g.Eventually(started).Should(Receive(Equal("main@sha1:abc")), "the first build is under way")
 	g.Expect(want("main@sha1:def").Skipped).To(BeZero())
+	// A revision waiting for the build has its manifest at once, not
+	// when its own build starts: the engine tells from it which objects
+	// it leaves as they were (issue 20 §1).
+	g.Eventually(func() *Manifest { return want("main@sha1:def").Manifests[1] }).ShouldNot(BeNil())
+	g.Expect(want("main@sha1:def").Manifests[1].Revision).To(Equal("main@sha1:def"))
 	st := want("main@sha1:fff")
 	g.Expect(st.Skipped).To(Equal(1), "def waited, and fff replaced it")
 	g.Expect(st.Building).To(BeTrue())
+	g.Eventually(func() *Manifest { return want("main@sha1:fff").Manifests[1] }).ShouldNot(BeNil())
+	mu.Lock()
+	g.Expect(taken).To(Equal(map[string]int{"main@sha1:def": 1, "main@sha1:fff": 1}), "once each, and never for the one building")
+	mu.Unlock()
 
 	release <- struct{}{}
 	g.Eventually(started).Should(Receive(Equal("main@sha1:fff")), "the newest is built next; def never")
