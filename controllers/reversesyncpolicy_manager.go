@@ -29,7 +29,9 @@ func (r *ReverseSyncPolicyReconciler) SetupWithManager(ctx context.Context, mgr 
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&refluxv1.ReverseSyncPolicy{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&kustomizev1.Kustomization{}, handler.EnqueueRequestsFromMapFunc(r.policiesInNamespace),
-			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+				// A spec that gains or drops spec.kubeConfig changes what is governed.
+				predicate.GenerationChangedPredicate{}))).
 		Watches(&refluxv1.Drift{}, coalesce(policyOfRecord, summaryDelay)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Complete(r)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,13 +43,16 @@ func selecting(ns, name string, labels map[string]string) *refluxv1.ReverseSyncP
 
 // TestGoverned: a policy governs the Kustomizations of its namespace that
 // its selector selects and that opted in; the annotation alone is not
-// enough, and neither is the selector.
+// enough, and neither is the selector. One Flux applies to a remote
+// cluster is not governed (issue 24 §1).
 func TestGoverned(t *testing.T) {
 	g := NewWithT(t)
 	web := map[string]string{"team": "web"}
+	remote := ks("apps", "spoke", web, true)
+	remote.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "spoke-kubeconfig"}}
 	c := governedReader(t,
 		ks("apps", "shop", web, true), ks("apps", "blog", web, false), ks("apps", "db", map[string]string{"team": "db"}, true),
-		ks("other", "shop", web, true))
+		ks("other", "shop", web, true), remote)
 	got, err := Governed(context.Background(), c, selecting("apps", "web", web))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(got).To(HaveLen(1))
