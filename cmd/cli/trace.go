@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/reflux-dev/reflux/kustomize"
@@ -57,7 +56,7 @@ the live value, the Git value and the open Drift record are printed too.`,
 	}
 	cmd.Flags().StringVar(&opts.path, "path", "", "directory to build (overrides the Kustomization's spec.path)")
 	cmd.Flags().StringVar(&opts.kustomization, "kustomization", "",
-		"the Flux Kustomization whose spec applies: a FILE (of several in it, the one whose spec.path is --path, or FILE#NAME, FILE#NAMESPACE/NAME), or NAMESPACE/NAME in the cluster")
+		"the Flux Kustomization whose spec applies: a FILE (FILE#NAME when it holds several), or NAMESPACE/NAME in the cluster")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig for --kustomization NAMESPACE/NAME (default $KUBECONFIG, then ~/.kube/config)")
 	cmd.Flags().StringVar(&opts.artifactHost, "artifact-host", "",
@@ -192,7 +191,21 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 	// Remote bases, Helm charts and plugins are never fetched or run: the
 	// local part is traced and their objects are refused by name.
 	build := kustomize.BuildOptions{SkipUnbuildable: true}
-	file, name, hasName := strings.Cut(opts.kustomization, "#")
+	if opts.kustomization != "" {
+		file, name, hasName := strings.Cut(opts.kustomization, "#")
+		ks, err := kustomize.LoadKustomization(file)
+		if hasName {
+			ks, err = kustomize.SelectKustomization(file, name)
+		}
+		if err != nil {
+			return build, err
+		}
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return build, err
+		}
+		build.Kustomization, build.KustomizationFile = ks, abs
+	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return build, err
@@ -203,12 +216,10 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 		if dir, err = filepath.Abs(opts.path); err != nil {
 			return build, err
 		}
-	case file != "":
+	case build.Kustomization != nil:
 		// spec.path is relative to the source root: take the repository
 		// that holds the Kustomization file.
-		if dir, err = filepath.Abs(filepath.Dir(file)); err != nil {
-			return build, err
-		}
+		dir = filepath.Dir(build.KustomizationFile)
 	default:
 		return build, errors.New("--path or --kustomization is required")
 	}
@@ -220,21 +231,6 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 		root = dir // outside cwd and any git tree: the directory is the root
 	}
 	build.Root = root
-	if opts.path != "" {
-		rel, _ := filepath.Rel(root, dir)
-		build.Path = rel
-	}
-	if file != "" {
-		ks, err := loadTraceKustomization(file, name, hasName, build.Path)
-		if err != nil {
-			return build, err
-		}
-		abs, err := filepath.Abs(file)
-		if err != nil {
-			return build, err
-		}
-		build.Kustomization, build.KustomizationFile = ks, abs
-	}
 	if len(opts.vars) > 0 {
 		// The cluster's ConfigMaps and Secrets are out of reach: --var
 		// stands in for them, with the lowest precedence, like substituteFrom.
@@ -248,20 +244,11 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 		}
 		build.SubstituteFrom = []kustomize.SubstituteSource{src}
 	}
-	return build, nil
-}
-
-// loadTraceKustomization reads the Flux Kustomization of --kustomization
-// FILE[#NAME]. Without a name, a file holding several is narrowed by
-// --path (dir, relative to the root), matched against each spec.path.
-func loadTraceKustomization(file, name string, hasName bool, dir string) (*kustomizev1.Kustomization, error) {
-	switch {
-	case hasName:
-		return kustomize.SelectKustomization(file, name)
-	case dir != "":
-		return kustomize.SelectKustomizationForPath(file, filepath.ToSlash(dir))
+	if opts.path != "" {
+		rel, _ := filepath.Rel(root, dir)
+		build.Path = rel
 	}
-	return kustomize.LoadKustomization(file)
+	return build, nil
 }
 
 // gitRoot returns the nearest directory at or above dir holding .git.
