@@ -64,20 +64,21 @@ testbin-flux-latest: testbin ## Build the newest Flux controllers (versions.env 
 ##@ Test
 
 .PHONY: test
-test: testbin vet build ## Run unit tests and the real Kubernetes + Flux + git harness tests.
-	go test ./... -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
+test: testbin vet build ## Run unit tests and the real Kubernetes + Flux + git harness tests, each once; RACE_PACKAGES under -race (needs gcc).
+	RACE_PACKAGES="$(RACE_PACKAGES)" TEST_TIMEOUT="$(TEST_TIMEOUT)" TEST_FLAGS="$(TEST_FLAGS)" hack/test.sh
 
 # The race detector needs cgo; these are the packages whose goroutines
 # share state: the reconcilers, the wiring between them and the engine
 # (cmd/manager), the engine and its queues, write-back, and the journeys
-# through them. Under -race the e2e harness (e2e/internal/fixture) builds
+# through them. make test runs them under it (hack/test.sh) and the rest
+# without; test-race runs only them. Under -race the e2e harness (e2e/internal/fixture) builds
 # the reflux binary with -race too, and fails a suite whose reflux reports
 # a race.
 RACE_PACKAGES ?= ./controllers/... ./cmd/manager/... ./reverse/... ./e2e/drift/... ./e2e/livepath/... ./e2e/journey/... ./e2e/tenancy/... ./e2e/pullrequest/... ./e2e/profiles/...
 
 .PHONY: test-race
 test-race: testbin ## Run the engine's packages and journeys under the race detector.
-	CGO_ENABLED=1 go test -race $(RACE_PACKAGES) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
+	RACE_PACKAGES="$(RACE_PACKAGES)" TEST_TIMEOUT="$(TEST_TIMEOUT)" TEST_FLAGS="$(TEST_FLAGS)" hack/test.sh race
 
 # The suites that pin down what reflux expects of Flux: the smoke journey
 # and Flux's own behaviour (e2e), the faithful build (e2e/faithful) and the
