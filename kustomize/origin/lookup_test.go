@@ -115,3 +115,91 @@ func TestIsRemote(t *testing.T) {
 	g.Expect(isRemote("github.com/org/repo/base")).To(BeTrue())
 	g.Expect(isRemote("../base")).To(BeFalse())
 }
+
+// TestNotRenderedNamesGeneratedObject covers issue 21 §7: a generated
+// object asked for by its generator's name, in the wrong namespace, is the
+// first hint, said to carry a hash, ahead of same-named objects of other kinds.
+func TestNotRenderedNamesGeneratedObject(t *testing.T) {
+	idx := buildCase(t, "generator-hash-closest", "")
+	secret := ""
+	for _, r := range idx.Objects() {
+		if r.Kind == "Secret" {
+			secret = r.String()
+		}
+	}
+	tests := []struct {
+		name string
+		ref  ObjectRef
+		want string
+	}{
+		{
+			name: "generator name without the namespace: the hashed Secret first",
+			ref:  ObjectRef{Kind: "Secret", Name: "podinfo"},
+			want: "closest rendered: " + secret + " (generated: its name carries a hash suffix; ask for Secret/podinfo/podinfo), ",
+		},
+		{
+			name: "kind in any case",
+			ref:  ObjectRef{Kind: "secret", Namespace: "default", Name: "podinfo"},
+			want: "closest rendered: " + secret + " (generated",
+		},
+		{
+			name: "another kind is unchanged: the same name first",
+			ref:  ObjectRef{Kind: "Deployment", Name: "podinfo"},
+			want: "closest rendered: Deployment.apps/podinfo/podinfo, ",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			_, err := idx.Resolve(tt.ref)
+			g.Expect(err).To(MatchError(ErrObjectNotFound))
+			g.Expect(err.Error()).To(ContainSubstring(tt.want))
+		})
+	}
+}
+
+// TestClosest ranks the hints of an object not rendered.
+func TestClosest(t *testing.T) {
+	obj := func(kind, ns, name string) *objectIndex {
+		return &objectIndex{ref: ObjectRef{Kind: kind, Namespace: ns, Name: name}}
+	}
+	tests := []struct {
+		name    string
+		objects []*objectIndex
+		ref     ObjectRef
+		want    []string
+	}{
+		{
+			name:    "same kind, name with a suffix, before other kinds of the very name",
+			objects: []*objectIndex{obj("Deployment", "a", "web"), obj("Service", "a", "web"), obj("Secret", "a", "web-5g7hk2m9tb")},
+			ref:     ObjectRef{Kind: "Secret", Name: "web"},
+			want:    []string{"Secret/a/web-5g7hk2m9tb", "Deployment/a/web", "Service/a/web"},
+		},
+		{
+			name:    "the very name and kind in another namespace still first",
+			objects: []*objectIndex{obj("Deployment", "a", "web-canary"), obj("Deployment", "b", "web")},
+			ref:     ObjectRef{Kind: "Deployment", Namespace: "a", Name: "web"},
+			want:    []string{"Deployment/b/web", "Deployment/a/web-canary"},
+		},
+		{
+			name:    "a name with the asked one as a suffix, not a prefix, ranks as before",
+			objects: []*objectIndex{obj("Service", "a", "web"), obj("Secret", "a", "prod-web")},
+			ref:     ObjectRef{Kind: "Secret", Namespace: "a", Name: "web"},
+			want:    []string{"Service/a/web", "Secret/a/prod-web"},
+		},
+		{
+			name:    "sharing only a kind and namespace is no hint",
+			objects: []*objectIndex{obj("Secret", "a", "db")},
+			ref:     ObjectRef{Kind: "Secret", Namespace: "a", Name: "web"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, o := range (&Index{objects: tt.objects}).closest(tt.ref, 3) {
+				got = append(got, o.ref.String())
+			}
+			NewWithT(t).Expect(got).To(Equal(tt.want))
+		})
+	}
+}
