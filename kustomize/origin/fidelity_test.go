@@ -140,7 +140,7 @@ func TestFidelity(t *testing.T) {
 		{
 			name: "Flux's targetNamespace sets a subject named default",
 			tree: "rolebinding-subjects", flux: "flux-kustomization-target.yaml",
-			ref: ObjectRef{Kind: "RoleBinding", Namespace: "tenant-a", Name: "app-read"}, pointer: "/subjects/2/namespace",
+			ref: ObjectRef{Kind: "RoleBinding", Namespace: "tenant-a", Name: "app-read-target"}, pointer: "/subjects/2/namespace",
 			want: want{pos: "flux-kustomization-target.yaml:13:20", kind: KindKustomizationSpec},
 		},
 	}
