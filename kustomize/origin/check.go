@@ -58,6 +58,7 @@ func (c *checker) check(u *unstructured.Unstructured) *objectIndex {
 	oi.aliases = aliases
 	if o != nil {
 		c.rendered[o] = u.GetName()
+		oi.refused, oi.edit = o.refused, o.refusedEdit()
 	}
 	var root *node
 	if o != nil {
@@ -161,7 +162,7 @@ func (w *walker) leaf(ptr string, v interface{}, mn *node) {
 	case w.o == nil:
 		f.Refused = w.c.fallbackObject()
 	case w.o.refused != "":
-		f.Refused = w.o.refused
+		f.Refused, f.Edit = w.o.refused, w.o.refusedEdit()
 	case isSubjectNamespace(ptr) && (mn == nil || mn.kind == scalarNode && !sameValue(mn, v)):
 		f.Origin, f.Refused = w.subjectNamespace(ptr, v, mn)
 	case mn == nil || mn.kind != scalarNode:

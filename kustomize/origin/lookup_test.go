@@ -203,3 +203,47 @@ func TestClosest(t *testing.T) {
 		})
 	}
 }
+
+// TestUnrunTransformerRefusesWhatItSees (issue 21 §5): a KRM function
+// transformer is never run, so every field of the objects it transforms is
+// refused as plugin at its own entry, a field only the function would add
+// included, while objects outside its kustomization map as usual.
+func TestUnrunTransformerRefusesWhatItSees(t *testing.T) {
+	idx := buildCase(t, "fn-transformer", "../testdata/fn-transformer/flux-kustomization.yaml")
+	app := ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "fns", Name: "app"}
+	web := ObjectRef{Kind: "Service", Namespace: "fns", Name: "web"}
+	execEntry := &Layer{File: "app/kustomization.yaml", Line: 4, Column: 5, Kind: KindResource, Via: "transformers"}
+	containerEntry := &Layer{File: "web/kustomization.yaml", Line: 7, Column: 5, Kind: KindResource, Via: "transformers"}
+	tests := []struct {
+		name    string
+		ref     ObjectRef
+		pointer string
+		want    Origin
+		edit    *Layer // refused as plugin, to edit here
+	}{
+		{name: "a field the exec function would add", ref: app, pointer: "/spec/template/spec/containers/0/env/0/value", edit: execEntry},
+		{name: "a field of the resource under the exec function", ref: app, pointer: "/spec/replicas", edit: execEntry},
+		{name: "the namespace set around it", ref: app, pointer: "/metadata/namespace", edit: execEntry},
+		{name: "an annotation the container function would add", ref: web, pointer: "/metadata/annotations/owner", edit: containerEntry},
+		{name: "a port beside the container function", ref: web, pointer: "/spec/ports/0/port", edit: containerEntry},
+		{
+			name: "an object no function sees", ref: ObjectRef{Kind: "ConfigMap", Namespace: "fns", Name: "shared"}, pointer: "/data/REGION",
+			want: Origin{File: "shared.yaml", Line: 6, Column: 11, Kind: KindResource, Chain: []Layer{{File: "shared.yaml", Line: 6, Column: 11, Kind: KindResource}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := idx.Lookup(tt.ref, tt.pointer)
+			if tt.edit == nil {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(got).To(Equal(tt.want))
+				return
+			}
+			var re *RefusedError
+			g.Expect(errors.As(err, &re)).To(BeTrue(), "%v", err)
+			g.Expect(re.Reason).To(Equal(ReasonPlugin))
+			g.Expect(re.Edit).To(Equal(tt.edit))
+		})
+	}
+}
