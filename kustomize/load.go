@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -82,9 +83,83 @@ func LoadKustomization(path string) (*kustomizev1.Kustomization, error) {
 		return nil, err
 	}
 	if len(all) > 1 {
-		return nil, fmt.Errorf("%w: %s holds %s; name one", ErrAmbiguousKustomization, path, names(all))
+		return nil, fmt.Errorf("%w: %s holds %s; %s", ErrAmbiguousKustomization, path, names(all), nameOne(path, all))
 	}
 	return all[0], nil
+}
+
+// SelectKustomizationForPath reads, from a file that may hold several, the
+// Flux Kustomization whose spec.path is dir, the directory to build relative
+// to the source root. A file with one Kustomization returns it whatever its
+// path, as dir overrides spec.path. With several, the one whose spec.path
+// names dir is taken; none or more than one is ErrAmbiguousKustomization,
+// since guessing would trace the wrong spec (issue 12, issue 21).
+func SelectKustomizationForPath(file, dir string) (*kustomizev1.Kustomization, error) {
+	all, err := LoadKustomizations(file)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 1 {
+		return all[0], nil
+	}
+	found := MatchSpecPath(all, dir)
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	what := "none has spec.path " + CleanSpecPath(dir)
+	if len(found) > 1 {
+		what = "more than one has spec.path " + CleanSpecPath(dir)
+	}
+	return nil, fmt.Errorf("%w: %s holds %s; %s; %s", ErrAmbiguousKustomization, file, pathNames(all), what, nameOne(file, all))
+}
+
+// MatchSpecPath returns the Kustomizations whose spec.path names dir, both
+// compared by CleanSpecPath. When none names it exactly, those whose
+// spec.path is dir's trailing directories are taken: the source root may
+// sit below the repository root, as an OCI artifact pushed from a sub
+// directory does. The source root itself ("./") only matches exactly.
+func MatchSpecPath(all []*kustomizev1.Kustomization, dir string) []*kustomizev1.Kustomization {
+	want := CleanSpecPath(dir)
+	var exact, tail []*kustomizev1.Kustomization
+	for _, ks := range all {
+		p := CleanSpecPath(ks.Spec.Path)
+		switch {
+		case p == want:
+			exact = append(exact, ks)
+		case p != "." && strings.HasSuffix(want, "/"+p):
+			tail = append(tail, ks)
+		}
+	}
+	if len(exact) > 0 {
+		return exact
+	}
+	return tail
+}
+
+// CleanSpecPath normalises a spec.path the way kustomize-controller joins it
+// under the source root: "./apps/prod", "apps/prod/" and "/apps/prod" are
+// all "apps/prod", and "", "./" and "/" are the root ".".
+func CleanSpecPath(p string) string {
+	p = strings.TrimPrefix(path.Clean("/"+p), "/")
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
+// nameOne spells out how to pick one of several Kustomizations of file.
+func nameOne(file string, all []*kustomizev1.Kustomization) string {
+	ks := all[0]
+	return fmt.Sprintf("name one as FILE#NAME or FILE#NAMESPACE/NAME, e.g. %s#%s/%s", file, ks.Namespace, ks.Name)
+}
+
+// pathNames lists NAMESPACE/NAME (path ./spec/path) of each Kustomization.
+func pathNames(all []*kustomizev1.Kustomization) string {
+	s := make([]string, len(all))
+	for i, ks := range all {
+		s[i] = fmt.Sprintf("%s/%s (path %s)", ks.Namespace, ks.Name, CleanSpecPath(ks.Spec.Path))
+	}
+	return strings.Join(s, ", ")
 }
 
 // SelectKustomization reads the Flux Kustomization called name, "NAME" or
@@ -110,7 +185,7 @@ func SelectKustomization(path, name string) (*kustomizev1.Kustomization, error) 
 	case 0:
 		return nil, fmt.Errorf("%s: no Flux Kustomization %s; it holds %s", path, name, names(all))
 	}
-	return nil, fmt.Errorf("%w: %s holds %s; name one as NAMESPACE/NAME", ErrAmbiguousKustomization, path, names(found))
+	return nil, fmt.Errorf("%w: %s holds %s; %s", ErrAmbiguousKustomization, path, names(found), nameOne(path, found))
 }
 
 func names(all []*kustomizev1.Kustomization) string {

@@ -87,7 +87,7 @@ func dropFromKustomization(dir, rel string, data []byte) ([]byte, []unbuildable)
 			})
 		case "generators", "transformers", "validators":
 			filterSeq(v, func(s *yaml.Node) bool {
-				if isBuiltinPlugin(dir, s.Value) {
+				if IsBuiltinPlugin(dir, s.Value) {
 					return true
 				}
 				drop(s)
@@ -157,11 +157,13 @@ func buildError(err error, work string) error {
 	return &BuildError{Msg: strings.Join(strings.Fields(msg), " "), Err: err}
 }
 
-// isBuiltinPlugin reports whether a generators/transformers/validators
-// entry (a file, a directory's kustomization, or an inline document)
-// configures one of kustomize's builtin plugins, which Flux's SecureBuild
-// runs; anything else needs plugins krusty has disabled.
-func isBuiltinPlugin(dir, entry string) bool {
+// IsBuiltinPlugin reports whether a generators/transformers/validators
+// entry of the kustomization in dir (a file, a directory's kustomization,
+// or an inline document) configures one of kustomize's builtin plugins,
+// which Flux's SecureBuild runs. Anything else, an exec or container KRM
+// function included, needs plugins krusty has disabled: kustomize-controller
+// fails the build ("only builtin plugins are allowed").
+func IsBuiltinPlugin(dir, entry string) bool {
 	data := []byte(entry)
 	if !strings.Contains(entry, "\n") {
 		p := filepath.Join(dir, entry)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/reflux-dev/reflux/kustomize"
@@ -56,7 +57,7 @@ the live value, the Git value and the open Drift record are printed too.`,
 	}
 	cmd.Flags().StringVar(&opts.path, "path", "", "directory to build (overrides the Kustomization's spec.path)")
 	cmd.Flags().StringVar(&opts.kustomization, "kustomization", "",
-		"the Flux Kustomization whose spec applies: a FILE (FILE#NAME when it holds several), or NAMESPACE/NAME in the cluster")
+		"the Flux Kustomization whose spec applies: a FILE (of several in it, the one whose spec.path is --path, or FILE#NAME, FILE#NAMESPACE/NAME), or NAMESPACE/NAME in the cluster")
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "text", "output format: text or json")
 	cmd.Flags().StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig for --kustomization NAMESPACE/NAME (default $KUBECONFIG, then ~/.kube/config)")
 	cmd.Flags().StringVar(&opts.artifactHost, "artifact-host", "",
@@ -191,21 +192,7 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 	// Remote bases, Helm charts and plugins are never fetched or run: the
 	// local part is traced and their objects are refused by name.
 	build := kustomize.BuildOptions{SkipUnbuildable: true}
-	if opts.kustomization != "" {
-		file, name, hasName := strings.Cut(opts.kustomization, "#")
-		ks, err := kustomize.LoadKustomization(file)
-		if hasName {
-			ks, err = kustomize.SelectKustomization(file, name)
-		}
-		if err != nil {
-			return build, err
-		}
-		abs, err := filepath.Abs(file)
-		if err != nil {
-			return build, err
-		}
-		build.Kustomization, build.KustomizationFile = ks, abs
-	}
+	file, name, hasName := strings.Cut(opts.kustomization, "#")
 	cwd, err := os.Getwd()
 	if err != nil {
 		return build, err
@@ -216,10 +203,12 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 		if dir, err = filepath.Abs(opts.path); err != nil {
 			return build, err
 		}
-	case build.Kustomization != nil:
+	case file != "":
 		// spec.path is relative to the source root: take the repository
 		// that holds the Kustomization file.
-		dir = filepath.Dir(build.KustomizationFile)
+		if dir, err = filepath.Abs(filepath.Dir(file)); err != nil {
+			return build, err
+		}
 	default:
 		return build, errors.New("--path or --kustomization is required")
 	}
@@ -231,6 +220,21 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 		root = dir // outside cwd and any git tree: the directory is the root
 	}
 	build.Root = root
+	if opts.path != "" {
+		rel, _ := filepath.Rel(root, dir)
+		build.Path = rel
+	}
+	if file != "" {
+		ks, err := loadTraceKustomization(file, name, hasName, build.Path)
+		if err != nil {
+			return build, err
+		}
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return build, err
+		}
+		build.Kustomization, build.KustomizationFile = ks, abs
+	}
 	if len(opts.vars) > 0 {
 		// The cluster's ConfigMaps and Secrets are out of reach: --var
 		// stands in for them, with the lowest precedence, like substituteFrom.
@@ -244,11 +248,20 @@ func traceBuildOptions(opts *traceOptions) (kustomize.BuildOptions, error) {
 		}
 		build.SubstituteFrom = []kustomize.SubstituteSource{src}
 	}
-	if opts.path != "" {
-		rel, _ := filepath.Rel(root, dir)
-		build.Path = rel
-	}
 	return build, nil
+}
+
+// loadTraceKustomization reads the Flux Kustomization of --kustomization
+// FILE[#NAME]. Without a name, a file holding several is narrowed by
+// --path (dir, relative to the root), matched against each spec.path.
+func loadTraceKustomization(file, name string, hasName bool, dir string) (*kustomizev1.Kustomization, error) {
+	switch {
+	case hasName:
+		return kustomize.SelectKustomization(file, name)
+	case dir != "":
+		return kustomize.SelectKustomizationForPath(file, filepath.ToSlash(dir))
+	}
+	return kustomize.LoadKustomization(file)
 }
 
 // gitRoot returns the nearest directory at or above dir holding .git.

@@ -51,6 +51,19 @@ func TestTrace(t *testing.T) {
 			want: []string{"kustomize/testdata/flux-spec/flux-kustomization.yaml:29:21  kustomization-spec"},
 		},
 		{
+			name: "a file of several Kustomizations without #NAME: --path picks the one whose spec.path it is",
+			args: []string{"--path", corpus + "cluster-multi-doc/apps", "--kustomization", corpus + "cluster-multi-doc/flux-kustomization.yaml",
+				"Deployment/podinfo", "/spec/replicas"},
+			want: []string{"kustomize/testdata/cluster-multi-doc/flux-kustomization.yaml:59:21  kustomization-spec"},
+		},
+		{
+			name: "a file of several Kustomizations none of whose spec.path is --path is refused, spelling out FILE#NAMESPACE/NAME",
+			args: []string{"--path", corpus + "cluster-multi-doc/apps/podinfo", "--kustomization", corpus + "cluster-multi-doc/flux-kustomization.yaml",
+				"Deployment/podinfo"},
+			wantErr: "none has spec.path kustomize/testdata/cluster-multi-doc/apps/podinfo; name one as FILE#NAME or FILE#NAMESPACE/NAME, e.g. " +
+				corpus + "cluster-multi-doc/flux-kustomization.yaml#flux-system/infra-configs",
+		},
+		{
 			name: "generated ConfigMap by name without hash, all fields",
 			args: []string{"--path", corpus + "configmap-generator/overlay", "ConfigMap/app-settings"},
 			want: []string{

@@ -106,7 +106,20 @@ func (b *builder) accumulate(k *kfile, objs []*object) ([]*object, error) {
 			return nil, err
 		}
 	}
-	return b.transform(k, objs)
+	if objs, err = b.transform(k, objs); err != nil {
+		return nil, err
+	}
+	// A transformer reflux does not run sees every object accumulated
+	// here, so any field of them may differ from what it renders.
+	if len(k.unrun) > 0 {
+		for _, o := range objs {
+			if o.refused == "" {
+				at := k.unrun[0]
+				o.refused, o.refusedAt = ReasonPlugin, &at
+			}
+		}
+	}
+	return objs, nil
 }
 
 func (b *builder) accumulateResources(k *kfile, objs []*object) ([]*object, error) {

@@ -58,6 +58,7 @@ func (c *checker) check(u *unstructured.Unstructured) *objectIndex {
 	oi.aliases = aliases
 	if o != nil {
 		c.rendered[o] = u.GetName()
+		oi.refused, oi.edit = o.refused, o.refusedEdit()
 	}
 	var root *node
 	if o != nil {
@@ -129,7 +130,7 @@ func itemFor(mn *node, key string, it interface{}, i int) *node {
 	if mn == nil || mn.kind != seqNode {
 		return nil
 	}
-	if m, ok := it.(map[string]interface{}); ok && key != "" {
+	if m, ok := it.(map[string]interface{}); ok && key != "" && uniqueKey(mn, key, m[key]) {
 		if j := findItem(mn, key, m[key]); j >= 0 {
 			return mn.items[j]
 		}
@@ -142,15 +143,28 @@ func itemFor(mn *node, key string, it interface{}, i int) *node {
 	return nil
 }
 
+// uniqueKey reports whether at most one element of the model list has v
+// under key. Two subjects named default are told apart by position, not
+// both found at the first.
+func uniqueKey(mn *node, key string, v interface{}) bool {
+	n := 0
+	for _, it := range mn.items {
+		if k := it.get(key); k != nil && fmt.Sprint(k.value) == fmt.Sprint(v) {
+			n++
+		}
+	}
+	return n <= 1
+}
+
 func (w *walker) leaf(ptr string, v interface{}, mn *node) {
 	f := Field{Pointer: ptr, Value: v}
 	switch {
 	case w.o == nil:
 		f.Refused = w.c.fallbackObject()
 	case w.o.refused != "":
-		f.Refused = w.o.refused
-	case mn == nil && strings.HasPrefix(ptr, "/subjects/") && strings.HasSuffix(ptr, "/namespace"):
-		f.Origin, f.Refused = w.subjectNamespace(ptr, v)
+		f.Refused, f.Edit = w.o.refused, w.o.refusedEdit()
+	case isSubjectNamespace(ptr) && (mn == nil || mn.kind == scalarNode && !sameValue(mn, v)):
+		f.Origin, f.Refused = w.subjectNamespace(ptr, v, mn)
 	case mn == nil || mn.kind != scalarNode:
 		f.Refused = w.c.fallback(ReasonNotInModel)
 	case sameValue(mn, v):
@@ -243,26 +257,53 @@ func sameValue(mn *node, v interface{}) bool {
 	return false
 }
 
+// isSubjectNamespace reports whether ptr is /subjects/N/namespace.
+func isSubjectNamespace(ptr string) bool {
+	parts := strings.Split(ptr, "/")
+	return len(parts) == 4 && parts[1] == "subjects" && parts[3] == "namespace"
+}
+
 // subjectNamespace explains the namespace kustomize's name-reference fixing
-// writes into a (Cluster)RoleBinding subject: the namespace of the
-// ServiceAccount it names, so the origin is that object's namespace.
-func (w *walker) subjectNamespace(ptr string, v interface{}) (Origin, Reason) {
+// writes into a (Cluster)RoleBinding subject of kind ServiceAccount: the
+// namespace of the ServiceAccount it names, so the origin is that object's
+// namespace. written is the subject's own namespace node, nil when it has
+// none: the account is then looked up by name alone, else it must have
+// been in that namespace first or now (kustomize api v0.21,
+// filters/nameref, filterMapCandidatesByNamespace), and it must be the
+// only such account in the rendered namespace v, or the field is refused.
+func (w *walker) subjectNamespace(ptr string, v interface{}, written *node) (Origin, Reason) {
+	fallback := ReasonNotInModel
+	if written != nil {
+		fallback = ReasonModelDisagrees
+	}
 	subjects := w.o.root.get("subjects")
 	i, err := strconv.Atoi(strings.Split(ptr, "/")[2])
 	if err != nil || subjects == nil || i >= len(subjects.items) {
-		return Origin{}, w.c.fallback(ReasonNotInModel)
+		return Origin{}, w.c.fallback(fallback)
 	}
 	subj := subjects.items[i]
 	if subj.str("kind") != "ServiceAccount" {
-		return Origin{}, w.c.fallback(ReasonNotInModel)
+		return Origin{}, w.c.fallback(fallback)
 	}
+	seen := map[*object]bool{}
+	var found []*node
 	for _, sa := range w.c.renamed[subj.str("name")] {
-		if sa.kind() != "ServiceAccount" || sa.id().namespace != v {
+		if seen[sa] || sa.kind() != "ServiceAccount" || sa.id().namespace != v {
 			continue
 		}
+		seen[sa] = true
+		if written != nil {
+			old := fmt.Sprint(written.value)
+			if !sameNamespace(sa.ids[0].namespace, old) && !sameNamespace(sa.id().namespace, old) {
+				continue
+			}
+		}
 		if ns := sa.root.get("metadata").get("namespace"); ns != nil && ns.kind == scalarNode {
-			return originOf(ns.chain)
+			found = append(found, ns)
 		}
 	}
-	return Origin{}, w.c.fallback(ReasonNotInModel)
+	if len(found) != 1 {
+		return Origin{}, w.c.fallback(fallback)
+	}
+	return originOf(found[0].chain)
 }

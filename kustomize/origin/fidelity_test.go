@@ -95,6 +95,54 @@ func TestFidelity(t *testing.T) {
 			ref: ObjectRef{Kind: "IngressClass", Name: "public"}, pointer: "/spec/controller",
 			want: want{pos: "app/ingress-class.yaml:6:15", kind: KindResource},
 		},
+		{
+			name: "a RoleBinding subject named default gets the namespace line",
+			tree: "rolebinding-subjects",
+			ref:  ObjectRef{Kind: "RoleBinding", Namespace: "apps", Name: "app-read"}, pointer: "/subjects/2/namespace",
+			want: want{pos: "kustomization.yaml:5:12", kind: KindNamespace},
+		},
+		{
+			name: "a subject named default has its own namespace overwritten",
+			tree: "rolebinding-subjects",
+			ref:  ObjectRef{Kind: "RoleBinding", Namespace: "apps", Name: "app-read"}, pointer: "/subjects/3/namespace",
+			want: want{pos: "kustomization.yaml:5:12", kind: KindNamespace},
+		},
+		{
+			name: "any kind of subject named default, as kustomize does",
+			tree: "rolebinding-subjects",
+			ref:  ObjectRef{Kind: "RoleBinding", Namespace: "apps", Name: "app-read"}, pointer: "/subjects/6/namespace",
+			want: want{pos: "kustomization.yaml:5:12", kind: KindNamespace},
+		},
+		{
+			name: "a ServiceAccount subject in the account's old namespace moves with it",
+			tree: "rolebinding-subjects",
+			ref:  ObjectRef{Kind: "RoleBinding", Namespace: "apps", Name: "app-read"}, pointer: "/subjects/0/namespace",
+			want: want{pos: "kustomization.yaml:5:12", kind: KindNamespace},
+		},
+		{
+			name: "a ClusterRoleBinding's subjects too",
+			tree: "rolebinding-subjects",
+			ref:  ObjectRef{Kind: "ClusterRoleBinding", Name: "app-nodes"}, pointer: "/subjects/0/namespace",
+			want: want{pos: "kustomization.yaml:5:12", kind: KindNamespace},
+		},
+		{
+			name: "a subject of another account keeps its own namespace",
+			tree: "rolebinding-subjects",
+			ref:  ObjectRef{Kind: "RoleBinding", Namespace: "apps", Name: "app-read"}, pointer: "/subjects/4/namespace",
+			want: want{pos: "rbac.yaml:22:16", kind: KindResource},
+		},
+		{
+			name: "two subjects of one name are told apart by position",
+			tree: "rolebinding-subjects",
+			ref:  ObjectRef{Kind: "RoleBinding", Namespace: "apps", Name: "app-read"}, pointer: "/subjects/3/kind",
+			want: want{pos: "rbac.yaml:17:11", kind: KindResource},
+		},
+		{
+			name: "Flux's targetNamespace sets a subject named default",
+			tree: "rolebinding-subjects", flux: "flux-kustomization-target.yaml",
+			ref: ObjectRef{Kind: "RoleBinding", Namespace: "tenant-a", Name: "app-read-target"}, pointer: "/subjects/2/namespace",
+			want: want{pos: "flux-kustomization-target.yaml:13:20", kind: KindKustomizationSpec},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,6 +38,11 @@ type objectIndex struct {
 	aliases []ObjectRef
 	fields  []Field
 	byPtr   map[string]int
+	// refused is set when every field of the object is refused, and edit
+	// is then what to change instead: a field the render lacks is refused
+	// too, since what the model does not run (a plugin) may set it.
+	refused Reason
+	edit    *Layer
 }
 
 // Build renders opts with kustomize.Build and indexes the result.
@@ -130,6 +135,9 @@ func (x *Index) Lookup(ref ObjectRef, pointer string) (Origin, error) {
 		return Origin{}, err
 	}
 	i, ok := o.byPtr[pointer]
+	if !ok && o.refused != "" {
+		return Origin{}, &RefusedError{Object: o.ref, Pointer: pointer, Reason: o.refused, Edit: o.edit}
+	}
 	if !ok {
 		return Origin{}, fmt.Errorf("%w: %s %s", ErrFieldNotFound, o.ref, pointer)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/reflux-dev/reflux/kustomize"
 )
 
 // entry is a string value of a kustomization field with its position.
@@ -87,6 +89,11 @@ type kfile struct {
 	// hasResources is set when the resources field (not bases) lists
 	// anything: Flux's generator adds buildMetadata otherwise.
 	hasResources bool
+	// unrun are the transformers entries that are not kustomize builtins
+	// (an exec or container KRM function, say). Flux refuses to build
+	// them and reflux never runs them, so the render lacks whatever they
+	// would change: every object they transform is refused (issue 21 §5).
+	unrun []Layer
 }
 
 // site is where an unmodelled feature is declared.
@@ -165,6 +172,9 @@ func (k *kfile) parse(b *builder, m *yaml.Node) error {
 			k.features = append(k.features, r)
 			kn := m.Content[i]
 			k.sites = append(k.sites, site{reason: r, adds: addsObjects[key], at: Layer{File: k.path, Line: kn.Line, Column: kn.Column, Kind: KindResource, Via: key}})
+			if key == "transformers" {
+				k.unrunTransformers(b, v)
+			}
 			continue
 		}
 		if err := k.parseField(b, key, v); err != nil {
@@ -172,6 +182,19 @@ func (k *kfile) parse(b *builder, m *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// unrunTransformers records the transformers entries that are not
+// kustomize builtins, each at its own line.
+func (k *kfile) unrunTransformers(b *builder, v *yaml.Node) {
+	if v.Kind != yaml.SequenceNode {
+		return
+	}
+	for _, it := range v.Content {
+		if !kustomize.IsBuiltinPlugin(b.abs(k.dir), it.Value) {
+			k.unrun = append(k.unrun, Layer{File: k.path, Line: it.Line, Column: it.Column, Kind: KindResource, Via: "transformers"})
+		}
+	}
 }
 
 // kustomizationKeys are the kustomization.yaml fields the model reads or

@@ -23,8 +23,10 @@ type object struct {
 	hashed bool
 	// generated marks objects produced by a configMap/secret generator.
 	generated bool
-	// refused applies to every field of the object (e.g. SOPS).
-	refused Reason
+	// refused applies to every field of the object (e.g. SOPS), and
+	// refusedAt, when set, is what to edit instead.
+	refused   Reason
+	refusedAt *Layer
 	// affixes are the name-affix layers applied to metadata.name, used to
 	// explain name references krusty rewrote.
 	affixes []Layer
@@ -37,6 +39,16 @@ func newObject(root *node) *object {
 		o.refused = ReasonSOPS
 	}
 	return o
+}
+
+// refusedEdit is a copy of what to edit instead of a refused object, or
+// nil.
+func (o *object) refusedEdit() *Layer {
+	if o.refusedAt == nil {
+		return nil
+	}
+	l := *o.refusedAt
+	return &l
 }
 
 func (o *object) id() objectID {

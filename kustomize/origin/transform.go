@@ -6,14 +6,38 @@ import (
 	"github.com/reflux-dev/reflux/kustomize"
 )
 
-// setNamespace is kustomize's NamespaceTransformer on namespaced objects.
+// setNamespace is kustomize's NamespaceTransformer on namespaced objects,
+// and on the subjects of (Cluster)RoleBindings.
 func setNamespace(objs []*object, e *entry) {
 	for _, o := range objs {
+		setSubjectNamespaces(o, e)
 		if clusterScoped[o.kind()] {
 			continue
 		}
 		o.root.ensureMap("metadata").setScalar("namespace", e.value, e.layer)
 		o.touch()
+	}
+}
+
+// setSubjectNamespaces is the namespace transformer's roleBindingHack in
+// kustomize api v0.21 (filters/namespace), in the defaultOnly mode the
+// kustomization's namespace field and Flux's targetNamespace configure:
+// every subject of a RoleBinding or ClusterRoleBinding (of any group)
+// named "default", whatever its kind, gets the namespace, added or
+// overwritten. Other subjects are left to name-reference fixing, which
+// checker.subjectNamespace explains.
+func setSubjectNamespaces(o *object, e *entry) {
+	if k := o.kind(); k != "RoleBinding" && k != "ClusterRoleBinding" {
+		return
+	}
+	subjects := o.root.get("subjects")
+	if subjects == nil || subjects.kind != seqNode {
+		return
+	}
+	for _, s := range subjects.items {
+		if s.kind == mapNode && s.str("name") == "default" {
+			s.setScalar("namespace", e.value, e.layer)
+		}
 	}
 }
 

@@ -73,7 +73,7 @@ const (
 var reasonWhy = map[Reason]string{
 	ReasonRemoteBase:          "The object comes from a remote base, which reflux never fetches; change it where the base is maintained, or pin another ref in the resources entry.",
 	ReasonHelmChart:           "The object is inflated from a Helm chart, which kustomize-controller does not run; change the chart's values instead.",
-	ReasonPlugin:              "A generator, transformer or validator plugin produces or rewrites the value, and plugins are not modelled.",
+	ReasonPlugin:              "A generator, transformer or validator plugin produces or rewrites the value. reflux does not run plugins, and kustomize-controller refuses to build a tree with one that is not a kustomize builtin (an exec or container KRM function, say).",
 	ReasonTransformerConfig:   "configurations, crds or openapi change which fields kustomize's transformers touch, and that is not modelled.",
 	ReasonReplacements:        "replacements or vars copy the value from another field, and that is not modelled.",
 	ReasonHashSuffix:          "kustomize appends a hash of the generated data to the name, so no file holds the rendered name; the generator's name line declares the rest.",
