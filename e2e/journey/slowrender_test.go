@@ -87,10 +87,16 @@ func TestARecordDoesNotWaitForTheRender(t *testing.T) {
 	g.Eventually(func() string { return f.Condition(g, ks.Name, refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
 		Should(ContainSubstring("1 live change(s) kept until it is current, 1 of them held"))
 
-	rec = f.WaitRecord(g, "ConfigMap", "moving", fixture.HasField("/data/HOTFIX"))
+	// The fields are the record's spec and the state its status, two
+	// writes: wait for both, or the spec may be seen before the status.
+	rec = f.WaitRecord(g, "ConfigMap", "moving", func(d *refluxv1.Drift) error {
+		if err := fixture.HasField("/data/HOTFIX")(d); err != nil {
+			return err
+		}
+		return fixture.InState(refluxv1.DriftHeld)(d)
+	})
 	g.Expect(builds()).To(BeNumerically("==", 2), "filled in once the render landed")
 	g.Expect(rec.Name).To(Equal(pending.Name), "the Pending record is filled in, not replaced")
-	g.Expect(rec.Status.State).To(Equal(refluxv1.DriftHeld))
 	g.Expect(rec.Spec.Written).To(BeEmpty(), "the fields take over")
 	g.Expect(rec.Spec.Revision).To(Equal(ks.Status.LastAppliedRevision))
 	g.Expect(rec.Spec.Fields).To(HaveLen(1), "ENABLED=true is what Git declares now, not drift")
