@@ -103,6 +103,14 @@ func (s *Scheduler) driftSet(snap reverse.Snapshot, records, sealed []refluxv1.D
 		if record.IsOpen(&d) || d.Status.Branch == "" {
 			continue
 		}
+		if d.Status.Closed == nil && d.Annotations[refluxv1.DismissAnnotation] == "true" {
+			// Asked to be dismissed, so off the branch already, but the
+			// dismissal is not written yet: the comment that closes the
+			// pull request names it as dismissed all the same.
+			d.Status.State = refluxv1.DriftDismissed
+			d.Status.Closed = decide.Closure(refluxv1.ClosedDismissedReason,
+				"the record was annotated "+refluxv1.DismissAnnotation+"=true", "", s.now())
+		}
 		if c := d.Status.Closed; c != nil && !strings.Contains(c.By, "(") {
 			// The audit log batches its events, so the user behind a
 			// dismissal often arrives after the close was written; the
