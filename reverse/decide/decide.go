@@ -138,7 +138,7 @@ func Decide(in Input) Decision {
 	heldByUs := in.Live.Held && in.Live.HeldBy == in.Name
 	if rec != nil && DismissRequested(rec) && rec.Status.State != refluxv1.DriftDismissed {
 		d := Decision{Action: Dismiss, Record: rec, RequestReconcile: in.Live.Exists, Unmark: Marked(rec), Why: "dismissal requested",
-			Closed: dismissal(rec, in.Now)}
+			Closed: Dismissal(rec, in.Now)}
 		if heldByUs || rec.Status.HeldSince != nil {
 			d.Hold = Release
 		}
@@ -240,9 +240,9 @@ func Closure(reason, message, revision string, now time.Time) *refluxv1.DriftClo
 	return &refluxv1.DriftClosure{Reason: reason, Message: message, Revision: revision, Time: metav1.NewTime(now)}
 }
 
-// dismissal is how a user's dismissal closes a record: by annotation, or
+// Dismissal is how a user's dismissal closes a record: by annotation, or
 // by deleting the record.
-func dismissal(rec *refluxv1.Drift, now time.Time) *refluxv1.DriftClosure {
+func Dismissal(rec *refluxv1.Drift, now time.Time) *refluxv1.DriftClosure {
 	if !rec.DeletionTimestamp.IsZero() {
 		return Closure(refluxv1.ClosedRecordDeletedReason, "the record was deleted", "", now)
 	}

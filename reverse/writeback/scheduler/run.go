@@ -108,8 +108,7 @@ func (s *Scheduler) driftSet(snap reverse.Snapshot, records, sealed []refluxv1.D
 			// dismissal is not written yet: the comment that closes the
 			// pull request names it as dismissed all the same.
 			d.Status.State = refluxv1.DriftDismissed
-			d.Status.Closed = decide.Closure(refluxv1.ClosedDismissedReason,
-				"the record was annotated "+refluxv1.DismissAnnotation+"=true", "", s.now())
+			d.Status.Closed = decide.Dismissal(&d, s.now())
 		}
 		if c := d.Status.Closed; c != nil && !strings.Contains(c.By, "(") {
 			// The audit log batches its events, so the user behind a
