@@ -80,6 +80,10 @@ type Input struct {
 	// record saw live, or no longer renders the object: the drift is
 	// settled in Git. See Declares.
 	Declared bool
+	// FluxApplied is when Flux's field owner last wrote the live object,
+	// from its managedFields (one-second resolution); zero when it never
+	// did or is not known. See LostToFlux.
+	FluxApplied time.Time
 	// Revision is the applied revision the object was evaluated against,
 	// for how a record closes; "" when not evaluated.
 	Revision string
@@ -223,6 +227,8 @@ func settle(in Input, heldByUs, finish bool) Decision {
 		return withRelease(Decision{Action: Resolve, Record: rec, Unmark: Marked(rec), Why: "the applied revision declares the live value",
 			Closed: Closure(refluxv1.ClosedMergedReason, "the applied revision declares the live value", in.Revision, in.Now)},
 			heldByUs || rec.Status.HeldSince != nil)
+	case heldByUs && LostToFlux(rec, in.FluxApplied):
+		return lostToFlux(in)
 	case heldByUs:
 		// Held, so Flux did not revert it: a person or another tool put
 		// Git's values back. Nothing is left to propose (issue 17 §2).
@@ -233,6 +239,39 @@ func settle(in Input, heldByUs, finish bool) Decision {
 	// Unheld, so Flux may have reverted it: the evidence stays open for
 	// review.
 	return Decision{Why: "no drift live, but Git does not declare what was seen: kept as evidence"}
+}
+
+// LostToFlux reports whether Flux's apply undid a held record's live
+// change: Flux wrote the object at or after the change was made. The hold
+// keeps Flux out only from the moment it lands; an apply Flux had already
+// started (it read the object before the hold, and applies with force)
+// still puts Git's values back. Nobody reverted the change by choice, so
+// it must not be closed as Reverted. managedFields times have one-second
+// resolution: a write by Flux in the same second as the change counts as
+// after it, so that an ambiguous case keeps the evidence.
+func LostToFlux(rec *refluxv1.Drift, fluxApplied time.Time) bool {
+	if fluxApplied.IsZero() {
+		return false
+	}
+	changed := rec.Spec.FirstSeen.Time
+	if m := rec.Spec.LastModifier; m != nil && m.Time != nil {
+		changed = m.Time.Time
+	}
+	return !fluxApplied.Before(changed.Truncate(time.Second))
+}
+
+// lostToFlux keeps a held record open whose live change Flux's apply
+// undid: the change is gone from the cluster, so the record is the only
+// evidence of it and its proposal stands. The hold is released, as it
+// protects nothing now and would keep Flux from applying the merged
+// proposal.
+func lostToFlux(in Input) Decision {
+	next := in.Record.DeepCopy()
+	next.Status = status(next, false, time.Time{})
+	next.Status.HoldExpiresAt, next.Status.Conditions = expiresAt(next.Status, false, 0)
+	return Decision{Action: Update, Record: next, Hold: Release,
+		WriteStatus: !equality.Semantic.DeepEqual(in.Record.Status, next.Status),
+		Why:         "Flux's apply, already under way as the hold was taken, put Git's values back: the change is lost live and kept as evidence"}
 }
 
 // Closure is how a record closes, for its status.closed.

@@ -91,6 +91,15 @@ func TestDecide(t *testing.T) {
 			want: Keep},
 		{name: "held record, live put back to Git's values: resolve as reverted, release", in: Input{Record: open, Live: held, Evaluated: true},
 			want: Resolve, hold: Release, closed: refluxv1.ClosedRevertedReason},
+		{name: "held record, Flux last applied before the change: a revert by hand", in: Input{Record: open, Live: held, Evaluated: true, FluxApplied: t0.Add(-time.Hour)},
+			want: Resolve, hold: Release, closed: refluxv1.ClosedRevertedReason},
+		{name: "held record, Flux applied after the change (an apply crossed the hold): keep it open, release", in: Input{Record: open, Live: held, Evaluated: true, FluxApplied: t0.Add(2 * time.Second)},
+			want: Update, hold: Release, state: refluxv1.DriftDetected},
+		{name: "held record, Flux applied in the change's second: ambiguous, keep it open", in: Input{Record: open, Live: held, Evaluated: true, FluxApplied: t0.Truncate(time.Second)},
+			want: Update, hold: Release, state: refluxv1.DriftDetected},
+		{name: "unheld record, Flux put Git back: keep the evidence as it is", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State, d.Status.HeldSince = refluxv1.DriftDetected, nil
+		}), Live: unheld, Evaluated: true, FluxApplied: t0.Add(2 * time.Second)}, want: Keep},
 		{name: "held by another record, drift gone: not this record's revert", in: Input{Record: open, Live: Live{Exists: true, Held: true, HeldBy: "other"}, Evaluated: true},
 			want: Keep},
 		{name: "dismissed by annotation: dismiss, release, reconcile", in: Input{Record: with(open, func(d *refluxv1.Drift) {
@@ -168,6 +177,34 @@ func TestDecide(t *testing.T) {
 			g.Expect(d.Closed.Reason).To(Equal(tt.closed))
 			g.Expect(d.Closed.Message).ToNot(BeEmpty())
 			g.Expect(d.Closed.Time.Time).To(Equal(in.Now))
+		})
+	}
+}
+
+// TestLostToFlux: Flux's write counts against the change's own time when
+// the record names its writer, else against first-seen, to the second.
+func TestLostToFlux(t *testing.T) {
+	changed := metav1.NewTime(t0.Add(10*time.Minute + 400*time.Millisecond))
+	withWriter := with(recorded(t0, true, flag(`"true"`)), func(d *refluxv1.Drift) {
+		d.Spec.LastModifier = &refluxv1.Modifier{Manager: "kubectl-edit", Time: &changed}
+	})
+	noWriter := recorded(t0, true, flag(`"true"`))
+	for _, tt := range []struct {
+		name string
+		rec  *refluxv1.Drift
+		flux time.Time
+		want bool
+	}{
+		{"Flux never wrote", withWriter, time.Time{}, false},
+		{"Flux wrote before the change", withWriter, changed.Add(-time.Second), false},
+		{"Flux wrote between first-seen and a later change", withWriter, t0.Add(time.Minute), false},
+		{"Flux wrote in the change's second", withWriter, changed.Truncate(time.Second), true},
+		{"Flux wrote after the change", withWriter, changed.Add(time.Second), true},
+		{"no writer known: first-seen is the change", noWriter, t0.Add(time.Second), true},
+		{"no writer known, Flux wrote earlier", noWriter, t0.Add(-time.Second), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(LostToFlux(tt.rec, tt.flux)).To(Equal(tt.want))
 		})
 	}
 }

@@ -15,6 +15,8 @@
 //	open              none           Resolve when the applied revision declares what was seen
 //	                                 live (Merged), or when the object is held, so a person
 //	                                 or tool, not Flux, put Git's values back (Reverted);
+//	                                 held, but Flux wrote it after the change (an apply
+//	                                 under way as the hold landed): keep it open, release;
 //	                                 else keep it open as evidence
 //	closed            same           nothing while Flux restores Git; finish a failed release
 //	                                 (dismissed or expired: and ask Flux to reconcile)

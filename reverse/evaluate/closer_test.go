@@ -59,3 +59,21 @@ func TestLatestWriter(t *testing.T) {
 	_, ok = latestWriter(entries[:1], benign)
 	g.Expect(ok).To(BeFalse(), "only Flux wrote it")
 }
+
+// TestLastWrite finds when Flux last wrote a live object, for
+// decide.LostToFlux: the latest of its entries, whatever the operation.
+func TestLastWrite(t *testing.T) {
+	g := NewWithT(t)
+	t0 := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	flux := func(m string) bool { return m == "kustomize-controller" }
+	apply := mfEntry("kustomize-controller", t0.Add(time.Minute), `{}`)
+	apply.Operation = metav1.ManagedFieldsOperationApply
+	entries := []metav1.ManagedFieldsEntry{
+		mfEntry("kustomize-controller", t0, `{}`),
+		apply,
+		mfEntry("kubectl-edit", t0.Add(2*time.Minute), `{}`),
+		{Manager: "kustomize-controller"}, // no time: not counted
+	}
+	g.Expect(lastWrite(entries, flux)).To(Equal(t0.Add(time.Minute)))
+	g.Expect(lastWrite(entries[2:], flux).IsZero()).To(BeTrue(), "Flux never wrote it")
+}

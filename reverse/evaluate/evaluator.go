@@ -21,6 +21,8 @@ type Detector interface {
 	Detect(ctx context.Context, in drift.Input) (drift.Result, error)
 	Unchanged(in drift.Input) bool
 	Allowed(manager string) bool
+	// FluxOwned reports whether manager is the field owner Flux applies as.
+	FluxOwned(manager string) bool
 	// Written names the writer of a live object's latest change and the
 	// fields it holds, without a render.
 	Written(live *unstructured.Unstructured) (*refluxv1.Modifier, []refluxv1.WrittenField, error)

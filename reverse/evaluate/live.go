@@ -76,9 +76,22 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 	dIn.Revision = snap.Revision()
 	if in.Record != nil {
 		dIn.Declared = decide.Declares(want, in.Record.Spec.Fields)
+		dIn.FluxApplied = lastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
 	}
 	return Result{Decision: decide.Decide(dIn), Clean: len(obs.Observation.Fields) == 0,
 		Unattributed: e.opts.Attributor != nil && Unattributed(obs.Observation.Fields)}, nil
+}
+
+// lastWrite is the time of the latest managedFields entry of a manager
+// that of selects; zero when there is none.
+func lastWrite(entries []metav1.ManagedFieldsEntry, of func(manager string) bool) time.Time {
+	var last time.Time
+	for _, e := range entries {
+		if e.Time != nil && of(e.Manager) && e.Time.After(last) {
+			last = e.Time.Time
+		}
+	}
+	return last
 }
 
 // detect makes the dry run, as the Kustomization's identity; a resync's
