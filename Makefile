@@ -95,7 +95,8 @@ FLUX_LATEST_PACKAGES ?= ./e2e ./e2e/faithful ./e2e/drift
 
 .PHONY: test-flux-latest
 test-flux-latest: testbin-flux-latest build ## Run the smoke, faithful and drift suites against the newest Flux.
-	REFLUX_TESTENV_FLUX_DIR=$(CURDIR)/bin/flux-latest go test $(FLUX_LATEST_PACKAGES) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
+	REFLUX_TESTENV_FLUX_DIR=$(CURDIR)/bin/flux-latest \
+	REFLUX_TESTENV_FLUX_VERSION=$$(sed -n 's/^FLUX_LATEST_KUSTOMIZE_CONTROLLER_VERSION=//p' hack/testbin/versions.env) go test $(FLUX_LATEST_PACKAGES) -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS)
 
 .PHONY: bench
 bench: testbin ## Run the benchmarks and write bench/results.md.

@@ -101,6 +101,11 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	if res.Objects, err = ssautil.ReadObjects(bytes.NewReader(out)); err != nil {
 		return nil, fmt.Errorf("reading build output: %w", err)
 	}
+	flux := opts.ManagedByVersion
+	if flux == "" {
+		flux = PairedFluxVersion
+	}
+	restampManagedBy(res.Objects, flux)
 	// The controller's apply step: normalize, then commonMetadata.
 	if opts.Normalize {
 		if err := normalize.UnstructuredList(res.Objects); err != nil {

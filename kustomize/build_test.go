@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -167,4 +168,35 @@ func TestLinkTreeCopiesWhatBuildsWrite(t *testing.T) {
 	b, err := os.Stat(filepath.Join(dst, "app.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(os.SameFile(a, b)).To(BeTrue())
+}
+
+// TestBuildStampsFluxsManagedBy: `buildMetadata: [managedByLabel]` names
+// the kustomize-controller reflux pairs with, as that controller's own
+// build stamps it, not the program that runs krusty.
+func TestBuildStampsFluxsManagedBy(t *testing.T) {
+	g := NewWithT(t)
+	for _, tt := range []struct{ version, want string }{
+		{"", "kustomize-" + PairedFluxVersion},
+		{"v1.10.0", "kustomize-v1.10.0"},
+	} {
+		res, err := Build(context.Background(), BuildOptions{Root: "testdata/build-metadata", ManagedByVersion: tt.version})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Objects).NotTo(BeEmpty())
+		for _, o := range res.Objects {
+			g.Expect(o.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/managed-by", tt.want), o.GetName())
+		}
+	}
+}
+
+// TestPairedFluxVersion: the version reflux stamps by default is the
+// kustomize-controller it is built against and tested with, so a bump of
+// either that leaves the other behind fails here.
+func TestPairedFluxVersion(t *testing.T) {
+	g := NewWithT(t)
+	mod, err := os.ReadFile("../go.mod")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(mod)).To(MatchRegexp(`(?m)^\s*github\.com/fluxcd/kustomize-controller/api ` + regexp.QuoteMeta(PairedFluxVersion) + `$`))
+	env, err := os.ReadFile("../hack/testbin/versions.env")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(env)).To(MatchRegexp(`(?m)^KUSTOMIZE_CONTROLLER_VERSION=` + regexp.QuoteMeta(PairedFluxVersion) + `$`))
 }

@@ -52,6 +52,14 @@ type BuildOptions struct {
 	// (remote-base, helm-chart, plugin). It is off for renders that must
 	// equal what Flux applies.
 	SkipUnbuildable bool
+
+	// ManagedByVersion is the kustomize version kustomize-controller
+	// stamps on app.kubernetes.io/managed-by for `buildMetadata:
+	// [managedByLabel]`. kustomize takes it from the running binary's
+	// build info, so kustomize-controller writes its own version
+	// ("kustomize-v1.9.6") where reflux's build would write reflux's. Empty
+	// is PairedFluxVersion.
+	ManagedByVersion string
 }
 
 // SubstituteSource is one resolved entry of spec.postBuild.substituteFrom.

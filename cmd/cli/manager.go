@@ -26,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reflux-dev/reflux/cmd/manager"
+	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/drift"
 )
 
@@ -64,6 +65,8 @@ type ManagerOptions struct {
 	// long first, so tests see a large tree's slow render at a size that
 	// fits CI.
 	RenderDelay time.Duration
+	// FluxVersion is --kustomize-controller-version.
+	FluxVersion string
 	// WriteBackTimeout bounds one write-back run.
 	WriteBackTimeout time.Duration
 	// AuditAddr serves the kube-apiserver audit webhook; empty disables it.
@@ -129,6 +132,8 @@ func NewManagerCommand() *cobra.Command {
 		"How drift is computed: 'dry-run' (a server-side dry-run apply, needs patch on every governed object) or 'in-process' (the apiserver's merge code and OpenAPI schema, for read-only identities).")
 	fs.DurationVar(&opts.SlowRender, "slow-render-threshold", 10*time.Second,
 		"How long rendering an applied revision may take before the Drifted condition reports it as Progressing.")
+	fs.StringVar(&opts.FluxVersion, "kustomize-controller-version", kustomize.PairedFluxVersion,
+		"The version of the kustomize-controller that applies the governed Kustomizations. kustomize stamps it on 'app.kubernetes.io/managed-by' for 'buildMetadata: [managedByLabel]', so reflux's renders must name the same one.")
 	fs.DurationVar(&opts.RenderDelay, "render-delay", 0,
 		"For tests only: how long each render waits before it builds, as a tree of tens of thousands of objects takes.")
 	if err := fs.MarkHidden("render-delay"); err != nil {
@@ -224,6 +229,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		Comparison:            comparison,
 		SlowRender:            opts.SlowRender,
 		RenderDelay:           opts.RenderDelay,
+		FluxVersion:           opts.FluxVersion,
 		WriteBackTimeout:      opts.WriteBackTimeout,
 		WatchNamespace:        watchNamespace(opts),
 		WatchNamespaces:       opts.WatchNamespaces,

@@ -54,6 +54,9 @@ type Options struct {
 	// RenderDelay slows every render down on purpose, for tests
 	// (desired.RendererOptions.Delay).
 	RenderDelay time.Duration
+	// FluxVersion is the version of the kustomize-controller that applies
+	// the governed Kustomizations; "" is kustomize.PairedFluxVersion.
+	FluxVersion string
 	// PolicyRetry and ArtifactRetry are how soon a policy waiting on its
 	// Secret, and a Kustomization waiting on its artifact, are retried.
 	PolicyRetry, ArtifactRetry time.Duration

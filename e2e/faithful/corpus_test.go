@@ -11,6 +11,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/kustomize"
 )
 
@@ -143,5 +144,7 @@ func (c *fluxCase) build(ctx context.Context) (*kustomize.Result, error) {
 		Root:           c.Root(),
 		Kustomization:  c.Kustomization,
 		SubstituteFrom: c.SubstituteFrom,
+		// As the environment's kustomize-controller stamps managed-by.
+		ManagedByVersion: testenv.FluxVersion(),
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/reflux-dev/reflux/kustomize"
 )
 
 // Names of the binaries the environment runs, as linked into bin/ by
@@ -25,6 +27,21 @@ const (
 // such as bin/flux-latest from `make test-flux-latest`. etcd and
 // kube-apiserver still come from Options.BinDir.
 const FluxDirEnv = "REFLUX_TESTENV_FLUX_DIR"
+
+// FluxVersionEnv names the environment variable that gives the version
+// of the kustomize-controller in FluxDirEnv's directory, such as
+// FLUX_LATEST_KUSTOMIZE_CONTROLLER_VERSION for `make test-flux-latest`.
+const FluxVersionEnv = "REFLUX_TESTENV_FLUX_VERSION"
+
+// FluxVersion is the version of the kustomize-controller the environment
+// runs: what reflux must be told (--kustomize-controller-version) to
+// render as it does.
+func FluxVersion() string {
+	if v := os.Getenv(FluxVersionEnv); v != "" {
+		return v
+	}
+	return kustomize.PairedFluxVersion
+}
 
 // fluxBinDir picks the directory of the Flux controllers: the caller's
 // option first, then the environment variable, then the bin directory. A

@@ -133,6 +133,7 @@ func StartReflux(ctx context.Context, e *Env, opts RefluxOptions) (*RefluxProces
 		"--enable-leader-election=false",
 		"--log-level=info",
 		"--log-encoding=console",
+		"--kustomize-controller-version=" + FluxVersion(),
 	}, opts.Args...)
 	p, err := startProcess(opts.Name, opts.Binary, args, env, e.Dir)
 	if err != nil {

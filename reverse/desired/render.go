@@ -103,8 +103,9 @@ func (r *Render) Object(k ObjectKey) (*unstructured.Unstructured, bool) {
 // render builds root for ks and indexes it. Stamping as kustomize-controller
 // does right before server-side apply (normalize, owner labels) happens in
 // Object, so the drift engine compares like with like.
-func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, revision string, subst []kustomize.SubstituteSource) (*Render, error) {
-	opts := kustomize.BuildOptions{Root: root, Kustomization: ks, SubstituteFrom: subst}
+func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, revision string, subst []kustomize.SubstituteSource,
+	managedBy string) (*Render, error) {
+	opts := kustomize.BuildOptions{Root: root, Kustomization: ks, SubstituteFrom: subst, ManagedByVersion: managedBy}
 	res, err := kustomize.Build(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("building %s at %s: %w", ks.Spec.Path, revision, err)

@@ -94,6 +94,10 @@ type RendererOptions struct {
 	// purpose, so that tests at a size that fits CI see what a tree of
 	// tens of thousands of objects does (issue 20).
 	Delay time.Duration
+	// FluxVersion is the version of the kustomize-controller that applies
+	// the renders, as its builds stamp it (kustomize.BuildOptions
+	// ManagedByVersion); "" is kustomize.PairedFluxVersion.
+	FluxVersion string
 }
 
 // keepRenders bounds the finished renders kept per Kustomization: the
@@ -457,7 +461,7 @@ func (r *Renderer) fetchAndRender(ctx context.Context, req Request, noted func(*
 			return nil, ctx.Err()
 		}
 	}
-	out, err := render(ctx, dir, req.Kustomization, a.Revision, req.SubstituteFrom)
+	out, err := render(ctx, dir, req.Kustomization, a.Revision, req.SubstituteFrom, r.opts.FluxVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -496,7 +500,7 @@ func Build(ctx context.Context, root string, ks *kustomizev1.Kustomization, revi
 	if err != nil {
 		return nil, err
 	}
-	out, err := render(ctx, root, ks, revision, subst)
+	out, err := render(ctx, root, ks, revision, subst, "")
 	if err != nil {
 		return nil, err
 	}
