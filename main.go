@@ -21,7 +21,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(cli.NewManagerCommand(), cli.NewTraceCommand())
+	root.AddCommand(cli.NewManagerCommand(), cli.NewTraceCommand(), cli.NewDiffCommand())
 	if err := root.ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintln(os.Stderr, "reflux:", err)
 		os.Exit(1)

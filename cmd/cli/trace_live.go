@@ -12,6 +12,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,17 +66,27 @@ type liveDrift struct {
 // clusterClient connects with the kubeconfig as kubectl would: the flag,
 // else $KUBECONFIG, else ~/.kube/config.
 func clusterClient(kubeconfig string) (client.Client, error) {
+	c, _, err := clusterClientConfig(kubeconfig)
+	return c, err
+}
+
+// clusterClientConfig is clusterClient with the config it was made from.
+func clusterClientConfig(kubeconfig string) (client.Client, *rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+		return nil, nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	scheme, err := manager.NewScheme()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating client: %w", err)
+	}
+	return c, cfg, nil
 }
 
 // runLiveTrace reads the Kustomization and its source artifact from the

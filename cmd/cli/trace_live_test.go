@@ -29,35 +29,9 @@ func TestTraceLive(t *testing.T) {
 		t.Skip("starts a Kubernetes and Flux environment")
 	}
 	g := NewWithT(t)
-	scheme := runtime.NewScheme()
-	g.Expect(refluxv1.AddToScheme(scheme)).To(Succeed())
-	g.Expect(corev1.AddToScheme(scheme)).To(Succeed())
-	env := testenv.New(t, testenv.WithOptions(testenv.Options{Scheme: scheme, RepoRoot: "../.."}))
+	env, ks := liveFleet(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-
-	for _, ns := range []string{"flux-system", "podinfo"} {
-		g.Expect(client.IgnoreAlreadyExists(env.CreateNamespace(ctx, ns))).To(Succeed())
-	}
-	_, err := env.Git.PushDir(ctx, "fleet.git", "testdata/live-fleet")
-	g.Expect(err).NotTo(HaveOccurred())
-	_, err = env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "fleet", Namespace: "flux-system", Repo: "fleet.git"})
-	g.Expect(err).NotTo(HaveOccurred())
-	vars := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vars", Namespace: "flux-system"},
-		Data: map[string]string{"CLUSTER_NAME": "staging-eu"}}
-	g.Expect(env.Client.Create(ctx, vars)).To(Succeed())
-	// The cluster's Kustomization is the one the repository declares in
-	// clusters/staging/apps.yaml, the second of its documents.
-	declared, err := kustomize.SelectKustomization("testdata/live-fleet/clusters/staging/apps.yaml", "apps")
-	g.Expect(err).NotTo(HaveOccurred())
-	ks, err := env.CreateKustomization(ctx, testenv.KustomizationOptions{Name: "apps", Namespace: "flux-system", Source: "fleet",
-		Customize: func(k *kustomizev1.Kustomization) {
-			source := k.Spec.SourceRef
-			k.Spec = declared.Spec
-			k.Spec.SourceRef = source
-		}})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.WaitForReady(ctx, ks)).To(Succeed())
 
 	// Someone scales the Deployment by hand at 2 AM.
 	deploy := &metav1.PartialObjectMetadata{}
@@ -113,6 +87,46 @@ func TestTraceLive(t *testing.T) {
 		_, err := runTraceCmd("--kubeconfig", env.KubeconfigPath, "--kustomization", "flux-system/nope", "Deployment/podinfo/podinfo", "/spec/replicas")
 		g.Expect(err).To(MatchError(ContainSubstring(`getting Kustomization flux-system/nope: kustomizations.kustomize.toolkit.fluxcd.io "nope" not found`)))
 	})
+}
+
+// liveFleet serves testdata/live-fleet from the git server to a real
+// apiserver, source-controller and kustomize-controller, and applies the
+// Kustomization clusters/staging/apps.yaml declares, substituteFrom
+// ConfigMap and all.
+func liveFleet(t *testing.T) (*testenv.Env, *kustomizev1.Kustomization) {
+	t.Helper()
+	g := NewWithT(t)
+	scheme := runtime.NewScheme()
+	g.Expect(refluxv1.AddToScheme(scheme)).To(Succeed())
+	g.Expect(corev1.AddToScheme(scheme)).To(Succeed())
+	env := testenv.New(t, testenv.WithOptions(testenv.Options{Scheme: scheme, RepoRoot: "../.."}))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	for _, ns := range []string{"flux-system", "podinfo"} {
+		g.Expect(client.IgnoreAlreadyExists(env.CreateNamespace(ctx, ns))).To(Succeed())
+	}
+	_, err := env.Git.PushDir(ctx, "fleet.git", "testdata/live-fleet")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "fleet", Namespace: "flux-system", Repo: "fleet.git"})
+	g.Expect(err).NotTo(HaveOccurred())
+	vars := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vars", Namespace: "flux-system"},
+		Data: map[string]string{"CLUSTER_NAME": "staging-eu"}}
+	g.Expect(env.Client.Create(ctx, vars)).To(Succeed())
+	// The cluster's Kustomization is the one the repository declares in
+	// clusters/staging/apps.yaml, the second of its documents.
+	declared, err := kustomize.SelectKustomization("testdata/live-fleet/clusters/staging/apps.yaml", "apps")
+	g.Expect(err).NotTo(HaveOccurred())
+	ks, err := env.CreateKustomization(ctx, testenv.KustomizationOptions{Name: "apps", Namespace: "flux-system", Source: "fleet",
+		Customize: func(k *kustomizev1.Kustomization) {
+			source := k.Spec.SourceRef
+			k.Spec = declared.Spec
+			k.Spec.SourceRef = source
+		}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.WaitForReady(ctx, ks)).To(Succeed())
+
+	return env, ks
 }
 
 var appsV1Deployment = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}

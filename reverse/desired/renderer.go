@@ -493,14 +493,14 @@ func (r *Renderer) fetchManifest(ctx context.Context, req Request) (*Manifest, e
 
 // Build renders root, the tree of revision, for ks as the Renderer does,
 // with the tree's manifest: for tools and tests that have a tree at hand
-// rather than an artifact.
+// rather than an artifact. fluxVersion is RendererOptions.FluxVersion.
 func Build(ctx context.Context, root string, ks *kustomizev1.Kustomization, revision string,
-	subst []kustomize.SubstituteSource) (*Render, error) {
+	subst []kustomize.SubstituteSource, fluxVersion string) (*Render, error) {
 	files, err := hashTree(root, revision)
 	if err != nil {
 		return nil, err
 	}
-	out, err := render(ctx, root, ks, revision, subst, "")
+	out, err := render(ctx, root, ks, revision, subst, fluxVersion)
 	if err != nil {
 		return nil, err
 	}

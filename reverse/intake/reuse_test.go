@@ -25,7 +25,7 @@ func TestParkedChangesGoOnceAnOlderRenderDescribesThem(t *testing.T) {
 	owner := types.NamespacedName{Namespace: "flux-system", Name: "shop"}
 	ks := &kustomizev1.Kustomization{}
 	ks.Generation, ks.Spec.Path, ks.Spec.TargetNamespace = 2, "./overlays/prod", "shop"
-	older, err := desired.Build(context.Background(), "../desired/testdata/shop", ks, "main@sha1:0", nil)
+	older, err := desired.Build(context.Background(), "../desired/testdata/shop", ks, "main@sha1:0", nil, "")
 	g.Expect(err).NotTo(HaveOccurred())
 	e := in.govern(owner, older)
 

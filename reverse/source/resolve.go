@@ -37,7 +37,7 @@ func Resolve(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization
 	if err != nil {
 		return src, err
 	}
-	src.SubstituteFrom, err = substituteFrom(ctx, c, ks)
+	src.SubstituteFrom, err = SubstituteFrom(ctx, c, ks)
 	return src, err
 }
 
@@ -99,10 +99,10 @@ func artifactOf(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomizat
 	return out, nil
 }
 
-// substituteFrom resolves spec.postBuild.substituteFrom like
+// SubstituteFrom resolves spec.postBuild.substituteFrom like
 // kustomize-controller: a missing optional source is skipped, a missing
 // required one is an error.
-func substituteFrom(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) ([]kustomize.SubstituteSource, error) {
+func SubstituteFrom(ctx context.Context, c client.Reader, ks *kustomizev1.Kustomization) ([]kustomize.SubstituteSource, error) {
 	if ks.Spec.PostBuild == nil {
 		return nil, nil
 	}
