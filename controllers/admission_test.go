@@ -159,6 +159,14 @@ func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
 			text:   "pullRequest.apiURL is required for provider gitea",
 		},
 		{
+			name: "bitbucketserver without an API URL",
+			mutate: func(p *refluxv1.ReverseSyncPolicy) {
+				p.Spec.Git.PullRequest = prSpec(refluxv1.BitbucketServerProvider, "")
+			},
+			field: "spec.git.pullRequest",
+			text:  "pullRequest.apiURL is required for provider bitbucketserver",
+		},
+		{
 			name: "API URL that is not http(s)",
 			mutate: func(p *refluxv1.ReverseSyncPolicy) {
 				p.Spec.Git.PullRequest = prSpec(refluxv1.GitHubProvider, "ssh://github.example.com")
@@ -299,4 +307,13 @@ func TestAdmissionAcceptsHoldLimits(t *testing.T) {
 	g.Expect(got.Spec.ManualHotfix.MaxAge.Duration).To(Equal(72 * time.Hour))
 	g.Expect(got.Spec.ManualHotfix.OnExpiry).To(Equal(refluxv1.ExpiryRelease))
 	g.Expect(got.Spec.Rules[0].HoldFor.Duration).To(Equal(90 * time.Minute))
+}
+
+// TestAdmissionAcceptsBitbucketServer: the provider with its base URL.
+func TestAdmissionAcceptsBitbucketServer(t *testing.T) {
+	g := NewWithT(t)
+	p := validPolicy(newNamespace(t), "bitbucket")
+	p.Spec.Git.PullRequest = prSpec(refluxv1.BitbucketServerProvider, "https://bitbucket.example.com")
+	g.Expect(k8sClient.Create(context.Background(), p)).To(Succeed())
+	g.Expect(p.Spec.Git.PullRequest.Provider).To(Equal(refluxv1.BitbucketServerProvider))
 }

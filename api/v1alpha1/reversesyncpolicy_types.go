@@ -140,7 +140,7 @@ type GitSpec struct {
 }
 
 // Provider is a forge whose API reflux opens pull requests on.
-// +kubebuilder:validation:Enum=github;gitlab;gitea
+// +kubebuilder:validation:Enum=github;gitlab;gitea;bitbucketserver
 type Provider string
 
 const (
@@ -150,6 +150,9 @@ const (
 	GitLabProvider Provider = "gitlab"
 	// GiteaProvider is a Gitea (or Forgejo) server.
 	GiteaProvider Provider = "gitea"
+	// BitbucketServerProvider is Bitbucket Server (Data Center): its token
+	// is an HTTP access token, and apiURL its base URL.
+	BitbucketServerProvider Provider = "bitbucketserver"
 )
 
 // PullRequestTokenKey is the key of the API token in the pull-request
@@ -158,8 +161,11 @@ const PullRequestTokenKey = "token"
 
 // PullRequestSpec says where and how reflux opens pull requests.
 // +kubebuilder:validation:XValidation:rule="self.provider != 'gitea' || has(self.apiURL)",message="pullRequest.apiURL is required for provider gitea: Gitea has no public default host"
+// +kubebuilder:validation:XValidation:rule="self.provider != 'bitbucketserver' || has(self.apiURL)",message="pullRequest.apiURL is required for provider bitbucketserver: the server's base URL"
 type PullRequestSpec struct {
-	// Provider is the forge: github, gitlab or gitea.
+	// Provider is the forge: github, gitlab, gitea or bitbucketserver
+	// (Bitbucket Server or Data Center, which has no pull-request labels
+	// or assignees; its token is an HTTP access token).
 	// +required
 	Provider Provider `json:"provider"`
 

@@ -11,6 +11,9 @@ import (
 // Exclusive ones. Adding first means a pull request whose severity
 // changed never shows no severity in between.
 func (c *Client) relabel(ctx context.Context, res *Result, req Request) error {
+	if _, ok := c.b.(unlabelled); ok {
+		return nil
+	}
 	if missing := missingLabels(res.Labels, req.Labels); len(missing) > 0 {
 		if err := c.b.decorate(ctx, res.Number, Request{Labels: missing}); err != nil {
 			return &Error{Op: "labelling pull request " + res.URL, Err: err}
@@ -26,6 +29,10 @@ func (c *Client) relabel(ctx context.Context, res *Result, req Request) error {
 	}
 	return nil
 }
+
+// unlabelled is a backend whose forge keeps no pull-request labels
+// (Bitbucket Server): there is nothing to bring in step.
+type unlabelled interface{ noLabels() }
 
 // missingLabels returns the labels of want that have lacks.
 func missingLabels(have, want []string) []string {

@@ -90,7 +90,7 @@ type Result struct {
 
 // Options say which forge and repository a Client talks to.
 type Options struct {
-	// Provider is github, gitlab or gitea.
+	// Provider is github, gitlab, gitea or bitbucketserver.
 	Provider string
 	// Token is the API token.
 	Token string
@@ -225,6 +225,8 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		b, err = newGitLab(opts, owner, repo, copts)
 	case "gitea":
 		b, err = newGitea(opts, owner, repo, copts)
+	case "bitbucketserver":
+		b, err = newBitbucketServer(opts, owner, repo, copts)
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnsupported, opts.Provider)
 	}

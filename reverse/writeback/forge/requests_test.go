@@ -21,7 +21,9 @@ import (
 // call is one request a recording server saw.
 type call struct {
 	Method, Path, Query string
-	Body                map[string]any
+	// Auth is the Authorization header.
+	Auth string
+	Body map[string]any
 	// List is a body that is a JSON array (GitHub's labels).
 	List []any
 }
@@ -38,7 +40,7 @@ type recorder struct {
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	b, _ := io.ReadAll(req.Body)
-	c := call{Method: req.Method, Path: req.URL.EscapedPath(), Query: req.URL.RawQuery}
+	c := call{Method: req.Method, Path: req.URL.EscapedPath(), Query: req.URL.RawQuery, Auth: req.Header.Get("Authorization")}
 	if len(b) > 0 {
 		if b[0] == '[' {
 			_ = json.Unmarshal(b, &c.List)
