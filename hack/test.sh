@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# `make test`: every package once. The engine's packages and journeys
-# (RACE_PACKAGES) run under the race detector when cgo can build it, and
-# the rest without. Running the journeys twice, plain and under -race, was
-# a third of a CI run; running them once under -race checks the same
-# behaviour and the races too. Without a C compiler every package runs
-# without the race detector, and the script says so.
+# `make test`: every package once. The engine's packages (RACE_PACKAGES)
+# run under the race detector when cgo can build it, and the rest without.
+# `make test-race` passes the journeys in RACE_PACKAGES too, and runs only
+# those. Without a C compiler every package runs without the race
+# detector, and the script says so.
 #
 # Usage: hack/test.sh [race]   (TEST_TIMEOUT, TEST_FLAGS and RACE_PACKAGES
 # from make); with "race", only RACE_PACKAGES, under the race detector.
@@ -39,10 +38,11 @@ status=0
 if [[ ${#rest[@]} -gt 0 ]]; then
   go test "${rest[@]}" -count=1 -timeout "${timeout}" "${flags[@]}" || status=$?
 fi
-# The journeys under -race run reflux built with -race. Built here once:
-# left to the harness, every suite would build it at the same time, each
-# compiling the same dependencies with -race again (minutes each, cold).
-if [[ -z "${REFLUX_E2E_BIN:-}" ]]; then
+# Journeys under -race (make test-race) run reflux built with -race. Built
+# here once: left to the harness, every suite would build it at the same
+# time, each compiling the same dependencies with -race again (minutes
+# each, cold).
+if [[ -z "${REFLUX_E2E_BIN:-}" ]] && printf '%s\n' "${race[@]}" | grep -q '/e2e'; then
   CGO_ENABLED=1 go build -race -trimpath -ldflags "-s -w" -o bin/reflux-race .
   export REFLUX_E2E_BIN="${PWD}/bin/reflux-race"
 fi
