@@ -3,6 +3,7 @@ package pullrequest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,7 +15,9 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,11 +25,22 @@ import (
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
-// setConfig writes LOG_LEVEL (and, when key is not empty, key) of the
-// ledger's ConfigMap as `kubectl edit` does; an empty value removes key.
+// setConfig writes keys of the ledger's ConfigMap as `kubectl edit` does;
+// an empty value removes its key.
 func setConfig(g Gomega, ns string, data map[string]string) {
 	cm := &corev1.ConfigMap{}
-	editObject(g, ns, "ledger-config", cm, func() {
+	editObject(g, ns, "ledger-config", cm, configEdit(cm, data))
+}
+
+// driftConfig is setConfig for an edit reflux holds: it returns once the
+// edit is held and has outlived a reconcile of Flux (driftEdit).
+func driftConfig(g Gomega, ns string, data map[string]string) {
+	cm := &corev1.ConfigMap{}
+	driftEdit(g, ns, "ledger-config", cm, configEdit(cm, data))
+}
+
+func configEdit(cm *corev1.ConfigMap, data map[string]string) func() {
+	return func() {
 		for k, v := range data {
 			if v == "" {
 				delete(cm.Data, k)
@@ -34,7 +48,7 @@ func setConfig(g Gomega, ns string, data map[string]string) {
 			}
 			cm.Data[k] = v
 		}
-	})
+	}
 }
 
 // editObject reads obj, mutates it and writes it back as `kubectl edit`
@@ -48,6 +62,42 @@ func editObject(g Gomega, ns, name string, obj client.Object, mutate func()) {
 		mutate()
 		return env.Client.Update(context.Background(), obj, client.FieldOwner("kubectl-edit"))
 	})).To(Succeed())
+}
+
+// driftEdit makes a live edit that reflux holds, as editObject does, and
+// returns once the edit is held and still there after a reconcile of Flux
+// that began after the hold. These tenants reconcile every 3 s, and an
+// apply already under way as the hold lands puts Git's values back
+// (reflux then keeps its record open and releases the object:
+// TestFluxApplyAcrossTheHoldKeepsTheChange). Whoever made the edit makes
+// it again then, and so does driftEdit.
+func driftEdit(g Gomega, ns, name string, obj client.Object, mutate func()) {
+	ctx := context.Background()
+	// kept reports whether the live object still carries the edit:
+	// making it again would change nothing.
+	kept := func() bool {
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)).To(Succeed())
+		before := obj.DeepCopyObject()
+		mutate()
+		return equality.Semantic.DeepEqual(before, obj)
+	}
+	// held reads the hold kept left on obj.
+	held := func() bool {
+		a := obj.GetAnnotations()
+		return a[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled && a[refluxv1.HeldByAnnotation] != ""
+	}
+	for attempt := 1; attempt <= 5; attempt++ {
+		editObject(g, ns, name, obj, mutate)
+		g.Eventually(func() bool { return !kept() || held() }, timeout, interval).Should(BeTrue(),
+			"the edit is held, or Flux put Git's values back")
+		ks := &kustomizev1.Kustomization{}
+		ks.Namespace, ks.Name = ns, ns
+		g.Expect(env.Reconcile(ctx, ks)).To(Succeed())
+		if kept() && held() {
+			return
+		}
+	}
+	g.Expect(kept()).To(BeTrue(), "the edit of %s/%s outlived none of five reconciles of Flux", ns, name)
 }
 
 // refluxBranches lists the repository's branches under reflux's prefix.
@@ -148,7 +198,7 @@ func TestRevertedByHandResolvesAndReleases(t *testing.T) {
 	rec := ""
 
 	// At once: the revert follows the record within milliseconds.
-	setConfig(g, name, map[string]string{"LOG_LEVEL": "debug"})
+	driftConfig(g, name, map[string]string{"LOG_LEVEL": "debug"})
 	rec = recordIn(g, name, "ledger-config", exists).Name
 	setConfig(g, name, map[string]string{"LOG_LEVEL": "info"})
 	d := recordIn(g, name, "ledger-config", isState(refluxv1.DriftResolved))
@@ -158,7 +208,7 @@ func TestRevertedByHandResolvesAndReleases(t *testing.T) {
 	g.Eventually(func() string { return heldBy(g, name, "ledger-config") }, timeout, interval).Should(BeEmpty(), "the hold is released")
 
 	// After the push: the revert takes the change off the branch.
-	setConfig(g, name, map[string]string{"LOG_LEVEL": "warn"})
+	driftConfig(g, name, map[string]string{"LOG_LEVEL": "warn"})
 	d = recordIn(g, name, "ledger-config", func(d *refluxv1.Drift) error {
 		if err := withPullRequest(d); err != nil {
 			return err
@@ -184,7 +234,7 @@ func TestRevertedByHandResolvesAndReleases(t *testing.T) {
 	// Two fields of one object, one put back: that field leaves the record
 	// and the branch, the other stays proposed and held.
 	main := fileAt(g, name, "main", ledgerFile)
-	editDeployment(g, name, "ledger-batch", func(d *appsv1.Deployment) {
+	driftDeployment(g, name, "ledger-batch", func(d *appsv1.Deployment) {
 		d.Spec.Replicas = ptr(int32(2))
 		d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 	})
@@ -245,4 +295,45 @@ func consistent(t *testing.T, g Gomega, ns string) {
 // satisfies match.
 func recordIn(g Gomega, namespace, name string, match func(*refluxv1.Drift) error) *refluxv1.Drift {
 	return fixture.Namespace{Env: env, Name: namespace}.WaitRecord(g, "", name, match)
+}
+
+// TestFluxApplyAcrossTheHoldKeepsTheChange: kustomize-controller reads an
+// object, the live edit and reflux's hold land, then Flux's apply (which
+// was already under way) puts Git's values back with force. Nobody
+// reverted the change by choice: the record stays open with its
+// proposal, and the hold, which protects nothing now, is released.
+// Before, the record was closed as Reverted and its branch deleted, and
+// the live change was lost without a trace.
+func TestFluxApplyAcrossTheHoldKeepsTheChange(t *testing.T) {
+	g := NewWithT(t)
+	const name = "ledger-crossed"
+	ledgerTenant(t, name)
+	driftConfig(g, name, map[string]string{"LOG_LEVEL": "debug"})
+	proposed := recordIn(g, name, "ledger-config", withPullRequest)
+	g.Expect(heldBy(g, name, "ledger-config")).To(Equal(proposed.Name))
+
+	// Flux's apply as it reaches the apiserver: Git's object, with the
+	// labels kustomize-controller sets, as its field owner, with force.
+	cm := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: name, Name: "ledger-config"}, cm)).To(Succeed())
+	data := maps.Clone(cm.Data)
+	data["LOG_LEVEL"] = "info"
+	ac := corev1ac.ConfigMap("ledger-config", name).WithLabels(cm.Labels).WithData(data)
+	g.Expect(env.Client.Apply(context.Background(), ac, client.FieldOwner("kustomize-controller"), client.ForceOwnership)).To(Succeed())
+
+	g.Eventually(func() string { return heldBy(g, name, "ledger-config") }, timeout, interval).Should(BeEmpty(), "the hold is released")
+	d := recordIn(g, name, "ledger-config", func(d *refluxv1.Drift) error {
+		if d.Status.HeldSince != nil {
+			return fmt.Errorf("still held since %s", d.Status.HeldSince)
+		}
+		return nil
+	})
+	g.Expect(d.Status.Closed).To(BeNil(), "the change is not closed as reverted")
+	g.Expect(d.Status.State).To(Equal(refluxv1.DriftProposed))
+	g.Expect(d.Status.Branch).To(Equal(proposed.Status.Branch))
+	g.Expect(d.Spec.Fields).To(HaveLen(1))
+	g.Expect(d.Spec.Fields[0].LiveValue).To(ContainSubstring("debug"), "the record keeps the lost live value")
+	g.Expect(branchExists(name, d.Status.Branch)).To(BeTrue())
+	g.Expect(pullsIn(g, name, d.Status.Branch)[0].State).To(Equal("open"))
+	consistent(t, g, name)
 }

@@ -61,24 +61,24 @@ var ledgerEdits = []ledgerEdit{
 	{object: "ledger-api", from: "image: ghcr.io/example/ledger:2.0.0\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ledger-worker",
 		to: "image: ghcr.io/example/ledger:1.9.0\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: ledger-worker",
 		apply: func(g Gomega, ns string) {
-			editDeployment(g, ns, "ledger-api", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "ghcr.io/example/ledger:1.9.0" })
+			driftDeployment(g, ns, "ledger-api", func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "ghcr.io/example/ledger:1.9.0" })
 		}},
 	{object: "ledger-worker", from: "replicas: 1 # one worker", to: "replicas: 3 # one worker",
 		apply: func(g Gomega, ns string) {
-			editDeployment(g, ns, "ledger-worker", func(d *appsv1.Deployment) { d.Spec.Replicas = ptr(int32(3)) })
+			driftDeployment(g, ns, "ledger-worker", func(d *appsv1.Deployment) { d.Spec.Replicas = ptr(int32(3)) })
 		}},
 	{object: "ledger-batch", from: "memory: 128Mi", to: "memory: 1Gi",
 		apply: func(g Gomega, ns string) {
-			editDeployment(g, ns, "ledger-batch", func(d *appsv1.Deployment) {
+			driftDeployment(g, ns, "ledger-batch", func(d *appsv1.Deployment) {
 				d.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
 			})
 		}},
 	{object: "ledger-config", from: `LOG_LEVEL: "info"`, to: `LOG_LEVEL: "debug"`,
-		apply: func(g Gomega, ns string) { setConfig(g, ns, map[string]string{"LOG_LEVEL": "debug"}) }},
+		apply: func(g Gomega, ns string) { driftConfig(g, ns, map[string]string{"LOG_LEVEL": "debug"}) }},
 	{object: "ledger", from: "targetPort: 8080", to: "targetPort: 9090",
 		apply: func(g Gomega, ns string) {
 			svc := &corev1.Service{}
-			editObject(g, ns, "ledger", svc, func() { svc.Spec.Ports[0].TargetPort = intstr.FromInt32(9090) })
+			driftEdit(g, ns, "ledger", svc, func() { svc.Spec.Ports[0].TargetPort = intstr.FromInt32(9090) })
 		}},
 }
 
@@ -87,6 +87,12 @@ func ptr[T any](v T) *T { return &v }
 func editDeployment(g Gomega, ns, name string, mutate func(*appsv1.Deployment)) {
 	d := &appsv1.Deployment{}
 	editObject(g, ns, name, d, func() { mutate(d) })
+}
+
+// driftDeployment is editDeployment for an edit reflux holds (driftEdit).
+func driftDeployment(g Gomega, ns, name string, mutate func(*appsv1.Deployment)) {
+	d := &appsv1.Deployment{}
+	driftEdit(g, ns, name, d, func() { mutate(d) })
 }
 
 // proposed waits until the records of edits are Proposed on one branch,
