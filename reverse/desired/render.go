@@ -65,6 +65,10 @@ type Render struct {
 	// Substitutions is a digest of the postBuild substitution data the
 	// tree was built with.
 	Substitutions string
+	// FluxVersion is the kustomize-controller version the build stamped
+	// on buildMetadata's managed-by label (kustomize.BuildOptions
+	// ManagedByVersion): write-back builds its edits the same way.
+	FluxVersion string
 
 	// deltas are what changed to other revisions' trees (Reusable),
 	// worked out once each.
@@ -117,7 +121,8 @@ func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, rev
 	}
 	index, indexErr := origin.NewIndex(opts, res)
 	out := &Render{Revision: revision, Generation: ks.Generation, Objects: make(map[ObjectKey]*unstructured.Unstructured, len(res.Objects)),
-		Index: index, IndexErr: indexErr, Built: res, Substitutions: SubstitutionsDigest(subst), ksName: ks.Name, ksNamespace: ks.Namespace,
+		Index: index, IndexErr: indexErr, Built: res, Substitutions: SubstitutionsDigest(subst), FluxVersion: managedBy,
+		ksName: ks.Name, ksNamespace: ks.Namespace,
 		// The owner labels are how kustomize-controller (and reflux's live
 		// watches) recognise the objects of a Kustomization.
 		owner: ssa.NewResourceManager(nil, nil, ssa.Owner{Field: "kustomize-controller", Group: kustomizev1.GroupVersion.Group})}

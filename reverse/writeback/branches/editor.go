@@ -44,6 +44,10 @@ func (e *editor) apply(dir string) ([]string, error) {
 	ctx := e.ctx
 	e.refused = nil
 	opts := kustomize.BuildOptions{Root: dir, Kustomization: e.set.Spec, SubstituteFrom: e.set.SubstituteFrom}
+	if r := e.set.Render; r != nil {
+		// Built as the render it is compared with, managed-by label and all.
+		opts.ManagedByVersion = r.FluxVersion
+	}
 	changed := map[string]bool{}
 	plain, secrets := splitSecrets(e.fields)
 	if err := e.applySecrets(ctx, dir, opts, secrets, changed); err != nil {
