@@ -34,9 +34,20 @@ if [[ -z "${only_race}" ]]; then
   done < <(go list ./...)
 fi
 
+# A failing journey prints its reflux's whole log, and CI keeps only the
+# tail of the output: the failures are repeated at the end, where the tail
+# shows them.
+log="$(mktemp)"
+trap 'rm -f "${log}"' EXIT
+summarize() {
+  echo
+  echo "=== failures (repeated from above) ==="
+  grep -E -A 12 '^[[:space:]]*--- FAIL|^panic:|^FAIL[[:space:]]' "${log}" | grep -v -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T' | head -n 200 || true
+}
+
 status=0
 if [[ ${#rest[@]} -gt 0 ]]; then
-  go test "${rest[@]}" -count=1 -timeout "${timeout}" "${flags[@]}" || status=$?
+  go test "${rest[@]}" -count=1 -timeout "${timeout}" "${flags[@]}" 2>&1 | tee -a "${log}" || status=$?
 fi
 # Journeys under -race (make test-race) run reflux built with -race. Built
 # here once: left to the harness, every suite would build it at the same
@@ -46,5 +57,6 @@ if [[ -z "${REFLUX_E2E_BIN:-}" ]] && printf '%s\n' "${race[@]}" | grep -q '/e2e'
   CGO_ENABLED=1 go build -race -trimpath -ldflags "-s -w" -o bin/reflux-race .
   export REFLUX_E2E_BIN="${PWD}/bin/reflux-race"
 fi
-CGO_ENABLED=1 go test -race "${race[@]}" -count=1 -timeout "${timeout}" "${flags[@]}" || status=$?
+CGO_ENABLED=1 go test -race "${race[@]}" -count=1 -timeout "${timeout}" "${flags[@]}" 2>&1 | tee -a "${log}" || status=$?
+[[ "${status}" -eq 0 ]] || summarize
 exit "${status}"
