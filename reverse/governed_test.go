@@ -69,7 +69,7 @@ func shopRender(t *testing.T) (*desired.Render, desired.ObjectKey) {
 	t.Helper()
 	ks := &kustomizev1.Kustomization{}
 	ks.Generation, ks.Spec.Path, ks.Spec.TargetNamespace = 2, "./overlays/prod", "shop"
-	r, err := desired.Build(context.Background(), "desired/testdata/shop", ks, "main@sha1:0", nil, "")
+	r, err := desired.Build(context.Background(), kustomize.BuildOptions{Root: "desired/testdata/shop", Kustomization: ks}, "main@sha1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

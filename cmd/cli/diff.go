@@ -158,23 +158,21 @@ func diffKustomization(ctx context.Context, cmd ioCmd, c client.Client, det *dri
 	defer cleanup()
 	report.Revision = revision
 	var render *desired.Render
-	var idx *origin.Index
 	if err := onceWarnings(cmd.ErrOrStderr(), func() (err error) {
-		if render, err = desired.Build(ctx, root, ks, revision, subst, opts.fluxVersion); err != nil {
-			return err
-		}
-		// The index again, knowing the file that declares the
-		// Kustomization, so fields its spec sets point at their line.
+		// Knowing the file that declares the Kustomization, the index
+		// points fields its spec sets at their line.
 		build := kustomize.BuildOptions{Root: root, Kustomization: ks, SubstituteFrom: subst,
 			KustomizationFile: declaringFile(root, ks), ManagedByVersion: opts.fluxVersion}
-		idx, _ = origin.NewIndex(build, render.Built)
-		return nil
+		render, err = desired.Build(ctx, build, revision)
+		return err
 	}); err != nil {
 		return report, err
 	}
-	if idx == nil {
-		idx = render.Index
+	if render.IndexErr != nil {
+		// Drift is still reported; only origins are missing.
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: fields will have no origin: %v\n", render.IndexErr)
 	}
+	idx := render.Index
 	classifier, err := diffClassifier(ctx, c, ks, &report)
 	if err != nil {
 		return report, err

@@ -107,9 +107,8 @@ func (r *Render) Object(k ObjectKey) (*unstructured.Unstructured, bool) {
 // render builds root for ks and indexes it. Stamping as kustomize-controller
 // does right before server-side apply (normalize, owner labels) happens in
 // Object, so the drift engine compares like with like.
-func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, revision string, subst []kustomize.SubstituteSource,
-	managedBy string) (*Render, error) {
-	opts := kustomize.BuildOptions{Root: root, Kustomization: ks, SubstituteFrom: subst, ManagedByVersion: managedBy}
+func render(ctx context.Context, opts kustomize.BuildOptions, revision string) (*Render, error) {
+	ks := opts.Kustomization
 	res, err := kustomize.Build(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("building %s at %s: %w", ks.Spec.Path, revision, err)
@@ -121,7 +120,7 @@ func render(ctx context.Context, root string, ks *kustomizev1.Kustomization, rev
 	}
 	index, indexErr := origin.NewIndex(opts, res)
 	out := &Render{Revision: revision, Generation: ks.Generation, Objects: make(map[ObjectKey]*unstructured.Unstructured, len(res.Objects)),
-		Index: index, IndexErr: indexErr, Built: res, Substitutions: SubstitutionsDigest(subst), FluxVersion: managedBy,
+		Index: index, IndexErr: indexErr, Built: res, Substitutions: SubstitutionsDigest(opts.SubstituteFrom), FluxVersion: opts.ManagedByVersion,
 		ksName: ks.Name, ksNamespace: ks.Namespace,
 		// The owner labels are how kustomize-controller (and reflux's live
 		// watches) recognise the objects of a Kustomization.

@@ -6,6 +6,8 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	. "github.com/onsi/gomega"
+
+	"github.com/reflux-dev/reflux/kustomize"
 )
 
 // TestRenderNamesFluxsVersion: a render stamps buildMetadata's managed-by
@@ -13,8 +15,8 @@ import (
 // write-back builds its edits the same way.
 func TestRenderNamesFluxsVersion(t *testing.T) {
 	g := NewWithT(t)
-	r, err := render(context.Background(), "../../kustomize/testdata/build-metadata", &kustomizev1.Kustomization{},
-		"main@sha1:abc", nil, "v1.10.1")
+	r, err := render(context.Background(), kustomize.BuildOptions{Root: "../../kustomize/testdata/build-metadata",
+		Kustomization: &kustomizev1.Kustomization{}, ManagedByVersion: "v1.10.1"}, "main@sha1:abc")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(r.FluxVersion).To(Equal("v1.10.1"))
 	g.Expect(r.Objects).NotTo(BeEmpty())

@@ -461,7 +461,8 @@ func (r *Renderer) fetchAndRender(ctx context.Context, req Request, noted func(*
 			return nil, ctx.Err()
 		}
 	}
-	out, err := render(ctx, dir, req.Kustomization, a.Revision, req.SubstituteFrom, r.opts.FluxVersion)
+	out, err := render(ctx, kustomize.BuildOptions{Root: dir, Kustomization: req.Kustomization, SubstituteFrom: req.SubstituteFrom,
+		ManagedByVersion: r.opts.FluxVersion}, a.Revision)
 	if err != nil {
 		return nil, err
 	}
@@ -491,16 +492,18 @@ func (r *Renderer) fetchManifest(ctx context.Context, req Request) (*Manifest, e
 	return r.fetchTree(ctx, req, dir)
 }
 
-// Build renders root, the tree of revision, for ks as the Renderer does,
+// Build renders opts.Root, the tree of revision, as the Renderer does,
 // with the tree's manifest: for tools and tests that have a tree at hand
-// rather than an artifact. fluxVersion is RendererOptions.FluxVersion.
-func Build(ctx context.Context, root string, ks *kustomizev1.Kustomization, revision string,
-	subst []kustomize.SubstituteSource, fluxVersion string) (*Render, error) {
-	files, err := hashTree(root, revision)
+// rather than an artifact. opts.ManagedByVersion is
+// RendererOptions.FluxVersion; a tool that knows the file declaring the
+// Kustomization sets opts.KustomizationFile, so the origin index points
+// fields its spec sets at their line.
+func Build(ctx context.Context, opts kustomize.BuildOptions, revision string) (*Render, error) {
+	files, err := hashTree(opts.Root, revision)
 	if err != nil {
 		return nil, err
 	}
-	out, err := render(ctx, root, ks, revision, subst, fluxVersion)
+	out, err := render(ctx, opts, revision)
 	if err != nil {
 		return nil, err
 	}

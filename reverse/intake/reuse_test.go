@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/desired"
 )
 
@@ -25,7 +26,7 @@ func TestParkedChangesGoOnceAnOlderRenderDescribesThem(t *testing.T) {
 	owner := types.NamespacedName{Namespace: "flux-system", Name: "shop"}
 	ks := &kustomizev1.Kustomization{}
 	ks.Generation, ks.Spec.Path, ks.Spec.TargetNamespace = 2, "./overlays/prod", "shop"
-	older, err := desired.Build(context.Background(), "../desired/testdata/shop", ks, "main@sha1:0", nil, "")
+	older, err := desired.Build(context.Background(), kustomize.BuildOptions{Root: "../desired/testdata/shop", Kustomization: ks}, "main@sha1:0")
 	g.Expect(err).NotTo(HaveOccurred())
 	e := in.govern(owner, older)
 
