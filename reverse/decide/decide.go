@@ -84,6 +84,9 @@ type Input struct {
 	// from its managedFields (one-second resolution); zero when it never
 	// did or is not known. See LostToFlux.
 	FluxApplied time.Time
+	// Owners says who owns the record's fields live now, from
+	// managedFields (drift.FieldOwners). See LostToFlux.
+	Owners Owners
 	// Revision is the applied revision the object was evaluated against,
 	// for how a record closes; "" when not evaluated.
 	Revision string
@@ -227,7 +230,7 @@ func settle(in Input, heldByUs, finish bool) Decision {
 		return withRelease(Decision{Action: Resolve, Record: rec, Unmark: Marked(rec), Why: "the applied revision declares the live value",
 			Closed: Closure(refluxv1.ClosedMergedReason, "the applied revision declares the live value", in.Revision, in.Now)},
 			heldByUs || rec.Status.HeldSince != nil)
-	case heldByUs && LostToFlux(rec, in.FluxApplied):
+	case heldByUs && LostToFlux(rec, in.Owners, in.FluxApplied):
 		return lostToFlux(in)
 	case heldByUs:
 		// Held, so Flux did not revert it: a person or another tool put
@@ -241,16 +244,34 @@ func settle(in Input, heldByUs, finish bool) Decision {
 	return Decision{Why: "no drift live, but Git does not declare what was seen: kept as evidence"}
 }
 
+// Owners says who owns a record's fields in the live object: Flux's own
+// apply, a writer whose writes can be drift (a person, a tool), both or
+// neither (the fields are gone live, or only allow-listed managers own
+// them).
+type Owners struct {
+	Flux, Writer bool
+}
+
 // LostToFlux reports whether Flux's apply undid a held record's live
-// change: Flux wrote the object at or after the change was made. The hold
-// keeps Flux out only from the moment it lands; an apply Flux had already
-// started (it read the object before the hold, and applies with force)
-// still puts Git's values back. Nobody reverted the change by choice, so
-// it must not be closed as Reverted. managedFields times have one-second
-// resolution: a write by Flux in the same second as the change counts as
-// after it, so that an ambiguous case keeps the evidence.
-func LostToFlux(rec *refluxv1.Drift, fluxApplied time.Time) bool {
-	if fluxApplied.IsZero() {
+// change. The hold keeps Flux out only from the moment it lands; an apply
+// Flux had already started (it read the object before the hold, and
+// applies with force) still puts Git's values back. Nobody reverted the
+// change by choice, so it must not be closed as Reverted.
+//
+// Who owns the fields tells first: a person who puts Git's values back
+// keeps the fields, while Flux's forced apply takes them. Only when
+// neither owns them (the change added fields, and they are gone) does
+// time tell: Flux wrote the object at or after the change was made.
+// managedFields times have one-second resolution: a write by Flux in the
+// same second as the change counts as after it, so that an ambiguous case
+// keeps the evidence.
+func LostToFlux(rec *refluxv1.Drift, owners Owners, fluxApplied time.Time) bool {
+	switch {
+	case owners.Writer:
+		return false
+	case owners.Flux:
+		return true
+	case fluxApplied.IsZero():
 		return false
 	}
 	changed := rec.Spec.FirstSeen.Time

@@ -97,6 +97,12 @@ func TestDecide(t *testing.T) {
 			want: Update, hold: Release, state: refluxv1.DriftDetected},
 		{name: "held record, Flux applied in the change's second: ambiguous, keep it open", in: Input{Record: open, Live: held, Evaluated: true, FluxApplied: t0.Truncate(time.Second)},
 			want: Update, hold: Release, state: refluxv1.DriftDetected},
+		{name: "held record, Flux applied in the change's second but a person holds the fields: a revert by hand", in: Input{Record: open, Live: held, Evaluated: true,
+			FluxApplied: t0.Truncate(time.Second), Owners: Owners{Writer: true}},
+			want: Resolve, hold: Release, closed: refluxv1.ClosedRevertedReason},
+		{name: "held record, Flux's apply holds the fields though it wrote long before: an apply crossed the hold", in: Input{Record: open, Live: held, Evaluated: true,
+			FluxApplied: t0.Add(-time.Hour), Owners: Owners{Flux: true}},
+			want: Update, hold: Release, state: refluxv1.DriftDetected},
 		{name: "unheld record, Flux put Git back: keep the evidence as it is", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State, d.Status.HeldSince = refluxv1.DriftDetected, nil
 		}), Live: unheld, Evaluated: true, FluxApplied: t0.Add(2 * time.Second)}, want: Keep},
@@ -190,21 +196,28 @@ func TestLostToFlux(t *testing.T) {
 	})
 	noWriter := recorded(t0, true, flag(`"true"`))
 	for _, tt := range []struct {
-		name string
-		rec  *refluxv1.Drift
-		flux time.Time
-		want bool
+		name   string
+		rec    *refluxv1.Drift
+		owners Owners
+		flux   time.Time
+		want   bool
 	}{
-		{"Flux never wrote", withWriter, time.Time{}, false},
-		{"Flux wrote before the change", withWriter, changed.Add(-time.Second), false},
-		{"Flux wrote between first-seen and a later change", withWriter, t0.Add(time.Minute), false},
-		{"Flux wrote in the change's second", withWriter, changed.Truncate(time.Second), true},
-		{"Flux wrote after the change", withWriter, changed.Add(time.Second), true},
-		{"no writer known: first-seen is the change", noWriter, t0.Add(time.Second), true},
-		{"no writer known, Flux wrote earlier", noWriter, t0.Add(-time.Second), false},
+		{"Flux never wrote", withWriter, Owners{}, time.Time{}, false},
+		{"Flux wrote before the change", withWriter, Owners{}, changed.Add(-time.Second), false},
+		{"Flux wrote between first-seen and a later change", withWriter, Owners{}, t0.Add(time.Minute), false},
+		{"Flux wrote in the change's second", withWriter, Owners{}, changed.Truncate(time.Second), true},
+		{"Flux wrote after the change", withWriter, Owners{}, changed.Add(time.Second), true},
+		{"no writer known: first-seen is the change", noWriter, Owners{}, t0.Add(time.Second), true},
+		{"no writer known, Flux wrote earlier", noWriter, Owners{}, t0.Add(-time.Second), false},
+		// Who owns the fields outweighs the time.
+		{"a person holds the fields, Flux wrote in the change's second", withWriter, Owners{Writer: true}, changed.Truncate(time.Second), false},
+		{"a person holds the fields, Flux wrote after the change", withWriter, Owners{Writer: true}, changed.Add(time.Second), false},
+		{"Flux's apply holds the fields, its time unknown", withWriter, Owners{Flux: true}, time.Time{}, true},
+		{"Flux's apply holds the fields it wrote before the change", withWriter, Owners{Flux: true}, changed.Add(-time.Second), true},
+		{"both hold fields: a person's value stands", withWriter, Owners{Flux: true, Writer: true}, changed.Add(time.Second), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			NewWithT(t).Expect(LostToFlux(tt.rec, tt.flux)).To(Equal(tt.want))
+			NewWithT(t).Expect(LostToFlux(tt.rec, tt.owners, tt.flux)).To(Equal(tt.want))
 		})
 	}
 }

@@ -23,6 +23,9 @@ type Detector interface {
 	Allowed(manager string) bool
 	// FluxOwned reports whether manager is the field owner Flux applies as.
 	FluxOwned(manager string) bool
+	// FieldOwners reports whether Flux's apply, and whether a writer whose
+	// writes can be drift, owns any of the fields at pointers live.
+	FieldOwners(live *unstructured.Unstructured, pointers []string) (flux, writer bool, err error)
 	// Written names the writer of a live object's latest change and the
 	// fields it holds, without a render.
 	Written(live *unstructured.Unstructured) (*refluxv1.Modifier, []refluxv1.WrittenField, error)

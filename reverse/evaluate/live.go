@@ -77,9 +77,26 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 	if in.Record != nil {
 		dIn.Declared = decide.Declares(want, in.Record.Spec.Fields)
 		dIn.FluxApplied = lastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
+		dIn.Owners = e.owners(in.Live, in.Record)
 	}
 	return Result{Decision: decide.Decide(dIn), Clean: len(obs.Observation.Fields) == 0,
 		Unattributed: e.opts.Attributor != nil && Unattributed(obs.Observation.Fields)}, nil
+}
+
+// owners says who owns rec's fields in live. Unreadable managedFields
+// leave it unknown, and LostToFlux then goes by time alone; the dry run
+// has already parsed them, so they are readable here unless it was
+// skipped.
+func (e *Evaluator) owners(live *unstructured.Unstructured, rec *refluxv1.Drift) decide.Owners {
+	pointers := make([]string, 0, len(rec.Spec.Fields))
+	for _, f := range rec.Spec.Fields {
+		pointers = append(pointers, f.Pointer)
+	}
+	flux, writer, err := e.opts.Detector.FieldOwners(live, pointers)
+	if err != nil {
+		return decide.Owners{}
+	}
+	return decide.Owners{Flux: flux, Writer: writer}
 }
 
 // lastWrite is the time of the latest managedFields entry of a manager
