@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -22,24 +23,11 @@ import (
 func TestMergeDriftBecomesASignedBranchAndResolvesOnMerge(t *testing.T) {
 	g := NewWithT(t)
 	// alice's flag, held, and still there after a reconcile of Flux that
-	// began after the hold. The tenants reconcile every 3 s, and an apply
-	// already under way as the hold lands takes the flag away (reflux then
-	// keeps the record open and releases the object); alice adds it again.
-	g.Eventually(func() bool {
-		cm := payments.ConfigMap(g, "payment-flags")
-		if cm.Data["INSTANT_REFUNDS"] != "true" {
-			cm.Data["INSTANT_REFUNDS"] = "true"
-			// A conflict means the hold landed meanwhile: read again.
-			_ = alice.Client.Update(context.Background(), cm, client.FieldOwner("kubectl-edit"))
-			return false
-		}
-		if !fixture.Held(cm) {
-			return false
-		}
-		g.Expect(env.Reconcile(context.Background(), payments.Kustomization().DeepCopy())).To(Succeed())
-		cm = payments.ConfigMap(g, "payment-flags")
-		return cm.Data["INSTANT_REFUNDS"] == "true" && fixture.Held(cm)
-	}, timeout, interval).Should(BeTrue(), "alice's flag is held and outlives a reconcile of Flux")
+	// began after the hold.
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name = payments.Name, "payment-flags"
+	fixture.HeldEdit(g, env, alice.Client, "kubectl-edit", payments.Kustomization(), cm,
+		func() { cm.Data["INSTANT_REFUNDS"] = "true" })
 
 	rec := payments.WaitRecord(g, "ConfigMap", "payment-flags", fixture.Pushed)
 	branch := rec.Status.Branch

@@ -15,10 +15,8 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -51,53 +49,22 @@ func configEdit(cm *corev1.ConfigMap, data map[string]string) func() {
 	}
 }
 
-// editObject reads obj, mutates it and writes it back as `kubectl edit`
-// does, reading again when reflux's hold landed in between (a conflict,
-// which kubectl edit reports to its user the same way).
+// editObject edits ns/name as `kubectl edit` does (fixture.Edit).
 func editObject(g Gomega, ns, name string, obj client.Object, mutate func()) {
-	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
-			return err
-		}
-		mutate()
-		return env.Client.Update(context.Background(), obj, client.FieldOwner("kubectl-edit"))
-	})).To(Succeed())
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	fixture.Edit(g, env.Client, "kubectl-edit", obj, mutate)
 }
 
-// driftEdit makes a live edit that reflux holds, as editObject does, and
-// returns once the edit is held and still there after a reconcile of Flux
-// that began after the hold. These tenants reconcile every 3 s, and an
-// apply already under way as the hold lands puts Git's values back
-// (reflux then keeps its record open and releases the object:
-// TestFluxApplyAcrossTheHoldKeepsTheChange). Whoever made the edit makes
-// it again then, and so does driftEdit.
+// driftEdit makes a live edit that reflux holds, and returns once the
+// edit is held and has outlived a reconcile of the tenant's
+// Kustomization (fixture.HeldEdit).
 func driftEdit(g Gomega, ns, name string, obj client.Object, mutate func()) {
-	ctx := context.Background()
-	// kept reports whether the live object still carries the edit:
-	// making it again would change nothing.
-	kept := func() bool {
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)).To(Succeed())
-		before := obj.DeepCopyObject()
-		mutate()
-		return equality.Semantic.DeepEqual(before, obj)
-	}
-	// held reads the hold kept left on obj.
-	held := func() bool {
-		a := obj.GetAnnotations()
-		return a[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled && a[refluxv1.HeldByAnnotation] != ""
-	}
-	for attempt := 1; attempt <= 5; attempt++ {
-		editObject(g, ns, name, obj, mutate)
-		g.Eventually(func() bool { return !kept() || held() }, timeout, interval).Should(BeTrue(),
-			"the edit is held, or Flux put Git's values back")
-		ks := &kustomizev1.Kustomization{}
-		ks.Namespace, ks.Name = ns, ns
-		g.Expect(env.Reconcile(ctx, ks)).To(Succeed())
-		if kept() && held() {
-			return
-		}
-	}
-	g.Expect(kept()).To(BeTrue(), "the edit of %s/%s outlived none of five reconciles of Flux", ns, name)
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	ks := &kustomizev1.Kustomization{}
+	ks.Namespace, ks.Name = ns, ns
+	fixture.HeldEdit(g, env, env.Client, "kubectl-edit", ks, obj, mutate)
 }
 
 // refluxBranches lists the repository's branches under reflux's prefix.
