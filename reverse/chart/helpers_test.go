@@ -35,3 +35,20 @@ func releaseValues(t testing.TB) map[string]any {
 	}
 	return v
 }
+
+func analyze(t testing.TB, chart string, values map[string]any) *Analysis {
+	t.Helper()
+	a, err := Analyze(loadChart(t, chart), values, testRelease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func paths(keys []Key) []string {
+	out := []string{}
+	for _, k := range keys {
+		out = append(out, k.Path)
+	}
+	return out
+}

@@ -90,6 +90,8 @@ func TestRenderErrors(t *testing.T) {
 			_, err := Render(loadChart(t, tt.chart), tt.values, testRelease)
 			g.Expect(err).To(MatchError(tt.want))
 			g.Expect(err.Error()).To(ContainSubstring(tt.says))
+			_, err = Analyze(loadChart(t, tt.chart), tt.values, testRelease)
+			g.Expect(err).To(MatchError(tt.want), "Analyze renders first and says why it cannot")
 		})
 	}
 }
