@@ -109,7 +109,7 @@ func (a *Analysis) explain(f fieldRef, c change, set []int) ([]attribution, bool
 func (a *Analysis) putBack(s string, keys []int, keep int) string {
 	for _, id := range keys {
 		if id != keep {
-			s = strings.ReplaceAll(s, a.sentinels[id].(string), text(a.leaves[id].value))
+			s = strings.ReplaceAll(s, a.marked(id), text(a.leaves[id].value))
 		}
 	}
 	return s
@@ -127,18 +127,27 @@ func (a *Analysis) tokens(s string, set []int, known bool) []int {
 	for _, m := range tokenID.FindAllStringSubmatch(s, -1) {
 		id, _ := strconv.Atoi(m[1])
 		switch {
-		case in[id] && strings.Contains(s, a.sentinels[id].(string)):
+		case in[id] && a.marked(id) != "" && strings.Contains(s, a.marked(id)):
 			ids = append(ids, id)
 		case !known:
 			ids = append(ids, -1)
 		}
 	}
 	for _, id := range set {
-		if q := a.sentinels[id].(string); !strings.Contains(q, "rfx") && strings.Contains(s, q) {
+		if q := a.marked(id); q != "" && !strings.Contains(q, "rfx") && strings.Contains(s, q) {
 			ids = append(ids, id) // a quantity: 900017Mi carries no marker
 		}
 	}
 	return ids
+}
+
+// marked is leaf id's sentinel when it is tokenized, else "".
+func (a *Analysis) marked(id int) string {
+	if id < 0 || id >= len(a.sentinels) || !a.tokenized[id] {
+		return ""
+	}
+	s, _ := a.sentinels[id].(string)
+	return s
 }
 
 // markers lists the keys of set whose sentinels show in a changed value.
