@@ -31,9 +31,13 @@ type Analysis struct {
 	locs      map[locKey]Location
 	// solo holds the probe of each key changed alone; groups the probes
 	// of several keys at once, by set.
-	solo     map[int]*effect
-	groups   map[string]*effect
-	hits     map[fieldRef][]int // leaves whose marker reached a field
+	solo   map[int]*effect
+	groups map[string]*effect
+	// batched tells whether the marked batches are rendered; attrib
+	// holds the keys they explain each field with.
+	batched  bool
+	batches  []*batch
+	attrib   map[fieldRef][]attribution
 	explored map[fieldRef]bool
 	renders  int
 	mapped   *Map
@@ -84,7 +88,7 @@ func Analyze(ch *chartv2.Chart, values map[string]any, rel Release) (*Analysis, 
 	}
 	a := &Analysis{r: r, user: user, full: full, base: base, src: newSources(ch),
 		locs: map[locKey]Location{}, solo: map[int]*effect{}, groups: map[string]*effect{},
-		explored: map[fieldRef]bool{}, renders: 1}
+		attrib: map[fieldRef][]attribution{}, explored: map[fieldRef]bool{}, renders: 1}
 	a.leaves = leaves(full, user, globalCopies(ch))
 	a.sentinels = make([]any, len(a.leaves))
 	a.tokenized = make([]bool, len(a.leaves))

@@ -14,7 +14,11 @@
 // apiVersion, kind, namespace and name; one without a namespace takes the
 // release's, unless its kind is cluster-scoped (BuiltinClusterScoped, or
 // the caller's Release.ClusterScoped, since offline a custom kind's scope
-// is not known). Hooks are rendered like any other object.
+// is not known). Hooks are rendered like any other object; crds/ is not
+// (helm template leaves it out too). The caller passes the release's
+// values already merged (spec.values with valuesFrom). A HelmRelease's
+// postRenderers are not applied: a field a post-renderer patches is
+// traced to the chart as if it had not.
 //
 // # Why confirm by rendering
 //
@@ -23,7 +27,9 @@
 // value may hold it by coincidence. Reading templates can only guess. So
 // an Analysis renders the chart again with keys changed (a probe) and
 // diffs each render against the release's own: a key counts for a field
-// only when a render that changed that key alone changed that field.
+// only when a render that changed that key changed that field, and
+// either changed that key alone or changed it to a marked string whose
+// marker the field shows, with nothing else in the render unexplained.
 //
 // A probe changes a key to a sentinel of its own type and shape (see
 // sentinel): a bool is negated, a number becomes the number one more (a
@@ -36,28 +42,42 @@
 //
 // # Cost
 //
-// Rendering once per key per field would be blind. Instead (search.go):
+// Rendering once per key per field would be blind, and once per key is
+// still a render for every key of a chart that has hundreds. Instead
+// (search.go, batch.go):
 //
 //  1. One render changes every string key to its marked sentinel at
-//     once; a field whose text holds a key's marker names that key as a
-//     candidate. A number key is a candidate for a field it equals.
-//  2. Each candidate is probed alone; that probe serves every field.
-//  3. Every other key is probed in one group: a group that changes none
-//     of the fields wanted is cleared in one render, and one that changes
-//     some is halved down to the keys that do (bools that gate objects,
-//     values that reach a field only transformed, like b64enc).
+//     once. A field it changed only by putting markers in for their
+//     keys' values (taking the markers out again gives the field as it
+//     was) is explained: each of those keys, changed alone, would make
+//     it that value with the others' put back. The markers prove which
+//     key the text came from; that nothing else in the render changed
+//     unexplained shows no key steered another's way there.
+//  2. Fields that render changed otherwise (removed, a marker hidden by
+//     b64enc or upper, a template default put around it) are settled
+//     within its keys: suspects are probed alone first (keys whose
+//     markers still show, keys the field's template line reads by name),
+//     then the rest as one group, halved only while it changes one.
+//  3. A number key is probed alone when it equals a field.
+//  4. Every other key (bools, numbers that do not show) is probed in one
+//     group: a group that changes none of the fields wanted is cleared in
+//     one render, one that changes some is halved down to the keys that
+//     do (a bool gating an object, a number the template adds to).
 //
-// Finding one field takes a few renders; mapping a release takes about
-// one render per key the chart reads, plus one per group of keys it does
-// not. All probes are kept, so Find after Find, and Find after Map, reuse
-// them. A failed render is halved too; a key that fails alone is
-// reported as Unprobed (a template that fails on any value but a few).
-// Changes of several keys that cancel each other out can hide a key from
-// a group probe; no chart seen does that.
+// Finding one field takes a few renders; mapping a release about one
+// render per bool or number the chart reads and a few for the rest (see
+// bench_test.go). Probes are kept, so Find after Find, and Find after
+// Map, reuse them. A failed render is halved too; a key that fails alone
+// is reported Unprobed (a template that fails on any value but a few).
+// Group probes and the marked render rest on one assumption: changes of
+// several keys do not cancel each other out (the same field with a and b
+// changed as with neither). Tests check Map against a probe of every key
+// alone on every chart here and on a generated one of 90 keys.
 //
 // # Kinds
 //
-// From the solo probes of the keys that change a field:
+// From what changing each key alone does to a field (its solo probe, or
+// what the marked render explained):
 //
 //   - A key whose change removes the field or its object, or adds or
 //     removes a list element before it, is a condition (sidecar.enabled,
@@ -97,8 +117,8 @@
 // does not read image.tag), searched in the object's own template from
 // the document that declares its kind, then the chart's partials
 // (_helpers.tpl, where include's named templates live), then its other
-// templates. A template literal is the first line there holding the
-// field's name and value. Limits: a key read through index, a variable
+// templates. A template literal is the first line of the object's
+// template or its chart's partials holding the field's name and value. Limits: a key read through index, a variable
 // ($img := .Values.image) or with blocks below the with line is found at
 // its prefix or not at all; two documents of one kind in one template
 // share the first; the literal search is textual and finds nothing for a

@@ -219,3 +219,35 @@ func (s *sources) literal(template, kind, ptr string, value any) Location {
 	}
 	return Location{}
 }
+
+// readName is a field read by dot syntax: .Values, .password.
+var readName = regexp.MustCompile(`\.([A-Za-z_][A-Za-z0-9_]*)`)
+
+// readOnLine lists the names template reads, as .name, on the lines that
+// write the field at ptr ("password:" for /data/password). A list element
+// has no name to find its line by, and gets none.
+func (s *sources) readOnLine(template, ptr string) []string {
+	toks, _ := jsonptr.Split(ptr)
+	if len(toks) == 0 {
+		return nil
+	}
+	if _, err := strconv.Atoi(toks[len(toks)-1]); err == nil {
+		return nil
+	}
+	key := toks[len(toks)-1] + ":"
+	var out []string
+	for i := range s.files {
+		f := &s.files[i]
+		if f.path != template {
+			continue
+		}
+		for _, line := range f.lines {
+			if strings.Contains(line, key) {
+				for _, m := range readName.FindAllStringSubmatch(line, -1) {
+					out = append(out, m[1])
+				}
+			}
+		}
+	}
+	return out
+}

@@ -175,3 +175,17 @@ func TestRefNames(t *testing.T) {
 		NewWithT(t).Expect(refNames(tt.steps, tt.dir)).To(Equal(tt.want), keyPath(tt.steps))
 	}
 }
+
+func TestReadOnLine(t *testing.T) {
+	g := NewWithT(t)
+	src := testSources(map[string][]string{"templates/secret.yaml": {
+		"kind: Secret",
+		"data:",
+		"  password: {{ .config.password | b64enc }}",
+		"  user: {{ $.Values.user }}",
+	}})
+	g.Expect(src.readOnLine("templates/secret.yaml", "/data/password")).To(Equal([]string{"config", "password"}))
+	g.Expect(src.readOnLine("templates/secret.yaml", "/data/user")).To(Equal([]string{"Values", "user"}))
+	g.Expect(src.readOnLine("templates/secret.yaml", "/data/0")).To(BeEmpty(), "a list element has no line to find")
+	g.Expect(src.readOnLine("templates/other.yaml", "/data/password")).To(BeEmpty())
+}

@@ -69,3 +69,77 @@ func TestMapResultsOrder(t *testing.T) {
 	}
 	g.Expect(ptrs).To(Equal([]string{"/apiVersion", "/data/size", "/data/speed", "/kind", "/metadata/name"}))
 }
+
+// soloOracle classifies every field of a from solo probes of every key,
+// one render per key, without the marked render or groups: what Map must
+// agree with, however few renders it takes.
+func soloOracle(a *Analysis) map[fieldRef]Result {
+	for i := range a.leaves {
+		a.probe([]int{i})
+	}
+	a.batched = true // no marked render: every key answers alone
+	out := map[fieldRef]Result{}
+	for _, f := range a.allFields() {
+		a.explored[f] = true
+		out[f] = a.result(f)
+	}
+	return out
+}
+
+func TestMapAgreesWithSoloProbes(t *testing.T) {
+	tests := []struct {
+		chart  string
+		values map[string]any
+		// fewer: the chart has keys enough for Map to render fewer times
+		// than once per key; strict has two, one of them unprobeable.
+		fewer bool
+	}{
+		{"webapp", nil, true},
+		{"strict", nil, false},
+		{"umbrella", map[string]any{"global": map[string]any{"region": "us-east-1"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.chart, func(t *testing.T) {
+			g := NewWithT(t)
+			values := tt.values
+			if tt.chart == "webapp" {
+				values = releaseValues(t)
+			}
+			oracle := analyze(t, tt.chart, values)
+			want := soloOracle(oracle)
+			a := analyze(t, tt.chart, values)
+			m := a.Map()
+			g.Expect(m.Len()).To(Equal(len(want)))
+			for f, w := range want {
+				got, ok := m.Lookup(w.Object, w.Pointer)
+				g.Expect(ok).To(BeTrue())
+				g.Expect(got).To(Equal(w), "%s %s", w.Object, f.ptr)
+			}
+			g.Expect(m.Renders()).To(BeNumerically("<=", oracle.Renders()))
+			if tt.fewer {
+				g.Expect(m.Renders()).To(BeNumerically("<", oracle.Renders()), "fewer renders than one per key")
+			}
+		})
+	}
+}
+
+func TestMapAgreesWithSoloProbesOnManyComponents(t *testing.T) {
+	g := NewWithT(t)
+	ch, err := Load(writeBenchChart(t, 6))
+	g.Expect(err).NotTo(HaveOccurred())
+	oracle, err := Analyze(ch, benchValues(), testRelease)
+	g.Expect(err).NotTo(HaveOccurred())
+	want := soloOracle(oracle)
+	a, err := Analyze(ch, benchValues(), testRelease)
+	g.Expect(err).NotTo(HaveOccurred())
+	m := a.Map()
+	g.Expect(m.Len()).To(Equal(len(want)))
+	kinds := map[Kind]int{}
+	for _, w := range want {
+		got, _ := m.Lookup(w.Object, w.Pointer)
+		g.Expect(got).To(Equal(w), "%s %s", w.Object, w.Pointer)
+		kinds[got.Kind]++
+	}
+	g.Expect(kinds).To(HaveLen(4), "every kind occurs: %v", kinds)
+	g.Expect(m.Renders()).To(BeNumerically("<", oracle.Renders()/2))
+}

@@ -48,24 +48,34 @@ func (r Result) Key() (Key, bool) {
 	return Key{}, false
 }
 
-// result classifies f from the solo probes held.
+// result classifies f from the probes held: a key's solo probe where
+// there is one, else what the marked render explained (batch.go).
 func (a *Analysis) result(f fieldRef) Result {
 	obj := a.base.Objects[f.obj]
 	val := a.value(f)
 	res := Result{Object: obj.Key, Pointer: f.ptr, Value: val}
 	var outs []outcome
+	add := func(i int, c change) {
+		outs = append(outs, outcome{leaf: i, inUser: a.leaves[i].inUser, value: a.leaves[i].value,
+			sentinel: a.sentinels[i], change: c})
+	}
+	batched := map[int]string{}
+	for _, at := range a.attrib[f] {
+		batched[at.leaf] = at.value
+	}
 	for i := range a.leaves {
 		e, ok := a.solo[i]
-		if !ok {
-			continue
-		}
-		if e.err != nil {
+		switch {
+		case ok && e.err != nil:
 			res.Unprobed = append(res.Unprobed, keyPath(a.leaves[i].steps))
-			continue
-		}
-		if c, ok := e.changeOf(f); ok {
-			outs = append(outs, outcome{leaf: i, inUser: a.leaves[i].inUser, value: a.leaves[i].value,
-				sentinel: a.sentinels[i], change: c})
+		case ok:
+			if c, changed := e.changeOf(f); changed {
+				add(i, c)
+			}
+		default:
+			if v, explained := batched[i]; explained {
+				add(i, change{kind: changedValue, value: v})
+			}
 		}
 	}
 	v := classify(val, outs)
