@@ -48,7 +48,7 @@ func NewDiffCommand() *cobra.Command {
 		Use:   "diff",
 		Short: "Show what drifted live from Git, with each field's origin and rule",
 	}
-	cmd.AddCommand(newDiffKustomizationCommand())
+	cmd.AddCommand(newDiffKustomizationCommand(), newDiffHelmReleaseCommand())
 	return cmd
 }
 

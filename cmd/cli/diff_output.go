@@ -181,3 +181,138 @@ func originCell(f diffField) string {
 	}
 	return "-"
 }
+
+// helmDiffReport is what `reflux diff helmrelease` found.
+type helmDiffReport struct {
+	HelmRelease string `json:"helmRelease"`
+	// Release is the Helm release compared, <namespace>/<name>.v<version>,
+	// and Chart its chart's name and version.
+	Release string `json:"release"`
+	Chart   string `json:"chart"`
+	// Mode is the HelmRelease's spec.driftDetection.mode.
+	Mode     string           `json:"driftDetection"`
+	Objects  []helmObjectDiff `json:"-"`
+	Compared int              `json:"compared"`
+}
+
+// helmObjectDiff is one drifted object of a release, printed as one JSON
+// line.
+type helmObjectDiff struct {
+	HelmRelease string          `json:"helmRelease"`
+	Object      string          `json:"object"`
+	APIVersion  string          `json:"apiVersion"`
+	Fields      []helmDiffField `json:"fields"`
+	// RevertedAt says when helm-controller takes the live values back:
+	// Reconcile (drift correction), AfterHold, or Upgrade.
+	RevertedAt string `json:"revertedAt"`
+	// Excluded says why helm-controller's drift detection leaves the
+	// object out; "" when it does not.
+	Excluded string `json:"excluded,omitempty"`
+}
+
+// helmDiffField is one drifted field of a release's object, traced
+// through the chart.
+type helmDiffField struct {
+	Pointer string `json:"pointer"`
+	Change  string `json:"change"`
+	Live    string `json:"liveValue,omitempty"`
+	// Chart is the value the release renders, as helm-controller's
+	// correction would write it.
+	Chart string `json:"chartValue,omitempty"`
+	// Kind is where the value comes from (reverse/chart.Kind): values,
+	// chart-default, template-literal or computed.
+	Kind string `json:"kind,omitempty"`
+	// Keys are the values keys that change the field.
+	Keys []string `json:"valuesKeys,omitempty"`
+	// Origin is FILE:LINE:COL of the values key in Git; Refused says why
+	// there is none, and EditAt where to add the key instead.
+	Origin  string `json:"origin,omitempty"`
+	Refused string `json:"refused,omitempty"`
+	EditAt  string `json:"editAt,omitempty"`
+	// Template is the chart template's FILE:LINE that reads the key, or
+	// holds the literal.
+	Template string `json:"template,omitempty"`
+	// HelmReverts is true when helm-controller's next reconcile puts the
+	// chart's value back (drift correction enabled).
+	HelmReverts bool `json:"helmReverts"`
+}
+
+// drifted counts the drifted objects and fields.
+func (r helmDiffReport) drifted() (objects, fields int) {
+	for _, o := range r.Objects {
+		objects++
+		fields += len(o.Fields)
+	}
+	return objects, fields
+}
+
+// printHelmDiff writes the report as printDiff does.
+func printHelmDiff(w io.Writer, asJSON bool, r helmDiffReport) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, o := range r.Objects {
+			if err := enc.Encode(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	mode := r.Mode
+	if mode == "" {
+		mode = "disabled"
+	}
+	fmt.Fprintf(w, "# HelmRelease %s, release %s (chart %s) against the live cluster, drift detection %s\n",
+		r.HelmRelease, r.Release, r.Chart, mode)
+	objects, fields := r.drifted()
+	if objects == 0 {
+		_, err := fmt.Fprintf(w, "# no drift in %d object(s)\n", r.Compared)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OBJECT\tFIELD\tCHANGE\tLIVE\tCHART\tVALUES KEY\tORIGIN\tTEMPLATE\tREVERTED AT")
+	for _, o := range r.Objects {
+		for _, f := range o.Fields {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Object, pointerCell(f.Pointer), f.Change,
+				cell(f.Live), cell(f.Chart), keysCell(f), helmOriginCell(f), cell(f.Template), o.RevertedAt)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "# %d field(s) drifted in %d of %d object(s)\n", fields, objects, r.Compared)
+	for _, o := range r.Objects {
+		if o.Excluded != "" && err == nil {
+			_, err = fmt.Fprintf(w, "# %s: helm-controller's drift detection leaves it out (%s)\n", o.Object, o.Excluded)
+		}
+	}
+	return err
+}
+
+// keysCell names the values keys of a field, or its kind when no key
+// sets it.
+func keysCell(f helmDiffField) string {
+	switch {
+	case len(f.Keys) > 0 && f.Kind == "computed":
+		return "computed: " + strings.Join(f.Keys, "+")
+	case len(f.Keys) > 0:
+		return strings.Join(f.Keys, ",")
+	case f.Kind != "":
+		return f.Kind
+	}
+	return "-"
+}
+
+// helmOriginCell is the values line, or why there is none.
+func helmOriginCell(f helmDiffField) string {
+	switch {
+	case f.Origin != "":
+		return f.Origin
+	case f.Refused != "":
+		kind, _, _ := strings.Cut(f.Refused, ":")
+		if f.EditAt != "" {
+			return kind + " (add at " + f.EditAt + ")"
+		}
+		return kind
+	}
+	return "-"
+}

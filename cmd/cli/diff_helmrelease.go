@@ -1,0 +1,318 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/spf13/cobra"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/chart"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/observe"
+	"github.com/reflux-dev/reflux/reverse/release"
+)
+
+func newDiffHelmReleaseCommand() *cobra.Command {
+	opts := &diffOptions{}
+	cmd := &cobra.Command{
+		Use:   "helmrelease NAMESPACE/NAME",
+		Short: "Compare the live objects of a Flux HelmRelease with the release helm-controller made",
+		Long: `diff helmrelease reads the Helm release helm-controller last installed
+or upgraded for the HelmRelease, from Helm's own storage, and compares each
+of its objects with the live one as helm-controller's drift detection does:
+a server-side dry-run apply as helm-controller, with the HelmRelease's
+ignore rules.
+
+Each drifted field is printed with its live and chart-rendered values,
+the values key that sets it (found by rendering the chart with Helm's
+engine: a key counts only if changing it changes the field), the line in
+Git that sets that key (spec.values of the HelmRelease, in the tree of the
+Flux Kustomization that applies it), the chart template that reads it, and
+when helm-controller takes the live value back.
+
+It exits 1 when anything drifted, as flux diff does; a failure to compare
+is an error, also exit 1, printed on stderr.`,
+		Example: `  reflux diff helmrelease apps/podinfo
+  reflux diff helmrelease apps/podinfo -o json | jq 'select(.fields[].kind=="chart-default")'
+  # the HelmRelease's values line in a local checkout
+  reflux diff helmrelease apps/podinfo --path .`,
+		Args:          cobra.ExactArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDiffHelmRelease(cmd, opts, args[0])
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.path, "path", "", "find values lines in this local checkout of the Kustomization that applies the HelmRelease, instead of its source's artifact")
+	fs.StringVarP(&opts.output, "output", "o", "text", "output format: text, or json (one object per line)")
+	fs.StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig (default $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&opts.artifactHost, "artifact-host", "",
+		"HOST:PORT to fetch the Kustomization's source artifact from instead of its in-cluster URL, e.g. a port-forward of source-controller")
+	fs.StringVar(&opts.fluxVersion, "kustomize-controller-version", kustomize.PairedFluxVersion,
+		"the version of the kustomize-controller that applies the HelmRelease's Kustomization (for buildMetadata: [managedByLabel])")
+	return cmd
+}
+
+func runDiffHelmRelease(cmd *cobra.Command, opts *diffOptions, ref string) error {
+	if opts.output != "text" && opts.output != "json" {
+		return fmt.Errorf("unknown output format %q", opts.output)
+	}
+	ns, name, ok := liveRef(ref)
+	if !ok {
+		return fmt.Errorf("want NAMESPACE/NAME of a HelmRelease in the cluster, got %q", ref)
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c, _, err := clusterClientConfig(opts.kubeconfig)
+	if err != nil {
+		return err
+	}
+	hr := &helmv2.HelmRelease{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, hr); err != nil {
+		return fmt.Errorf("getting HelmRelease %s/%s: %w", ns, name, err)
+	}
+	report, err := diffHelmRelease(ctx, cmd, c, hr, opts)
+	if err != nil {
+		return err
+	}
+	if err := printHelmDiff(cmd.OutOrStdout(), opts.output == "json", report); err != nil {
+		return err
+	}
+	if objects, fields := report.drifted(); objects > 0 {
+		return fmt.Errorf("%w: %d field(s) in %d object(s) of HelmRelease %s", ErrDrift, fields, objects, report.HelmRelease)
+	}
+	return nil
+}
+
+// diffHelmRelease compares each object of hr's latest release with the
+// live one, and traces every drifted field to its values key and line.
+// What cannot be traced (the chart fails to render offline, the
+// Kustomization's tree cannot be built) is a warning: the drift is still
+// reported, without those origins.
+func diffHelmRelease(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.HelmRelease, opts *diffOptions) (helmDiffReport, error) {
+	report := helmDiffReport{HelmRelease: hr.Namespace + "/" + hr.Name, Mode: string(hr.GetDriftDetection().GetMode())}
+	ref, err := release.Latest(hr)
+	if err != nil {
+		return report, err
+	}
+	rls, err := release.Load(ctx, c, ref)
+	if err != nil {
+		return report, fmt.Errorf("reading release %s: %w", ref, err)
+	}
+	report.Release = ref.String()
+	if rls.Chart != nil && rls.Chart.Metadata != nil {
+		report.Chart = rls.Chart.Metadata.Name + " " + rls.Chart.Metadata.Version
+	}
+	objects, err := release.Desired(rls, c)
+	if err != nil {
+		return report, fmt.Errorf("release %s: %w", ref, err)
+	}
+	det, err := release.New(c)
+	if err != nil {
+		return report, err
+	}
+	found, err := det.DetectAll(ctx, hr, objects)
+	if err != nil {
+		// Like helm-controller, go on past objects that cannot be diffed.
+		warn(cmd, "some objects were not compared: %v", err)
+	}
+	report.Compared = len(found.Objects)
+	tracer := newHelmTracer(ctx, cmd, c, hr, rls.Chart, rls.Config, chart.Release{Name: rls.Name, Namespace: rls.Namespace,
+		Revision: rls.Version, IsUpgrade: rls.Version > 1, ClusterScoped: clusterScoped(c.RESTMapper())}, opts)
+	for _, o := range found.Objects {
+		if len(o.Fields) == 0 {
+			continue
+		}
+		od := helmObjectDiff{HelmRelease: report.HelmRelease, Object: desired.KeyOf(o.Desired).String(),
+			APIVersion: o.Desired.GetAPIVersion(), RevertedAt: string(o.RevertedAt), Excluded: string(o.Excluded)}
+		if od.Excluded == string(release.NotExcluded) {
+			od.Excluded = ""
+		}
+		for _, f := range o.Fields {
+			od.Fields = append(od.Fields, tracer.field(o.Desired, f))
+		}
+		report.Objects = append(report.Objects, od)
+	}
+	return report, nil
+}
+
+// helmTracer takes a rendered field to its values key, and the key to
+// its line in Git.
+type helmTracer struct {
+	analysis *chart.Analysis
+	// idx indexes the tree of the Kustomization that applies the
+	// HelmRelease, and hr is the HelmRelease as that tree renders it; nil
+	// when either is unknown.
+	idx *origin.Index
+	hr  *unstructured.Unstructured
+}
+
+func newHelmTracer(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.HelmRelease, ch *chartv2.Chart, values map[string]any,
+	rel chart.Release, opts *diffOptions) *helmTracer {
+	t := &helmTracer{}
+	if a, err := chart.Analyze(ch, values, rel); err != nil {
+		warn(cmd, "values keys will be missing: rendering the release's chart: %v", err)
+	} else {
+		t.analysis = a
+	}
+	idx, want, err := helmReleaseInGit(ctx, cmd, c, hr, opts)
+	if err != nil {
+		warn(cmd, "values lines will be missing: %v", err)
+		return t
+	}
+	t.idx, t.hr = idx, want
+	return t
+}
+
+// field traces one drifted field.
+func (t *helmTracer) field(obj *unstructured.Unstructured, f release.Field) helmDiffField {
+	out := helmDiffField{Pointer: f.Pointer, Change: string(f.ChangeType), Live: f.LiveValue, Chart: f.GitValue, HelmReverts: f.FluxReverts}
+	if t.analysis == nil {
+		return out
+	}
+	ptr := f.GitPointer
+	if strings.Contains(ptr, "/-") {
+		ptr = f.Pointer // an element only live has: the chart renders none
+	}
+	res, err := t.analysis.Find(chartKeyOf(obj), ptr)
+	if err != nil {
+		out.Kind = "unknown"
+		out.Refused = err.Error()
+		return out
+	}
+	out.Kind = string(res.Kind)
+	if res.Template.Line > 0 {
+		out.Template = fmt.Sprintf("%s:%d", res.Template.File, res.Template.Line)
+	}
+	for _, k := range res.Keys {
+		out.Keys = append(out.Keys, k.Path)
+	}
+	key, ok := res.Key()
+	if !ok {
+		return out
+	}
+	t.origin(&out, key)
+	return out
+}
+
+// origin finds the line of Git that sets key: spec.values of the
+// HelmRelease, or, for a key the chart's defaults set, where to add it.
+func (t *helmTracer) origin(out *helmDiffField, key chart.Key) {
+	if t.idx == nil {
+		return
+	}
+	ref := origin.RefOf(t.hr)
+	if key.InUserValues {
+		if o := observe.Origin(t.idx, ref, "/spec/values"+key.Pointer); o != nil && o.Refused == "" {
+			out.Origin = fmt.Sprintf("%s:%d:%d", o.File, o.Line, o.Column)
+			return
+		}
+		// In the release's values, but not in spec.values: valuesFrom.
+		out.Refused = "values-from: the key is set through spec.valuesFrom, which is not traced yet"
+		return
+	}
+	out.Refused = fmt.Sprintf("chart-default: the chart's values.yaml sets %s; add it under spec.values", key.Path)
+	out.EditAt = valuesAnchor(t.idx, ref)
+}
+
+// valuesAnchor is where a key only the chart's defaults set goes in Git:
+// beside the first key spec.values sets, or, without spec.values, beside
+// the first field of spec. FILE:LINE, as the index gives positions of
+// leaves, not of the mappings that hold them.
+func valuesAnchor(idx *origin.Index, ref origin.ObjectRef) string {
+	fields, err := idx.Fields(ref)
+	if err != nil {
+		return ""
+	}
+	for _, prefix := range []string{"/spec/values/", "/spec/"} {
+		var first *origin.Origin
+		for i := range fields {
+			f := &fields[i]
+			if f.Refused != "" || !strings.HasPrefix(f.Pointer, prefix) || f.Origin.Line == 0 {
+				continue
+			}
+			if first == nil || f.Origin.File == first.File && f.Origin.Line < first.Line {
+				first = &f.Origin
+			}
+		}
+		if first != nil {
+			return fmt.Sprintf("%s:%d", first.File, first.Line)
+		}
+	}
+	return ""
+}
+
+// helmReleaseInGit builds the tree of the Flux Kustomization that applied
+// hr (its kustomize.toolkit.fluxcd.io labels name it) and returns its
+// origin index with hr as the tree renders it.
+func helmReleaseInGit(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.HelmRelease, opts *diffOptions) (
+	*origin.Index, *unstructured.Unstructured, error) {
+	labels := hr.GetLabels()
+	ksName, ksNamespace := labels["kustomize.toolkit.fluxcd.io/name"], labels["kustomize.toolkit.fluxcd.io/namespace"]
+	if ksName == "" || ksNamespace == "" {
+		return nil, nil, errors.New("no Flux Kustomization applied the HelmRelease (it has no kustomize.toolkit.fluxcd.io labels)")
+	}
+	ks := &kustomizev1.Kustomization{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ksNamespace, Name: ksName}, ks); err != nil {
+		return nil, nil, fmt.Errorf("getting Kustomization %s/%s, which applied the HelmRelease: %w", ksNamespace, ksName, err)
+	}
+	root, revision, subst, cleanup, err := diffTree(ctx, c, ks, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cleanup()
+	var render *desired.Render
+	if err := onceWarnings(cmd.ErrOrStderr(), func() (err error) {
+		build := kustomize.BuildOptions{Root: root, Kustomization: ks, SubstituteFrom: subst,
+			KustomizationFile: declaringFile(root, ks), ManagedByVersion: opts.fluxVersion}
+		render, err = desired.Build(ctx, build, revision)
+		return err
+	}); err != nil {
+		return nil, nil, fmt.Errorf("building Kustomization %s/%s: %w", ksNamespace, ksName, err)
+	}
+	if render.IndexErr != nil {
+		return nil, nil, fmt.Errorf("indexing Kustomization %s/%s: %w", ksNamespace, ksName, render.IndexErr)
+	}
+	key := desired.ObjectKey{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind, Namespace: hr.Namespace, Name: hr.Name}
+	want, ok := render.Object(key)
+	if !ok {
+		return nil, nil, fmt.Errorf("Kustomization %s/%s does not render HelmRelease %s/%s at %s", ksNamespace, ksName, hr.Namespace, hr.Name, revision)
+	}
+	return render.Index, want, nil
+}
+
+// chartKeyOf is obj's key among the chart's rendered objects.
+func chartKeyOf(obj *unstructured.Unstructured) chart.ObjectKey {
+	return chart.ObjectKey{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// clusterScoped asks the apiserver which kinds have no namespace, so that
+// the chart's objects are keyed as the cluster holds them.
+func clusterScoped(m meta.RESTMapper) func(schema.GroupKind) bool {
+	return func(gk schema.GroupKind) bool {
+		mapping, err := m.RESTMapping(gk)
+		if err != nil {
+			return chart.BuiltinClusterScoped(gk)
+		}
+		return mapping.Scope.Name() == meta.RESTScopeNameRoot
+	}
+}
+
+// warn prints a warning on stderr: what the diff goes on without.
+func warn(cmd ioCmd, format string, args ...any) {
+	fmt.Fprintf(cmd.ErrOrStderr(), "warning: "+format+"\n", args...)
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reflux-dev/reflux/cmd/manager"
+	"github.com/reflux-dev/reflux/internal/testenv"
+	"github.com/reflux-dev/reflux/kustomize"
+)
+
+func runDiffHelmCmd(args ...string) (string, string, error) {
+	cmd := NewDiffCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(append([]string{"helmrelease"}, args...))
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// TestDiffHelmReleaseLive runs `reflux diff helmrelease NS/NAME` against a
+// real apiserver, source-controller, kustomize-controller and
+// helm-controller: a Flux Kustomization applies testdata/helm-fleet's
+// HelmRelease, and helm-controller installs its chart from the same
+// repository. Nothing drifts after the install. Then live edits of the
+// chart's objects are drift, each traced to its values key and the line
+// of Git that sets it (or where to add it), and to the chart template.
+func TestDiffHelmReleaseLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Kubernetes and Flux environment")
+	}
+	g := NewWithT(t)
+	scheme, err := manager.NewScheme()
+	g.Expect(err).NotTo(HaveOccurred())
+	env := testenv.New(t, testenv.WithOptions(testenv.Options{Scheme: scheme, RepoRoot: "../..", Helm: true}))
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	for _, ns := range []string{"flux-system", "web"} {
+		g.Expect(client.IgnoreAlreadyExists(env.CreateNamespace(ctx, ns))).To(Succeed())
+	}
+	_, err = env.Git.PushDir(ctx, "fleet.git", "testdata/helm-fleet")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "fleet", Namespace: "flux-system", Repo: "fleet.git"})
+	g.Expect(err).NotTo(HaveOccurred())
+	declared, err := kustomize.SelectKustomization("testdata/helm-fleet/clusters/staging/apps.yaml", "apps")
+	g.Expect(err).NotTo(HaveOccurred())
+	ks, err := env.CreateKustomization(ctx, testenv.KustomizationOptions{Name: "apps", Namespace: "flux-system", Source: "fleet",
+		Customize: func(k *kustomizev1.Kustomization) {
+			source := k.Spec.SourceRef
+			k.Spec = declared.Spec
+			k.Spec.SourceRef = source
+		}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.WaitForReady(ctx, ks)).To(Succeed())
+	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "web"}}
+	g.Expect(env.WaitForReady(ctx, hr)).To(Succeed())
+	kube := []string{"web/web", "--kubeconfig", env.KubeconfigPath}
+
+	out, _, err := runDiffHelmCmd(kube...)
+	g.Expect(err).NotTo(HaveOccurred(), out)
+	g.Expect(strings.Split(strings.TrimSpace(out), "\n")).To(Equal([]string{
+		"# HelmRelease web/web, release web/web.v1 (chart web 0.1.0) against the live cluster, drift detection warn",
+		"# no drift in 2 object(s)",
+	}))
+
+	// At 2 AM: the Deployment scaled and its image rolled back, and the
+	// log level turned up, all by hand.
+	deploy := &metav1.PartialObjectMetadata{}
+	deploy.SetGroupVersionKind(appsV1Deployment)
+	deploy.SetName("web")
+	deploy.SetNamespace("web")
+	g.Expect(env.Client.Patch(ctx, deploy, client.RawPatch("application/strategic-merge-patch+json",
+		[]byte(`{"spec":{"replicas":5,"template":{"spec":{"containers":[{"name":"web","image":"ghcr.io/example/web:1.4.1"}]}}}}`)),
+		client.FieldOwner("kubectl-edit"))).To(Succeed())
+	cm := &corev1.ConfigMap{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "web", Name: "web-config"}, cm)).To(Succeed())
+	cm.Data["logLevel"] = "debug"
+	g.Expect(env.Client.Update(ctx, cm, client.FieldOwner("kubectl-edit"))).To(Succeed())
+
+	t.Run("text: each field with its values key, Git line and template; exit 1", func(t *testing.T) {
+		g := NewWithT(t)
+		out, stderr, err := runDiffHelmCmd(kube...)
+		g.Expect(err).To(MatchError(ErrDrift))
+		g.Expect(err).To(MatchError(ContainSubstring("3 field(s) in 2 object(s) of HelmRelease web/web")))
+		g.Expect(stderr).To(BeEmpty())
+		// In the release's order: helm-controller's, and Helm's install
+		// order.
+		g.Expect(columns(out)).To(Equal([][]string{
+			[]string{"OBJECT", "FIELD", "CHANGE", "LIVE", "CHART", "VALUES KEY", "ORIGIN", "TEMPLATE", "REVERTED AT"},
+			// Only the chart's values.yaml sets the log level, through a
+			// named template: where to add it to the HelmRelease.
+			[]string{"ConfigMap/web/web-config", "/data/logLevel", "Update", `"debug"`, `"info"`, "config.logLevel",
+				"chart-default (add at apps/web/release.yaml:25)", "templates/_helpers.tpl:6", "Upgrade"},
+			// spec.values sets replicaCount: its line in the HelmRelease.
+			[]string{"Deployment/web/web", "/spec/replicas", "Update", "5", "3", "replicaCount", "apps/web/release.yaml:25:19",
+				"templates/deployment.yaml:6", "Upgrade"},
+			// repository and tag make the image: computed from both keys.
+			[]string{"Deployment/web/web", "/spec/template/spec/containers/0/image", "Update", `"ghcr.io/example/web:1.4.1"`,
+				`"ghcr.io/example/web:1.4.2"`, "computed: image.repository+image.tag", "-", "templates/deployment.yaml:17", "Upgrade"},
+		}), out)
+		g.Expect(out).To(HavePrefix("# HelmRelease web/web, release web/web.v1 (chart web 0.1.0) against the live cluster, drift detection warn\n"))
+		g.Expect(out).To(HaveSuffix("# 3 field(s) drifted in 2 of 2 object(s)\n"))
+		t.Logf("reflux diff helmrelease %s\n%s%v", kube[0], out, err) // docs/diff.md shows it
+	})
+	t.Run("json: one object per line", func(t *testing.T) {
+		g := NewWithT(t)
+		out, _, err := runDiffHelmCmd(append(kube, "-o", "json")...)
+		g.Expect(err).To(MatchError(ErrDrift))
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		g.Expect(lines).To(HaveLen(2))
+		var d helmObjectDiff
+		g.Expect(json.Unmarshal([]byte(lines[0]), &d)).To(Succeed())
+		g.Expect(d).To(Equal(helmObjectDiff{HelmRelease: "web/web", Object: "ConfigMap/web/web-config", APIVersion: "v1",
+			RevertedAt: "Upgrade", Fields: []helmDiffField{{Pointer: "/data/logLevel", Change: "Update", Live: `"debug"`, Chart: `"info"`,
+				Kind: "chart-default", Keys: []string{"config.logLevel"},
+				Refused: "chart-default: the chart's values.yaml sets config.logLevel; add it under spec.values",
+				EditAt:  "apps/web/release.yaml:25", Template: "templates/_helpers.tpl:6"}}}))
+	})
+	t.Run("bad input is a clear error", func(t *testing.T) {
+		g := NewWithT(t)
+		_, _, err := runDiffHelmCmd("web/nope", "--kubeconfig", env.KubeconfigPath)
+		g.Expect(err).To(MatchError(ContainSubstring(`getting HelmRelease web/nope: helmreleases.helm.toolkit.fluxcd.io "nope" not found`)))
+		_, _, err = runDiffHelmCmd("web", "--kubeconfig", env.KubeconfigPath)
+		g.Expect(err).To(MatchError(ContainSubstring(`want NAMESPACE/NAME of a HelmRelease in the cluster, got "web"`)))
+	})
+}

@@ -1,0 +1,7 @@
+{{- define "web.fullname" -}}
+{{ .Release.Name }}
+{{- end -}}
+
+{{- define "web.logLevel" -}}
+{{ .Values.config.logLevel | quote }}
+{{- end -}}
