@@ -19,7 +19,6 @@ import (
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/desired"
-	"github.com/reflux-dev/reflux/reverse/observe"
 	"github.com/reflux-dev/reflux/reverse/release"
 )
 
@@ -151,14 +150,11 @@ func diffHelmRelease(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2
 }
 
 // helmTracer takes a rendered field to its values key, and the key to
-// its line in Git.
+// its line.
 type helmTracer struct {
 	analysis *chart.Analysis
-	// idx indexes the tree of the Kustomization that applies the
-	// HelmRelease, and hr is the HelmRelease as that tree renders it; nil
-	// when either is unknown.
-	idx *origin.Index
-	hr  *unstructured.Unstructured
+	// lines finds the keys' lines; nil when they are not known.
+	lines valuesLines
 }
 
 func newHelmTracer(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.HelmRelease, ch *chartv2.Chart, values map[string]any,
@@ -174,7 +170,7 @@ func newHelmTracer(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.H
 		warn(cmd, "values lines will be missing: %v", err)
 		return t
 	}
-	t.idx, t.hr = idx, want
+	t.lines = gitValues{idx: idx, hr: origin.RefOf(want)}
 	return t
 }
 
@@ -194,66 +190,10 @@ func (t *helmTracer) field(obj *unstructured.Unstructured, f release.Field) helm
 		out.Refused = err.Error()
 		return out
 	}
-	out.Kind = string(res.Kind)
-	if res.Template.Line > 0 {
-		out.Template = fmt.Sprintf("%s:%d", res.Template.File, res.Template.Line)
-	}
-	for _, k := range res.Keys {
-		out.Keys = append(out.Keys, k.Path)
-	}
-	key, ok := res.Key()
-	if !ok {
-		return out
-	}
-	t.origin(&out, key)
+	tr := traceResult(res, t.lines)
+	out.Kind, out.Keys, out.Template = tr.Kind, tr.Keys, tr.Template
+	out.Origin, out.Refused, out.EditAt = tr.Origin, tr.Refused, tr.EditAt
 	return out
-}
-
-// origin finds the line of Git that sets key: spec.values of the
-// HelmRelease, or, for a key the chart's defaults set, where to add it.
-func (t *helmTracer) origin(out *helmDiffField, key chart.Key) {
-	if t.idx == nil {
-		return
-	}
-	ref := origin.RefOf(t.hr)
-	if key.InUserValues {
-		if o := observe.Origin(t.idx, ref, "/spec/values"+key.Pointer); o != nil && o.Refused == "" {
-			out.Origin = fmt.Sprintf("%s:%d:%d", o.File, o.Line, o.Column)
-			return
-		}
-		// In the release's values, but not in spec.values: valuesFrom.
-		out.Refused = "values-from: the key is set through spec.valuesFrom, which is not traced yet"
-		return
-	}
-	out.Refused = fmt.Sprintf("chart-default: the chart's values.yaml sets %s; add it under spec.values", key.Path)
-	out.EditAt = valuesAnchor(t.idx, ref)
-}
-
-// valuesAnchor is where a key only the chart's defaults set goes in Git:
-// beside the first key spec.values sets, or, without spec.values, beside
-// the first field of spec. FILE:LINE, as the index gives positions of
-// leaves, not of the mappings that hold them.
-func valuesAnchor(idx *origin.Index, ref origin.ObjectRef) string {
-	fields, err := idx.Fields(ref)
-	if err != nil {
-		return ""
-	}
-	for _, prefix := range []string{"/spec/values/", "/spec/"} {
-		var first *origin.Origin
-		for i := range fields {
-			f := &fields[i]
-			if f.Refused != "" || !strings.HasPrefix(f.Pointer, prefix) || f.Origin.Line == 0 {
-				continue
-			}
-			if first == nil || f.Origin.File == first.File && f.Origin.Line < first.Line {
-				first = &f.Origin
-			}
-		}
-		if first != nil {
-			return fmt.Sprintf("%s:%d", first.File, first.Line)
-		}
-	}
-	return ""
 }
 
 // helmReleaseInGit builds the tree of the Flux Kustomization that applied

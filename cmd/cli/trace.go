@@ -24,6 +24,8 @@ type traceOptions struct {
 	vars          []string
 	kubeconfig    string
 	artifactHost  string
+	chart         string
+	helmRelease   string
 }
 
 // NewTraceCommand returns `reflux trace`, which prints where each rendered
@@ -43,11 +45,24 @@ reason, why, and where to edit instead.
 
 With --kustomization NAMESPACE/NAME the Kustomization, its source artifact
 and its substituteFrom data are read from the cluster (--kubeconfig), and
-the live value, the Git value and the open Drift record are printed too.`,
+the live value, the Git value and the open Drift record are printed too.
+
+With --helmrelease, the object is one a Helm chart renders: each field is
+traced to the values key that sets it (the chart rendered with Helm's
+engine; a key counts only if changing it changes the field), the line of
+the HelmRelease's spec.values that sets the key (or where to add a key
+only the chart's defaults set), and the chart template that reads it.
+Offline, --chart is the chart and --helmrelease FILE#NAME the HelmRelease;
+with --helmrelease NAMESPACE/NAME the chart and values are those of the
+release helm-controller made, and the lines those of the Kustomization
+that applies the HelmRelease (its artifact, or --path).`,
 		Example: `  reflux trace --path overlays/prod Deployment/prod/podinfo /spec/replicas
   reflux trace --path apps --kustomization clusters/prod/apps.yaml -o json Deployment/apps/web
   reflux trace --kustomization clusters/prod/infrastructure.yaml#infra-configs ConfigMap/cluster-settings
-  reflux trace --kustomization flux-system/apps Deployment/podinfo/podinfo /spec/replicas`,
+  reflux trace --kustomization flux-system/apps Deployment/podinfo/podinfo /spec/replicas
+  # a field a Helm chart renders: the values key, its line, the template
+  reflux trace --chart charts/web --helmrelease apps/web/release.yaml#web Deployment/web/web /spec/replicas
+  reflux trace --helmrelease web/web Deployment/web/web`,
 		Args:          cobra.RangeArgs(1, 2),
 		SilenceUsage:  true,
 		SilenceErrors: false,
@@ -62,6 +77,9 @@ the live value, the Git value and the open Drift record are printed too.`,
 	cmd.Flags().StringVar(&opts.kubeconfig, "kubeconfig", "", "kubeconfig for --kustomization NAMESPACE/NAME (default $KUBECONFIG, then ~/.kube/config)")
 	cmd.Flags().StringVar(&opts.artifactHost, "artifact-host", "",
 		"HOST:PORT to fetch the source artifact from instead of its in-cluster URL, e.g. a port-forward of source-controller")
+	cmd.Flags().StringVar(&opts.chart, "chart", "", "trace through this Helm chart (a folder or packaged .tgz), with --helmrelease FILE#NAME's values")
+	cmd.Flags().StringVar(&opts.helmRelease, "helmrelease", "",
+		"the Flux HelmRelease whose values the chart renders: FILE#NAME (with --chart), or NAMESPACE/NAME in the cluster (its release's chart and values)")
 	cmd.Flags().StringArrayVar(&opts.vars, "var", nil,
 		"KEY=VALUE for a postBuild.substituteFrom variable the cluster would supply (repeatable)")
 	return cmd
@@ -78,6 +96,9 @@ func runTrace(cmd *cobra.Command, opts *traceOptions, args []string) error {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if opts.chart != "" || opts.helmRelease != "" {
+		return runChartTrace(ctx, cmd, opts, ref, args[1:])
 	}
 	if ns, name, ok := liveRef(opts.kustomization); ok && opts.path == "" {
 		return runLiveTrace(ctx, cmd, opts, ns, name, ref, args[1:])

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+// TestTraceChart traces fields a chart renders for a HelmRelease offline:
+// testdata/helm-fleet's chart with the values of its HelmRelease file.
+func TestTraceChart(t *testing.T) {
+	const (
+		chartDir = "testdata/helm-fleet/charts/web"
+		hrFile   = "testdata/helm-fleet/apps/web/release.yaml"
+	)
+	t.Run("one field: its values key, the line that sets it, the template", func(t *testing.T) {
+		g := NewWithT(t)
+		out, err := runTraceCmd("--chart", chartDir, "--helmrelease", hrFile+"#web", "Deployment/web/web", "/spec/replicas")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(columns(out)).To(Equal([][]string{
+			{"FIELD", "VALUE", "VALUES KEY", "ORIGIN", "TEMPLATE"},
+			{"/spec/replicas", "3", "replicaCount", hrFile + ":25:19", "templates/deployment.yaml:6"},
+		}), out)
+		g.Expect(out).To(HavePrefix("# apps/v1/Deployment/web/web, as the chart renders it\n"))
+	})
+	t.Run("every field of an object, in JSON", func(t *testing.T) {
+		g := NewWithT(t)
+		// The file holds one HelmRelease: its name may be left out.
+		out, err := runTraceCmd("--chart", chartDir, "--helmrelease", hrFile, "-o", "json", "ConfigMap/web-config")
+		g.Expect(err).NotTo(HaveOccurred())
+		var got struct {
+			Object string       `json:"object"`
+			Fields []chartField `json:"fields"`
+		}
+		g.Expect(json.Unmarshal([]byte(out), &got)).To(Succeed())
+		g.Expect(got.Object).To(Equal("v1/ConfigMap/web/web-config"))
+		g.Expect(got.Fields).To(ContainElements(
+			chartField{Pointer: "/data/greeting", Value: `"welcome"`, traced: traced{Kind: "values", Keys: []string{"config.greeting"},
+				Origin: hrFile + ":27:17", Template: "templates/configmap.yaml:6"}},
+			// Only the chart's values.yaml sets it, through a named
+			// template: where to add it.
+			chartField{Pointer: "/data/logLevel", Value: `"info"`, traced: traced{Kind: "chart-default", Keys: []string{"config.logLevel"},
+				Refused: "chart-default: the chart's values.yaml sets config.logLevel; add it under spec.values",
+				EditAt:  hrFile + ":25", Template: "templates/_helpers.tpl:6"}},
+			// Made of the release's name: no values key sets it.
+			chartField{Pointer: "/metadata/name", Value: `"web-config"`, traced: traced{Kind: "template-literal"}},
+		))
+	})
+	t.Run("bad input is a clear error", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := runTraceCmd("--helmrelease", hrFile+"#web", "Deployment/web/web")
+		g.Expect(err).To(MatchError("--helmrelease FILE#NAME needs --chart, the chart's folder or packaged .tgz"))
+		_, err = runTraceCmd("--chart", chartDir, "--helmrelease", hrFile+"#api", "Deployment/web/web")
+		g.Expect(err).To(MatchError(hrFile + ` has no HelmRelease "api"`))
+		_, err = runTraceCmd("--chart", chartDir, "--helmrelease", hrFile, "Deployment/web/api")
+		g.Expect(err).To(MatchError("the chart renders no Deployment/web/api for release web/web"))
+		_, err = runTraceCmd("--chart", "testdata/nope", "--helmrelease", hrFile, "Deployment/web/web")
+		g.Expect(err).To(MatchError(ContainSubstring("testdata/nope")))
+	})
+}

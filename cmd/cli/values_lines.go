@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/chart"
+	"github.com/reflux-dev/reflux/reverse/observe"
+)
+
+// valuesLines finds where a HelmRelease's spec.values sets a key: pointer
+// is the key as a JSON pointer into the values (chart.Key.Pointer).
+// anchor is where a key it does not set would be added: FILE:LINE.
+type valuesLines interface {
+	line(pointer string) (at string, ok bool)
+	anchor() string
+}
+
+// traced is one field traced through the chart to a values line.
+type traced struct {
+	// Kind is where the value comes from (reverse/chart.Kind): values,
+	// chart-default, template-literal or computed.
+	Kind string `json:"kind"`
+	// Keys are the values keys that change the field.
+	Keys []string `json:"valuesKeys,omitempty"`
+	// Origin is FILE:LINE:COL of the key in spec.values; Refused says why
+	// there is none, and EditAt where to add the key instead.
+	Origin  string `json:"origin,omitempty"`
+	Refused string `json:"refused,omitempty"`
+	EditAt  string `json:"editAt,omitempty"`
+	// Template is the chart template's FILE:LINE that reads the key, or
+	// holds the literal.
+	Template string `json:"template,omitempty"`
+}
+
+// traceResult says where res's key is set: its line, or, for a key only
+// the chart's defaults set, where to add it. lines may be nil.
+func traceResult(res chart.Result, lines valuesLines) traced {
+	out := traced{Kind: string(res.Kind)}
+	if res.Template.Line > 0 {
+		out.Template = fmt.Sprintf("%s:%d", res.Template.File, res.Template.Line)
+	}
+	for _, k := range res.Keys {
+		out.Keys = append(out.Keys, k.Path)
+	}
+	key, ok := res.Key()
+	if !ok || lines == nil {
+		return out
+	}
+	if !key.InUserValues {
+		out.Refused = fmt.Sprintf("chart-default: the chart's values.yaml sets %s; add it under spec.values", key.Path)
+		out.EditAt = lines.anchor()
+		return out
+	}
+	if at, ok := lines.line(key.Pointer); ok {
+		out.Origin = at
+		return out
+	}
+	// In the release's values, but not in spec.values: valuesFrom.
+	out.Refused = "values-from: the key is set through spec.valuesFrom, which is not traced yet"
+	return out
+}
+
+// gitValues finds values lines in the origin index of the tree of the
+// Kustomization that applies the HelmRelease hr, so overlays and patches
+// of spec.values are followed as for any field.
+type gitValues struct {
+	idx *origin.Index
+	hr  origin.ObjectRef
+}
+
+func (g gitValues) line(pointer string) (string, bool) {
+	o := observe.Origin(g.idx, g.hr, "/spec/values"+pointer)
+	if o == nil || o.Refused != "" || o.Line == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("%s:%d:%d", o.File, o.Line, o.Column), true
+}
+
+// anchor is beside the first key spec.values sets, or, without
+// spec.values, beside the first field of spec. The index has positions of
+// leaves, not of the mappings that hold them.
+func (g gitValues) anchor() string {
+	fields, err := g.idx.Fields(g.hr)
+	if err != nil {
+		return ""
+	}
+	for _, prefix := range []string{"/spec/values/", "/spec/"} {
+		var first *origin.Origin
+		for i := range fields {
+			f := &fields[i]
+			if f.Refused != "" || !strings.HasPrefix(f.Pointer, prefix) || f.Origin.Line == 0 {
+				continue
+			}
+			if first == nil || f.Origin.File == first.File && f.Origin.Line < first.Line {
+				first = &f.Origin
+			}
+		}
+		if first != nil {
+			return fmt.Sprintf("%s:%d", first.File, first.Line)
+		}
+	}
+	return ""
+}
