@@ -24,6 +24,16 @@ func TestTraceChart(t *testing.T) {
 		}), out)
 		g.Expect(out).To(HavePrefix("# apps/v1/Deployment/web/web, as the chart renders it\n"))
 	})
+	t.Run("a literal's line is where the YAML puts it, not the first line with its text", func(t *testing.T) {
+		g := NewWithT(t)
+		// "web" and "name:" are on line 4 too (metadata.name).
+		out, err := runTraceCmd("--chart", chartDir, "--helmrelease", hrFile, "Deployment/web/web", "/spec/template/spec/containers/0/name")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(columns(out)).To(Equal([][]string{
+			{"FIELD", "VALUE", "VALUES KEY", "ORIGIN", "TEMPLATE"},
+			{"/spec/template/spec/containers/0/name", `"web"`, "template-literal", "-", "templates/deployment.yaml:16"},
+		}), out)
+	})
 	t.Run("every field of an object, in JSON", func(t *testing.T) {
 		g := NewWithT(t)
 		// The file holds one HelmRelease: its name may be left out.
@@ -44,7 +54,7 @@ func TestTraceChart(t *testing.T) {
 				Refused: "chart-default: the chart's values.yaml sets config.logLevel; add it under spec.values",
 				EditAt:  hrFile + ":25", Template: "templates/_helpers.tpl:6"}},
 			// Made of the release's name: no values key sets it.
-			chartField{Pointer: "/metadata/name", Value: `"web-config"`, traced: traced{Kind: "template-literal"}},
+			chartField{Pointer: "/metadata/name", Value: `"web-config"`, traced: traced{Kind: "template-literal", Template: "templates/configmap.yaml:4"}},
 		))
 	})
 	t.Run("bad input is a clear error", func(t *testing.T) {

@@ -117,12 +117,16 @@
 // does not read image.tag), searched in the object's own template from
 // the document that declares its kind, then the chart's partials
 // (_helpers.tpl, where include's named templates live), then its other
-// templates. A template literal is the first line of the object's
-// template or its chart's partials holding the field's name and value. Limits: a key read through index, a variable
+// templates. A template literal is found first by structure
+// (structure.go): the object's template read as YAML text, indentation
+// nesting keys and "- " starting list elements, action-only lines
+// skipped, gives the line whose key path is the field's. Where the
+// template builds the structure itself (toYaml), it falls back to the
+// first line of the template or its chart's partials holding the field's
+// name and value. Limits: a key read through index, a variable
 // ($img := .Values.image) or with blocks below the with line is found at
 // its prefix or not at all; two documents of one kind in one template
-// share the first; the literal search is textual and finds nothing for a
-// value made of .Release.
+// share the first; flow-style YAML ({a: b}) is not read by structure.
 //
 // # Whole releases
 //

@@ -201,6 +201,12 @@ func (s *sources) literal(template, kind, ptr string, value any) Location {
 		return Location{}
 	}
 	toks, _ := jsonptr.Split(ptr)
+	if f := s.file(template); f != nil {
+		// A key's line names it; a list element's need not.
+		if line, ok := structural(f, template, kind, toks); ok && (isIndex(lastToken(toks)) || strings.Contains(f.lines[line-1], lastToken(toks))) {
+			return Location{File: f.path, Line: line}
+		}
+	}
 	name := ""
 	if len(toks) > 0 {
 		if _, err := strconv.Atoi(toks[len(toks)-1]); err != nil {
@@ -218,6 +224,30 @@ func (s *sources) literal(template, kind, ptr string, value any) Location {
 		}
 	}
 	return Location{}
+}
+
+// file returns the source of template; nil when there is none.
+func (s *sources) file(template string) *srcFile {
+	for i := range s.files {
+		if s.files[i].path == template {
+			return &s.files[i]
+		}
+	}
+	return nil
+}
+
+// lastToken is the pointer's last token, "" for the root.
+func lastToken(toks []string) string {
+	if len(toks) == 0 {
+		return ""
+	}
+	return toks[len(toks)-1]
+}
+
+// isIndex tells whether a pointer token is a list index.
+func isIndex(tok string) bool {
+	_, err := strconv.Atoi(tok)
+	return err == nil
 }
 
 // readName is a field read by dot syntax: .Values, .password.
