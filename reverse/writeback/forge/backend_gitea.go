@@ -87,16 +87,9 @@ func (g *giteaBackend) update(_ context.Context, number int, title, body string)
 	return withStatus(httpResp(resp), err)
 }
 
+// decorate labels last, as githubBackend.decorate does, for the same
+// reason.
 func (g *giteaBackend) decorate(_ context.Context, number int, req Request) error {
-	if len(req.Labels) > 0 {
-		ids, err := g.labelIDs(req.Labels)
-		if err != nil {
-			return err
-		}
-		if _, resp, err := g.raw.AddIssueLabels(g.owner, g.repo, int64(number), sdk.IssueLabelsOption{Labels: ids}); err != nil {
-			return withStatus(httpResp(resp), err)
-		}
-	}
 	if len(req.Assignees) > 0 {
 		if _, resp, err := g.raw.EditIssue(g.owner, g.repo, int64(number), sdk.EditIssueOption{Assignees: req.Assignees}); err != nil {
 			return withStatus(httpResp(resp), fmt.Errorf("assigning %v: %w", req.Assignees, err))
@@ -106,6 +99,15 @@ func (g *giteaBackend) decorate(_ context.Context, number int, req Request) erro
 		resp, err := g.raw.CreateReviewRequests(g.owner, g.repo, int64(number), sdk.PullReviewRequestOptions{Reviewers: req.Reviewers})
 		if err != nil {
 			return withStatus(httpResp(resp), fmt.Errorf("requesting reviews of %v: %w", req.Reviewers, err))
+		}
+	}
+	if len(req.Labels) > 0 {
+		ids, err := g.labelIDs(req.Labels)
+		if err != nil {
+			return err
+		}
+		if _, resp, err := g.raw.AddIssueLabels(g.owner, g.repo, int64(number), sdk.IssueLabelsOption{Labels: ids}); err != nil {
+			return withStatus(httpResp(resp), err)
 		}
 	}
 	return nil

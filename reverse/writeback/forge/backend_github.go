@@ -85,12 +85,10 @@ func (g *githubBackend) update(ctx context.Context, number int, title, body stri
 	return err
 }
 
+// decorate labels last: labels on a pull request are how Client.relabel
+// tells that its decoration finished, so a failure before them is done
+// again, reviewers included.
 func (g *githubBackend) decorate(ctx context.Context, number int, req Request) error {
-	if len(req.Labels) > 0 {
-		if _, _, err := g.raw.Issues.AddLabelsToIssue(ctx, g.owner, g.repo, number, req.Labels); err != nil {
-			return err
-		}
-	}
 	if len(req.Assignees) > 0 {
 		if _, _, err := g.raw.Issues.AddAssignees(ctx, g.owner, g.repo, number, req.Assignees); err != nil {
 			return fmt.Errorf("assigning %v: %w", req.Assignees, err)
@@ -100,6 +98,11 @@ func (g *githubBackend) decorate(ctx context.Context, number int, req Request) e
 		if _, _, err := g.raw.PullRequests.RequestReviewers(ctx, g.owner, g.repo, number,
 			github.ReviewersRequest{Reviewers: req.Reviewers}); err != nil {
 			return fmt.Errorf("requesting reviews of %v: %w", req.Reviewers, err)
+		}
+	}
+	if len(req.Labels) > 0 {
+		if _, _, err := g.raw.Issues.AddLabelsToIssue(ctx, g.owner, g.repo, number, req.Labels); err != nil {
+			return err
 		}
 	}
 	return nil

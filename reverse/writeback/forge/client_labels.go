@@ -8,14 +8,22 @@ import (
 )
 
 // relabel adds the labels of req that res lacks, then removes the stale
-// Exclusive ones. Adding first means a pull request whose severity
+// Exclusive ones. A pull request with none of them was never decorated:
+// its reviewers and assignees are asked with the labels. Adding first means a pull request whose severity
 // changed never shows no severity in between.
 func (c *Client) relabel(ctx context.Context, res *Result, req Request) error {
 	if _, ok := c.b.(unlabelled); ok {
 		return nil
 	}
 	if missing := missingLabels(res.Labels, req.Labels); len(missing) > 0 {
-		if err := c.b.decorate(ctx, res.Number, Request{Labels: missing}); err != nil {
+		decoration := Request{Labels: missing}
+		if len(missing) == len(req.Labels) {
+			// None of reflux's labels: the decoration after creating the
+			// pull request failed (backends label last), so its reviewers
+			// and assignees were never asked either. Ask them now.
+			decoration.Reviewers, decoration.Assignees = req.Reviewers, req.Assignees
+		}
+		if err := c.b.decorate(ctx, res.Number, decoration); err != nil {
 			return &Error{Op: "labelling pull request " + res.URL, Err: err}
 		}
 		res.Labels, res.Updated = append(slices.Clone(res.Labels), missing...), true

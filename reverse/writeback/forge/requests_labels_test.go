@@ -75,3 +75,42 @@ func TestGitLabExclusiveLabelRequests(t *testing.T) {
 	g.Expect(puts[1].Body).To(Equal(map[string]any{"remove_labels": "needs-decision,severity/critical"}),
 		"team/web is a human's: never removed")
 }
+
+// TestReviewersAskedAgainWhenDecorationFailed: creating the pull request
+// worked, and asking for its reviewers did not (a 404 here). The next
+// Ensure finds it open and without reflux's labels, which backends add
+// last: the decoration never finished, so reviewers and assignees are
+// asked again with the labels. A pull request with some of the labels
+// was decorated; only the missing labels are added then.
+func TestReviewersAskedAgainWhenDecorationFailed(t *testing.T) {
+	const (
+		create    = "POST /api/v3/repos/acme/fleet/pulls"
+		assignees = "POST /api/v3/repos/acme/fleet/issues/3/assignees"
+		reviewers = "POST /api/v3/repos/acme/fleet/pulls/3/requested_reviewers"
+		labels    = "POST /api/v3/repos/acme/fleet/issues/3/labels"
+	)
+	req := Request{Head: "reflux/a/b", Base: "main", Title: "t", Body: "b", Labels: []string{"reflux", "severity/low"}, Draft: true,
+		Exclusive: exclusive, Reviewers: []string{"alice"}, Assignees: []string{"bob"}}
+	g := NewWithT(t)
+
+	rec := &recorder{answers: map[string]string{ghPulls: `[]`, create: `{"number":3,"html_url":"https://gh.example/acme/fleet/pull/3","state":"open"}`, assignees: `{"number":3}`}}
+	_, err := recordingClient(t, "github", rec).Ensure(context.Background(), req)
+	g.Expect(err).To(MatchError(ContainSubstring("requesting reviews of [alice]")), "%v", rec.keys())
+	g.Expect(rec.keys()).To(Equal([]string{ghPulls, create, assignees, reviewers}), "no labels after the failure")
+
+	open := func(labels string) string {
+		return `[{"number":3,"state":"open","title":"t","body":"b","head":{"ref":"reflux/a/b"},"labels":[` + labels + `]}]`
+	}
+	rec = &recorder{answers: map[string]string{ghPulls: open(""), assignees: `{"number":3}`, reviewers: `{"number":3}`, labels: `[]`}}
+	res, err := recordingClient(t, "github", rec).Ensure(context.Background(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rec.keys()).To(Equal([]string{ghPulls, assignees, reviewers, labels}))
+	asked, _ := rec.find(reviewers)
+	g.Expect(asked.Body).To(HaveKeyWithValue("reviewers", ConsistOf("alice")))
+	g.Expect(res.Labels).To(ConsistOf("reflux", "severity/low"))
+
+	rec = &recorder{answers: map[string]string{ghPulls: open(`{"name":"reflux"}`), labels: `[]`}}
+	_, err = recordingClient(t, "github", rec).Ensure(context.Background(), req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(rec.keys()).To(Equal([]string{ghPulls, labels}), "decorated before: only the missing label")
+}
