@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
@@ -165,12 +167,12 @@ func newHelmTracer(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.H
 	} else {
 		t.analysis = a
 	}
-	idx, want, err := helmReleaseInGit(ctx, cmd, c, hr, opts)
+	lines, err := helmReleaseInGit(ctx, cmd, c, hr, opts)
 	if err != nil {
 		warn(cmd, "values lines will be missing: %v", err)
 		return t
 	}
-	t.lines = gitValues{idx: idx, hr: origin.RefOf(want)}
+	t.lines = lines
 	return t
 }
 
@@ -197,22 +199,22 @@ func (t *helmTracer) field(obj *unstructured.Unstructured, f release.Field) helm
 }
 
 // helmReleaseInGit builds the tree of the Flux Kustomization that applied
-// hr (its kustomize.toolkit.fluxcd.io labels name it) and returns its
-// origin index with hr as the tree renders it.
-func helmReleaseInGit(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.HelmRelease, opts *diffOptions) (
-	*origin.Index, *unstructured.Unstructured, error) {
+// hr (its kustomize.toolkit.fluxcd.io labels name it) and returns where
+// that tree sets hr's values: spec.values in its origin index, and the
+// files of the ConfigMaps and Secrets of spec.valuesFrom it generates.
+func helmReleaseInGit(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.HelmRelease, opts *diffOptions) (gitValues, error) {
 	labels := hr.GetLabels()
 	ksName, ksNamespace := labels["kustomize.toolkit.fluxcd.io/name"], labels["kustomize.toolkit.fluxcd.io/namespace"]
 	if ksName == "" || ksNamespace == "" {
-		return nil, nil, errors.New("no Flux Kustomization applied the HelmRelease (it has no kustomize.toolkit.fluxcd.io labels)")
+		return gitValues{}, errors.New("no Flux Kustomization applied the HelmRelease (it has no kustomize.toolkit.fluxcd.io labels)")
 	}
 	ks := &kustomizev1.Kustomization{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ksNamespace, Name: ksName}, ks); err != nil {
-		return nil, nil, fmt.Errorf("getting Kustomization %s/%s, which applied the HelmRelease: %w", ksNamespace, ksName, err)
+		return gitValues{}, fmt.Errorf("getting Kustomization %s/%s, which applied the HelmRelease: %w", ksNamespace, ksName, err)
 	}
 	root, revision, subst, cleanup, err := diffTree(ctx, c, ks, opts)
 	if err != nil {
-		return nil, nil, err
+		return gitValues{}, err
 	}
 	defer cleanup()
 	var render *desired.Render
@@ -222,17 +224,46 @@ func helmReleaseInGit(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv
 		render, err = desired.Build(ctx, build, revision)
 		return err
 	}); err != nil {
-		return nil, nil, fmt.Errorf("building Kustomization %s/%s: %w", ksNamespace, ksName, err)
+		return gitValues{}, fmt.Errorf("building Kustomization %s/%s: %w", ksNamespace, ksName, err)
 	}
 	if render.IndexErr != nil {
-		return nil, nil, fmt.Errorf("indexing Kustomization %s/%s: %w", ksNamespace, ksName, render.IndexErr)
+		return gitValues{}, fmt.Errorf("indexing Kustomization %s/%s: %w", ksNamespace, ksName, render.IndexErr)
 	}
 	key := desired.ObjectKey{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind, Namespace: hr.Namespace, Name: hr.Name}
 	want, ok := render.Object(key)
 	if !ok {
-		return nil, nil, fmt.Errorf("Kustomization %s/%s does not render HelmRelease %s/%s at %s", ksNamespace, ksName, hr.Namespace, hr.Name, revision)
+		return gitValues{}, fmt.Errorf("Kustomization %s/%s does not render HelmRelease %s/%s at %s", ksNamespace, ksName, hr.Namespace, hr.Name, revision)
 	}
-	return render.Index, want, nil
+	out := gitValues{idx: render.Index, hr: origin.RefOf(want)}
+	// helm-controller merges valuesFrom in order, then spec.values over
+	// them: the last source that sets a key is the one to point at.
+	for i := len(hr.Spec.ValuesFrom) - 1; i >= 0; i-- {
+		if fv, ok := valuesFromFile(root, render.Index, hr.Namespace, hr.Spec.ValuesFrom[i]); ok {
+			out.from = append(out.from, fv)
+		}
+	}
+	return out, nil
+}
+
+// valuesFromFile reads the values file a valuesFrom reference takes, when
+// the tree generates its ConfigMap or Secret from a file: the file, with
+// its YAML positions. A targetPath reference, or data not from a file, is
+// not traced.
+func valuesFromFile(root string, idx *origin.Index, namespace string, ref helmv2.ValuesReference) (fileValues, bool) {
+	if ref.TargetPath != "" || (ref.Kind != "ConfigMap" && ref.Kind != "Secret") {
+		return fileValues{}, false
+	}
+	obj := origin.ObjectRef{Kind: ref.Kind, Namespace: namespace, Name: ref.Name}
+	o, err := idx.Lookup(obj, "/data/"+jsonptr.Escape(ref.GetValuesKey()))
+	if err != nil || o.File == "" {
+		return fileValues{}, false
+	}
+	fv, err := readValuesFile(filepath.Join(root, o.File))
+	if err != nil {
+		return fileValues{}, false
+	}
+	fv.file = o.File
+	return fv, true
 }
 
 // chartKeyOf is obj's key among the chart's rendered objects.

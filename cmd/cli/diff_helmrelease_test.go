@@ -75,14 +75,15 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 		"# no drift in 2 object(s)",
 	}))
 
-	// At 2 AM: the Deployment scaled and its image rolled back, and the
-	// log level turned up, all by hand.
+	// At 2 AM: the Deployment scaled, its image rolled back and its
+	// memory limit doubled, and the log level turned up, all by hand.
 	deploy := &metav1.PartialObjectMetadata{}
 	deploy.SetGroupVersionKind(appsV1Deployment)
 	deploy.SetName("web")
 	deploy.SetNamespace("web")
 	g.Expect(env.Client.Patch(ctx, deploy, client.RawPatch("application/strategic-merge-patch+json",
-		[]byte(`{"spec":{"replicas":5,"template":{"spec":{"containers":[{"name":"web","image":"ghcr.io/example/web:1.4.1"}]}}}}`)),
+		[]byte(`{"spec":{"replicas":5,"template":{"spec":{"containers":[{"name":"web","image":"ghcr.io/example/web:1.4.1",`+
+			`"resources":{"limits":{"memory":"1Gi"}}}]}}}}`)),
 		client.FieldOwner("kubectl-edit"))).To(Succeed())
 	cm := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "web", Name: "web-config"}, cm)).To(Succeed())
@@ -93,7 +94,7 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 		g := NewWithT(t)
 		out, stderr, err := runDiffHelmCmd(kube...)
 		g.Expect(err).To(MatchError(ErrDrift))
-		g.Expect(err).To(MatchError(ContainSubstring("3 field(s) in 2 object(s) of HelmRelease web/web")))
+		g.Expect(err).To(MatchError(ContainSubstring("4 field(s) in 2 object(s) of HelmRelease web/web")))
 		g.Expect(stderr).To(BeEmpty())
 		// In the release's order: helm-controller's, and Helm's install
 		// order.
@@ -109,9 +110,13 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 			// repository and tag make the image: computed from both keys.
 			[]string{"Deployment/web/web", "/spec/template/spec/containers/0/image", "Update", `"ghcr.io/example/web:1.4.1"`,
 				`"ghcr.io/example/web:1.4.2"`, "computed: image.repository+image.tag", "-", "templates/deployment.yaml:17", "Upgrade"},
+			// Set through spec.valuesFrom, a ConfigMap the Kustomization
+			// generates from a file: the line in that file.
+			[]string{"Deployment/web/web", "/spec/template/spec/containers/0/resources/limits/memory", "Update", `"1Gi"`, `"512Mi"`,
+				"resources.limits.memory", "apps/web/values.yaml:4:13", "templates/deployment.yaml:21", "Upgrade"},
 		}), out)
 		g.Expect(out).To(HavePrefix("# HelmRelease web/web, release web/web.v1 (chart web 0.1.0) against the live cluster, drift detection warn\n"))
-		g.Expect(out).To(HaveSuffix("# 3 field(s) drifted in 2 of 2 object(s)\n"))
+		g.Expect(out).To(HaveSuffix("# 4 field(s) drifted in 2 of 2 object(s)\n"))
 		t.Logf("reflux diff helmrelease %s\n%s%v", kube[0], out, err) // docs/diff.md shows it
 	})
 	t.Run("json: one object per line", func(t *testing.T) {
@@ -127,6 +132,15 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 				Kind: "chart-default", Keys: []string{"config.logLevel"},
 				Refused: "chart-default: the chart's values.yaml sets config.logLevel; add it under spec.values",
 				EditAt:  "apps/web/release.yaml:25", Template: "templates/_helpers.tpl:6"}}}))
+	})
+	t.Run("trace --helmrelease NAMESPACE/NAME: the release's chart and values, the line in Git", func(t *testing.T) {
+		g := NewWithT(t)
+		out, err := runTraceCmd("--helmrelease", "web/web", "--kubeconfig", env.KubeconfigPath, "Deployment/web/web", "/spec/replicas")
+		g.Expect(err).NotTo(HaveOccurred(), out)
+		g.Expect(columns(out)).To(Equal([][]string{
+			{"FIELD", "VALUE", "VALUES KEY", "ORIGIN", "TEMPLATE"},
+			{"/spec/replicas", "3", "replicaCount", "apps/web/release.yaml:25:19", "templates/deployment.yaml:6"},
+		}), out)
 	})
 	t.Run("bad input is a clear error", func(t *testing.T) {
 		g := NewWithT(t)

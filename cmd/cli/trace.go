@@ -26,6 +26,7 @@ type traceOptions struct {
 	artifactHost  string
 	chart         string
 	helmRelease   string
+	valuesFiles   []string
 }
 
 // NewTraceCommand returns `reflux trace`, which prints where each rendered
@@ -80,6 +81,8 @@ that applies the HelmRelease (its artifact, or --path).`,
 	cmd.Flags().StringVar(&opts.chart, "chart", "", "trace through this Helm chart (a folder or packaged .tgz), with --helmrelease FILE#NAME's values")
 	cmd.Flags().StringVar(&opts.helmRelease, "helmrelease", "",
 		"the Flux HelmRelease whose values the chart renders: FILE#NAME (with --chart), or NAMESPACE/NAME in the cluster (its release's chart and values)")
+	cmd.Flags().StringArrayVar(&opts.valuesFiles, "values", nil,
+		"with --chart: a values file the HelmRelease takes through spec.valuesFrom (repeatable, in its order; spec.values is merged over them)")
 	cmd.Flags().StringArrayVar(&opts.vars, "var", nil,
 		"KEY=VALUE for a postBuild.substituteFrom variable the cluster would supply (repeatable)")
 	return cmd

@@ -60,7 +60,11 @@ func runChartTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ref origi
 		if fv, rel, err = helmReleaseFile(opts.helmRelease); err != nil {
 			return err
 		}
-		values, lines = fv.values, fv
+		var files []fileValues
+		if values, files, err = withValuesFiles(fv.values, opts.valuesFiles); err != nil {
+			return err
+		}
+		lines = offlineValues{spec: fv, from: files}
 	}
 	a, err := chart.Analyze(ch, values, rel)
 	if err != nil {
@@ -117,12 +121,12 @@ func liveChart(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name stri
 	}
 	rel := chart.Release{Name: rls.Name, Namespace: rls.Namespace, Revision: rls.Version, IsUpgrade: rls.Version > 1,
 		ClusterScoped: clusterScoped(c.RESTMapper())}
-	idx, want, err := helmReleaseInGit(ctx, cmd, c, hr, &diffOptions{path: opts.path, artifactHost: opts.artifactHost})
+	lines, err := helmReleaseInGit(ctx, cmd, c, hr, &diffOptions{path: opts.path, artifactHost: opts.artifactHost})
 	if err != nil {
 		warn(cmd, "values lines will be missing: %v", err)
 		return rls.Chart, rls.Config, rel, nil, nil
 	}
-	return rls.Chart, rls.Config, rel, gitValues{idx: idx, hr: origin.RefOf(want)}, nil
+	return rls.Chart, rls.Config, rel, lines, nil
 }
 
 // renderedKey finds the chart's object ref names (its group may be left
@@ -304,4 +308,83 @@ func printChartTrace(w io.Writer, asJSON bool, key chart.ObjectKey, fields []cha
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Pointer, cell(f.Value), keysCell(h), helmOriginCell(h), cell(f.Template))
 	}
 	return tw.Flush()
+}
+
+// readValuesFile reads a Helm values file with its YAML positions.
+func readValuesFile(path string) (fileValues, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fileValues{}, err
+	}
+	doc := &yaml.Node{}
+	if err := yaml.Unmarshal(data, doc); err != nil {
+		return fileValues{}, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	return fileValues{file: path, node: doc}, nil
+}
+
+// offlineValues are the values of a HelmRelease file, over values files
+// given as its spec.valuesFrom would give them.
+type offlineValues struct {
+	spec fileValues
+	// from are the values files, the last given first (its keys win).
+	from []fileValues
+}
+
+func (o offlineValues) line(pointer string) (string, bool) {
+	if at, ok := o.spec.line(pointer); ok {
+		return at, true
+	}
+	for _, f := range o.from {
+		if at, ok := f.line(pointer); ok {
+			return at, true
+		}
+	}
+	return "", false
+}
+
+func (o offlineValues) anchor() string { return o.spec.anchor() }
+
+// withValuesFiles merges the values files, in order, under spec (the
+// HelmRelease's spec.values), as helm-controller merges valuesFrom and
+// then spec.values. It returns the merged values and the files, the last
+// first.
+func withValuesFiles(spec map[string]any, paths []string) (map[string]any, []fileValues, error) {
+	merged := map[string]any{}
+	var files []fileValues
+	for _, p := range paths {
+		fv, err := readValuesFile(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		var vals map[string]any
+		if err := fv.node.Decode(&vals); err != nil {
+			return nil, nil, fmt.Errorf("values file %s: %w", p, err)
+		}
+		mergeValues(merged, vals)
+		files = append([]fileValues{fv}, files...)
+	}
+	mergeValues(merged, spec)
+	return merged, files, nil
+}
+
+// mergeValues merges src into dst: maps key by key, anything else
+// replaced, as Helm merges values.
+func mergeValues(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				mergeValues(dm, sm)
+				continue
+			}
+			cp := map[string]any{}
+			mergeValues(cp, sm)
+			dst[k] = cp
+			continue
+		}
+		dst[k] = v
+	}
 }

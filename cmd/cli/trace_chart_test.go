@@ -11,8 +11,9 @@ import (
 // testdata/helm-fleet's chart with the values of its HelmRelease file.
 func TestTraceChart(t *testing.T) {
 	const (
-		chartDir = "testdata/helm-fleet/charts/web"
-		hrFile   = "testdata/helm-fleet/apps/web/release.yaml"
+		chartDir   = "testdata/helm-fleet/charts/web"
+		hrFile     = "testdata/helm-fleet/apps/web/release.yaml"
+		valuesFile = "testdata/helm-fleet/apps/web/values.yaml"
 	)
 	t.Run("one field: its values key, the line that sets it, the template", func(t *testing.T) {
 		g := NewWithT(t)
@@ -57,6 +58,23 @@ func TestTraceChart(t *testing.T) {
 			chartField{Pointer: "/metadata/name", Value: `"web-config"`, traced: traced{Kind: "template-literal", Template: "templates/configmap.yaml:4"}},
 		))
 	})
+	t.Run("--values: a key the HelmRelease takes through spec.valuesFrom, at its line in that file", func(t *testing.T) {
+		g := NewWithT(t)
+		const memory = "/spec/template/spec/containers/0/resources/limits/memory"
+		out, err := runTraceCmd("--chart", chartDir, "--helmrelease", hrFile, "--values", valuesFile, "Deployment/web/web", memory)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(columns(out)[1]).To(Equal([]string{memory, `"512Mi"`, "resources.limits.memory", valuesFile + ":4:13", "templates/deployment.yaml:21"}), out)
+		// spec.values wins over the file: replicaCount is still the
+		// HelmRelease's.
+		out, err = runTraceCmd("--chart", chartDir, "--helmrelease", hrFile, "--values", valuesFile, "Deployment/web/web", "/spec/replicas")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(columns(out)[1]).To(Equal([]string{"/spec/replicas", "3", "replicaCount", hrFile + ":25:19", "templates/deployment.yaml:6"}), out)
+		// Without the file, the chart's default renders.
+		out, err = runTraceCmd("--chart", chartDir, "--helmrelease", hrFile, "Deployment/web/web", memory)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(columns(out)[1]).To(Equal([]string{memory, `"256Mi"`, "resources.limits.memory", "chart-default (add at " + hrFile + ":25)",
+			"templates/deployment.yaml:21"}), out)
+	})
 	t.Run("bad input is a clear error", func(t *testing.T) {
 		g := NewWithT(t)
 		_, err := runTraceCmd("--helmrelease", hrFile+"#web", "Deployment/web/web")
@@ -65,6 +83,8 @@ func TestTraceChart(t *testing.T) {
 		g.Expect(err).To(MatchError(hrFile + ` has no HelmRelease "api"`))
 		_, err = runTraceCmd("--chart", chartDir, "--helmrelease", hrFile, "Deployment/web/api")
 		g.Expect(err).To(MatchError("the chart renders no Deployment/web/api for release web/web"))
+		_, err = runTraceCmd("--chart", chartDir, "--helmrelease", hrFile, "--values", "testdata/nope.yaml", "Deployment/web/web")
+		g.Expect(err).To(MatchError(ContainSubstring("testdata/nope.yaml")))
 		_, err = runTraceCmd("--chart", "testdata/nope", "--helmrelease", hrFile, "Deployment/web/web")
 		g.Expect(err).To(MatchError(ContainSubstring("testdata/nope")))
 	})

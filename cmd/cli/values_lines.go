@@ -68,14 +68,23 @@ func traceResult(res chart.Result, lines valuesLines) traced {
 type gitValues struct {
 	idx *origin.Index
 	hr  origin.ObjectRef
+	// from are the values files of spec.valuesFrom the tree generates,
+	// the last reference first (the one whose keys win).
+	from []fileValues
 }
 
+// line is the key's line in spec.values, which helm-controller merges
+// over valuesFrom, or else in the last values file that sets it.
 func (g gitValues) line(pointer string) (string, bool) {
-	o := observe.Origin(g.idx, g.hr, "/spec/values"+pointer)
-	if o == nil || o.Refused != "" || o.Line == 0 {
-		return "", false
+	if o := observe.Origin(g.idx, g.hr, "/spec/values"+pointer); o != nil && o.Refused == "" && o.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d", o.File, o.Line, o.Column), true
 	}
-	return fmt.Sprintf("%s:%d:%d", o.File, o.Line, o.Column), true
+	for _, f := range g.from {
+		if at, ok := f.line(pointer); ok {
+			return at, true
+		}
+	}
+	return "", false
 }
 
 // anchor is beside the first key spec.values sets, or, without
