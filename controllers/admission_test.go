@@ -148,9 +148,9 @@ func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
 		},
 		{
 			name:   "unknown pull-request provider",
-			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.PullRequest = prSpec("bitbucket", "") },
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.PullRequest = prSpec("azuredevops", "") },
 			field:  "spec.git.pullRequest.provider",
-			text:   `Unsupported value: "bitbucket"`,
+			text:   `Unsupported value: "azuredevops"`,
 		},
 		{
 			name:   "gitea without an API URL",
@@ -316,4 +316,13 @@ func TestAdmissionAcceptsBitbucketServer(t *testing.T) {
 	p.Spec.Git.PullRequest = prSpec(refluxv1.BitbucketServerProvider, "https://bitbucket.example.com")
 	g.Expect(k8sClient.Create(context.Background(), p)).To(Succeed())
 	g.Expect(p.Spec.Git.PullRequest.Provider).To(Equal(refluxv1.BitbucketServerProvider))
+}
+
+// TestAdmissionAcceptsBitbucketCloud: bitbucket.org needs no API URL.
+func TestAdmissionAcceptsBitbucketCloud(t *testing.T) {
+	g := NewWithT(t)
+	p := validPolicy(newNamespace(t), "bitbucket-cloud")
+	p.Spec.Git.PullRequest = prSpec(refluxv1.BitbucketCloudProvider, "")
+	g.Expect(k8sClient.Create(context.Background(), p)).To(Succeed())
+	g.Expect(p.Spec.Git.PullRequest.Provider).To(Equal(refluxv1.BitbucketCloudProvider))
 }

@@ -140,7 +140,7 @@ type GitSpec struct {
 }
 
 // Provider is a forge whose API reflux opens pull requests on.
-// +kubebuilder:validation:Enum=github;gitlab;gitea;bitbucketserver
+// +kubebuilder:validation:Enum=github;gitlab;gitea;bitbucketserver;bitbucket
 type Provider string
 
 const (
@@ -153,6 +153,9 @@ const (
 	// BitbucketServerProvider is Bitbucket Server (Data Center): its token
 	// is an HTTP access token, and apiURL its base URL.
 	BitbucketServerProvider Provider = "bitbucketserver"
+	// BitbucketCloudProvider is bitbucket.org: its token is an access
+	// token, or USERNAME:APP_PASSWORD, and reviewers are account ids.
+	BitbucketCloudProvider Provider = "bitbucket"
 )
 
 // PullRequestTokenKey is the key of the API token in the pull-request
@@ -163,9 +166,12 @@ const PullRequestTokenKey = "token"
 // +kubebuilder:validation:XValidation:rule="self.provider != 'gitea' || has(self.apiURL)",message="pullRequest.apiURL is required for provider gitea: Gitea has no public default host"
 // +kubebuilder:validation:XValidation:rule="self.provider != 'bitbucketserver' || has(self.apiURL)",message="pullRequest.apiURL is required for provider bitbucketserver: the server's base URL"
 type PullRequestSpec struct {
-	// Provider is the forge: github, gitlab, gitea or bitbucketserver
+	// Provider is the forge: github, gitlab, gitea, bitbucketserver
 	// (Bitbucket Server or Data Center, which has no pull-request labels
-	// or assignees; its token is an HTTP access token).
+	// or assignees; its token is an HTTP access token) or bitbucket
+	// (Bitbucket Cloud, without labels or assignees either; its token is
+	// an access token or USERNAME:APP_PASSWORD, and its reviewers are
+	// account ids).
 	// +required
 	Provider Provider `json:"provider"`
 

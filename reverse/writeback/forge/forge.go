@@ -76,7 +76,17 @@ type PullRequest struct {
 // the same branch name; the closed pull request must not decide the new
 // branch. Without both commits it is taken as current, as before.
 func (pr PullRequest) Stale(commit string) bool {
-	return pr.State != Open && pr.State != "" && pr.HeadCommit != "" && commit != "" && pr.HeadCommit != commit
+	return pr.State != Open && pr.State != "" && pr.HeadCommit != "" && commit != "" && !sameCommit(pr.HeadCommit, commit)
+}
+
+// sameCommit tells whether two hashes name one commit: equal, or one the
+// other's prefix of at least 7 digits, as Bitbucket Cloud shortens the
+// head's hash to 12.
+func sameCommit(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return a == b || len(a) >= 7 && strings.HasPrefix(b, a)
 }
 
 // Result is what Ensure did.
@@ -90,7 +100,8 @@ type Result struct {
 
 // Options say which forge and repository a Client talks to.
 type Options struct {
-	// Provider is github, gitlab, gitea or bitbucketserver.
+	// Provider is github, gitlab, gitea, bitbucketserver or bitbucket
+	// (Bitbucket Cloud).
 	Provider string
 	// Token is the API token.
 	Token string
@@ -227,6 +238,8 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		b, err = newGitea(opts, owner, repo, copts)
 	case "bitbucketserver":
 		b, err = newBitbucketServer(opts, owner, repo, copts)
+	case "bitbucket":
+		b, err = newBitbucketCloud(opts, owner, repo, ctxTransport{ctx: ctx, next: opts.Transport, last: last})
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnsupported, opts.Provider)
 	}

@@ -19,6 +19,12 @@ func TestStale(t *testing.T) {
 		{"the forge named no head commit", PullRequest{State: Closed}, "b2", false},
 		{"the branch's commit is unknown", PullRequest{State: Closed, HeadCommit: "a1"}, "", false},
 		{"no pull request", PullRequest{}, "b2", false},
+		// Bitbucket Cloud shortens the head's hash to 12 digits.
+		{"closed, its short hash is the branch's commit", PullRequest{State: Closed, HeadCommit: "0123456789ab"},
+			"0123456789abcdef0123456789abcdef01234567", false},
+		{"closed, a short hash of another commit", PullRequest{State: Closed, HeadCommit: "0123456789ab"},
+			"fedcba9876543210fedcba9876543210fedcba98", true},
+		{"a prefix too short to name a commit", PullRequest{State: Closed, HeadCommit: "012"}, "0123456789ab", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
