@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
@@ -135,7 +136,7 @@ func diffHelmRelease(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2
 	tracer := newHelmTracer(ctx, cmd, c, hr, rls.Chart, rls.Config, chart.Release{Name: rls.Name, Namespace: rls.Namespace,
 		Revision: rls.Version, IsUpgrade: rls.Version > 1, ClusterScoped: clusterScoped(c.RESTMapper())}, opts)
 	for _, o := range found.Objects {
-		if len(o.Fields) == 0 {
+		if len(o.Fields) == 0 && !o.Missing {
 			continue
 		}
 		od := helmObjectDiff{HelmRelease: report.HelmRelease, Object: desired.KeyOf(o.Desired).String(),
@@ -145,6 +146,11 @@ func diffHelmRelease(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2
 		}
 		for _, f := range o.Fields {
 			od.Fields = append(od.Fields, tracer.field(o.Desired, f))
+		}
+		if o.Missing {
+			// Deleted live: helm-controller reports it removed, and its
+			// correction or the next upgrade creates it again.
+			od.Fields = append(od.Fields, tracer.missing(o.Desired, o.RevertedAt == release.AtReconcile))
 		}
 		report.Objects = append(report.Objects, od)
 	}
@@ -195,6 +201,19 @@ func (t *helmTracer) field(obj *unstructured.Unstructured, f release.Field) helm
 	tr := traceResult(res, t.lines)
 	out.Kind, out.Keys, out.Template = tr.Kind, tr.Keys, tr.Template
 	out.Origin, out.Refused, out.EditAt = tr.Origin, tr.Refused, tr.EditAt
+	return out
+}
+
+// missing is the field of an object deleted live: the whole object, at
+// the template that renders it.
+func (t *helmTracer) missing(obj *unstructured.Unstructured, reverts bool) helmDiffField {
+	out := helmDiffField{Pointer: refluxv1.WholeObjectPointer, Change: string(refluxv1.ChangeRemove), HelmReverts: reverts}
+	if t.analysis == nil {
+		return out
+	}
+	if res, err := t.analysis.Find(chartKeyOf(obj), "/metadata/name"); err == nil && res.Template.Line > 0 {
+		out.Template = fmt.Sprintf("%s:%d", res.Template.File, res.Template.Line)
+	}
 	return out
 }
 

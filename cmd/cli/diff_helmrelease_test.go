@@ -142,6 +142,14 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 			{"/spec/replicas", "3", "replicaCount", "apps/web/release.yaml:25:19", "templates/deployment.yaml:6"},
 		}), out)
 	})
+	t.Run("an object deleted live is drift of the whole object, at its template", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Expect(env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "web-config", Namespace: "web"}})).To(Succeed())
+		out, _, err := runDiffHelmCmd(kube...)
+		g.Expect(err).To(MatchError(ContainSubstring("4 field(s) in 2 object(s) of HelmRelease web/web")))
+		g.Expect(columns(out)).To(ContainElement(
+			[]string{"ConfigMap/web/web-config", "(object)", "Remove", "-", "-", "-", "-", "templates/configmap.yaml:4", "Upgrade"}), out)
+	})
 	t.Run("bad input is a clear error", func(t *testing.T) {
 		g := NewWithT(t)
 		_, _, err := runDiffHelmCmd("web/nope", "--kubeconfig", env.KubeconfigPath)
