@@ -5,6 +5,7 @@ import (
 	"github.com/wI2L/jsondiff"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 // maskSecret replaces Secret data and stringData values with Flux's masks
@@ -13,13 +14,14 @@ import (
 // JSON patch from live to Git. The change itself, and which keys changed,
 // is kept; the values never reach a drift record.
 func maskSecret(changes []change) {
+	// Masking rewrites maps in place, and the values are the caller's.
 	patch := make(jsondiff.Patch, len(changes))
 	for i, c := range changes {
 		patch[i] = jsondiff.Operation{
 			Type:     patchOp(c.typ),
 			Path:     c.pointer,
-			OldValue: copyJSON(c.live),
-			Value:    copyJSON(c.git),
+			OldValue: jsonptr.Copy(c.live),
+			Value:    jsonptr.Copy(c.git),
 		}
 	}
 	patch = ssajsondiff.MaskSecretPatchData(patch)
@@ -37,24 +39,4 @@ func patchOp(t refluxv1.ChangeType) string {
 		return jsondiff.OperationAdd
 	}
 	return jsondiff.OperationReplace
-}
-
-// copyJSON deep-copies a decoded JSON value, because masking rewrites maps
-// in place and the values belong to the caller's objects.
-func copyJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = copyJSON(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = copyJSON(e)
-		}
-		return out
-	}
-	return v
 }

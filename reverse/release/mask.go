@@ -6,6 +6,8 @@ import (
 	ssajsondiff "github.com/fluxcd/pkg/ssa/jsondiff"
 	"github.com/wI2L/jsondiff"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 // isSecret reports whether obj is a core Secret, whose values never
@@ -28,7 +30,7 @@ func isSecret(obj *unstructured.Unstructured) bool {
 func maskSecret(patch jsondiff.Patch) jsondiff.Patch {
 	out := make(jsondiff.Patch, len(patch))
 	for i, op := range patch {
-		op.Value, op.OldValue = copyJSON(op.Value), copyJSON(op.OldValue)
+		op.Value, op.OldValue = jsonptr.Copy(op.Value), jsonptr.Copy(op.OldValue)
 		out[i] = op
 	}
 	out = ssajsondiff.MaskSecretPatchData(out)
@@ -69,26 +71,6 @@ func maskRest(path string, v any) any {
 			return v
 		}
 		return "***"
-	}
-	return v
-}
-
-// copyJSON deep-copies a decoded JSON value: masking rewrites maps in
-// place.
-func copyJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = copyJSON(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = copyJSON(e)
-		}
-		return out
 	}
 	return v
 }
