@@ -9,7 +9,6 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/internal/testenv"
-	"github.com/reflux-dev/reflux/kustomize"
 )
 
 func runDiffHelmCmd(args ...string) (string, string, error) {
@@ -47,23 +45,7 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 	env := testenv.New(t, testenv.WithOptions(testenv.Options{Scheme: scheme, RepoRoot: "../..", Helm: true}))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	for _, ns := range []string{"flux-system", "web"} {
-		g.Expect(client.IgnoreAlreadyExists(env.CreateNamespace(ctx, ns))).To(Succeed())
-	}
-	_, err = env.Git.PushDir(ctx, "fleet.git", "testdata/helm-fleet")
-	g.Expect(err).NotTo(HaveOccurred())
-	_, err = env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "fleet", Namespace: "flux-system", Repo: "fleet.git"})
-	g.Expect(err).NotTo(HaveOccurred())
-	declared, err := kustomize.SelectKustomization("testdata/helm-fleet/clusters/staging/apps.yaml", "apps")
-	g.Expect(err).NotTo(HaveOccurred())
-	ks, err := env.CreateKustomization(ctx, testenv.KustomizationOptions{Name: "apps", Namespace: "flux-system", Source: "fleet",
-		Customize: func(k *kustomizev1.Kustomization) {
-			source := k.Spec.SourceRef
-			k.Spec = declared.Spec
-			k.Spec.SourceRef = source
-		}})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(env.WaitForReady(ctx, ks)).To(Succeed())
+	applyFleet(t, env, "testdata/helm-fleet", []string{"flux-system", "web"})
 	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "web"}}
 	g.Expect(env.WaitForReady(ctx, hr)).To(Succeed())
 	kube := []string{"web/web", "--kubeconfig", env.KubeconfigPath}

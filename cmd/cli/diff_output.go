@@ -80,24 +80,34 @@ func fieldsOf(fields []refluxv1.DriftField) []diffField {
 
 // drifted counts the drifted objects and fields.
 func (r diffReport) drifted() (objects, fields int) {
-	for _, o := range r.Objects {
+	return countDrift(r.Objects, func(o objectDiff) int { return len(o.Fields) })
+}
+
+// countDrift counts the drifted objects of a report and their fields.
+func countDrift[O any](objs []O, fieldsOf func(O) int) (objects, fields int) {
+	for _, o := range objs {
 		objects++
-		fields += len(o.Fields)
+		fields += fieldsOf(o)
 	}
 	return objects, fields
+}
+
+// jsonLines writes each item as one line of JSON.
+func jsonLines[T any](w io.Writer, items []T) error {
+	enc := json.NewEncoder(w)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // printDiff writes the report: one JSON object per drifted object, or
 // aligned columns under a header, as `flux diff` and `kubectl get` look.
 func printDiff(w io.Writer, asJSON bool, r diffReport) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		for _, o := range r.Objects {
-			if err := enc.Encode(o); err != nil {
-				return err
-			}
-		}
-		return nil
+		return jsonLines(w, r.Objects)
 	}
 	policy := r.Policy
 	if policy == "" {
@@ -239,23 +249,13 @@ type helmDiffField struct {
 
 // drifted counts the drifted objects and fields.
 func (r helmDiffReport) drifted() (objects, fields int) {
-	for _, o := range r.Objects {
-		objects++
-		fields += len(o.Fields)
-	}
-	return objects, fields
+	return countDrift(r.Objects, func(o helmObjectDiff) int { return len(o.Fields) })
 }
 
 // printHelmDiff writes the report as printDiff does.
 func printHelmDiff(w io.Writer, asJSON bool, r helmDiffReport) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		for _, o := range r.Objects {
-			if err := enc.Encode(o); err != nil {
-				return err
-			}
-		}
-		return nil
+		return jsonLines(w, r.Objects)
 	}
 	mode := r.Mode
 	if mode == "" {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,22 +101,34 @@ func liveFleet(t *testing.T) (*testenv.Env, *kustomizev1.Kustomization) {
 	g.Expect(refluxv1.AddToScheme(scheme)).To(Succeed())
 	g.Expect(corev1.AddToScheme(scheme)).To(Succeed())
 	env := testenv.New(t, testenv.WithOptions(testenv.Options{Scheme: scheme, RepoRoot: "../.."}))
+	vars := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vars", Namespace: "flux-system"},
+		Data: map[string]string{"CLUSTER_NAME": "staging-eu"}}
+	return env, applyFleet(t, env, "testdata/live-fleet", []string{"flux-system", "podinfo"}, vars)
+}
+
+// applyFleet pushes the cluster repository dir as fleet.git and has Flux
+// apply the Kustomization it declares in clusters/staging/apps.yaml,
+// "apps", as the cluster would: it creates namespaces and extra (what the
+// Kustomization needs before it builds, such as substituteFrom data),
+// then the GitRepository and the Kustomization, and waits until Flux
+// applied it.
+func applyFleet(t *testing.T, env *testenv.Env, dir string, namespaces []string, extra ...client.Object) *kustomizev1.Kustomization {
+	t.Helper()
+	g := NewWithT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-
-	for _, ns := range []string{"flux-system", "podinfo"} {
+	for _, ns := range namespaces {
 		g.Expect(client.IgnoreAlreadyExists(env.CreateNamespace(ctx, ns))).To(Succeed())
 	}
-	_, err := env.Git.PushDir(ctx, "fleet.git", "testdata/live-fleet")
+	for _, obj := range extra {
+		g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+	}
+	_, err := env.Git.PushDir(ctx, "fleet.git", dir)
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = env.CreateGitRepository(ctx, testenv.GitRepositoryOptions{Name: "fleet", Namespace: "flux-system", Repo: "fleet.git"})
 	g.Expect(err).NotTo(HaveOccurred())
-	vars := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cluster-vars", Namespace: "flux-system"},
-		Data: map[string]string{"CLUSTER_NAME": "staging-eu"}}
-	g.Expect(env.Client.Create(ctx, vars)).To(Succeed())
-	// The cluster's Kustomization is the one the repository declares in
-	// clusters/staging/apps.yaml, the second of its documents.
-	declared, err := kustomize.SelectKustomization("testdata/live-fleet/clusters/staging/apps.yaml", "apps")
+	// The cluster's Kustomization is the one the repository declares.
+	declared, err := kustomize.SelectKustomization(filepath.Join(dir, "clusters/staging/apps.yaml"), "apps")
 	g.Expect(err).NotTo(HaveOccurred())
 	ks, err := env.CreateKustomization(ctx, testenv.KustomizationOptions{Name: "apps", Namespace: "flux-system", Source: "fleet",
 		Customize: func(k *kustomizev1.Kustomization) {
@@ -125,8 +138,7 @@ func liveFleet(t *testing.T) (*testenv.Env, *kustomizev1.Kustomization) {
 		}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(env.WaitForReady(ctx, ks)).To(Succeed())
-
-	return env, ks
+	return ks
 }
 
 var appsV1Deployment = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
