@@ -85,7 +85,8 @@ type Input struct {
 	// did or is not known. See LostToFlux.
 	FluxApplied time.Time
 	// Owners says who owns the record's fields live now, from
-	// managedFields (drift.FieldOwners). See LostToFlux.
+	// managedFields (drift.FieldOwners). See LostToFlux. It and
+	// FluxApplied are read only when the object no longer drifts.
 	Owners Owners
 	// Revision is the applied revision the object was evaluated against,
 	// for how a record closes; "" when not evaluated.

@@ -76,8 +76,13 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 	dIn.Revision = snap.Revision()
 	if in.Record != nil {
 		dIn.Declared = decide.Declares(want, in.Record.Spec.Fields)
-		dIn.FluxApplied = lastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
-		dIn.Owners = e.owners(in.Live, in.Record)
+		if len(obs.Observation.Fields) == 0 {
+			// Who put Git's values back matters only once nothing drifts
+			// (decide.LostToFlux): the managedFields are read again only
+			// then.
+			dIn.FluxApplied = lastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
+			dIn.Owners = e.owners(in.Live, in.Record)
+		}
 	}
 	return Result{Decision: decide.Decide(dIn), Clean: len(obs.Observation.Fields) == 0,
 		Unattributed: e.opts.Attributor != nil && Unattributed(obs.Observation.Fields)}, nil
