@@ -70,7 +70,7 @@ func runChartTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ref origi
 	if err != nil {
 		return err
 	}
-	key, err := renderedKey(ch, values, rel, ref)
+	key, err := renderedKey(a.Keys(), rel, ref)
 	if err != nil {
 		return err
 	}
@@ -129,16 +129,11 @@ func liveChart(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name stri
 	return rls.Chart, rls.Config, rel, lines, nil
 }
 
-// renderedKey finds the chart's object ref names (its group may be left
+// renderedKey finds, among what the chart renders, the object ref names (its group may be left
 // out, and a namespaced object's namespace too when only one matches).
-func renderedKey(ch *chartv2.Chart, values map[string]any, rel chart.Release, ref origin.ObjectRef) (chart.ObjectKey, error) {
-	r, err := chart.Render(ch, values, rel)
-	if err != nil {
-		return chart.ObjectKey{}, err
-	}
+func renderedKey(keys []chart.ObjectKey, rel chart.Release, ref origin.ObjectRef) (chart.ObjectKey, error) {
 	var found []chart.ObjectKey
-	for _, o := range r.Objects {
-		k := o.Key
+	for _, k := range keys {
 		group, _, _ := strings.Cut(k.APIVersion, "/")
 		if !strings.Contains(k.APIVersion, "/") {
 			group = ""

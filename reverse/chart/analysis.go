@@ -126,6 +126,18 @@ func globalCopies(ch *chartv2.Chart) func([]step) bool {
 	}
 }
 
+// Keys lists the objects the chart renders with the release's values, in
+// render order.
+func (a *Analysis) Keys() []ObjectKey {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]ObjectKey, 0, len(a.base.Objects))
+	for _, o := range a.base.Objects {
+		out = append(out, o.Key)
+	}
+	return out
+}
+
 // Renders is how many times the analysis has rendered the chart.
 func (a *Analysis) Renders() int {
 	a.mu.Lock()
