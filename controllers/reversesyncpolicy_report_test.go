@@ -51,3 +51,40 @@ func TestPolicyReportIsBounded(t *testing.T) {
 	g.Expect(obj.Status.Drift.BySeverity).To(HaveKeyWithValue(refluxv1.SeverityLow, int32(report.MaxPolicyEntries+4)))
 	g.Expect(obj.Status.Drift.Entries[1].State).To(Equal(refluxv1.DriftDetected), "a record without status yet counts as Detected")
 }
+
+// TestPolicyReportListsPendingRecords: a record written before a render
+// says which fields drift has no fields and so no severity; the policy's
+// report still lists it (the apiserver once refused the whole status for
+// its empty severity, so no report was written while any record waited
+// on a render).
+func TestPolicyReportListsPendingRecords(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	p := validPolicy(ns, "pending")
+	g.Expect(k8sClient.Create(ctx, p)).To(Succeed())
+
+	now := metav1.NewTime(time.Now())
+	d := &refluxv1.Drift{}
+	d.Name, d.Namespace = "configmap-flags-pending", ns
+	d.Spec = refluxv1.DriftSpec{
+		Kustomization: refluxv1.KustomizationRef{Namespace: ns, Name: "apps"}, Policy: "pending",
+		Object:    refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "flags"},
+		FirstSeen: now, LastSeen: now,
+		Written: []refluxv1.WrittenField{{Pointer: "/data/X", LiveValue: `"1"`}},
+	}
+	g.Expect(k8sClient.Create(ctx, d)).To(Succeed())
+	d.Status.State = refluxv1.DriftPending
+	g.Expect(k8sClient.Status().Update(ctx, d)).To(Succeed())
+
+	obj := &refluxv1.ReverseSyncPolicy{}
+	g.Eventually(func() []refluxv1.DriftSummary {
+		_ = k8sClient.Get(ctx, client.ObjectKeyFromObject(p), obj)
+		if obj.Status.Drift == nil {
+			return nil
+		}
+		return obj.Status.Drift.Entries
+	}, timeout, 100*time.Millisecond).Should(ConsistOf(And(
+		HaveField("Record", d.Name), HaveField("State", refluxv1.DriftPending), HaveField("Severity", refluxv1.Severity("")))))
+	g.Expect(obj.Status.DriftedObjects).To(Equal(int32(1)))
+}

@@ -574,8 +574,10 @@ type DriftSummary struct {
 	Object string `json:"object"`
 	// Fields is the number of drifted fields.
 	Fields int32 `json:"fields"`
-	// Severity is the highest field severity.
-	Severity Severity `json:"severity"`
+	// Severity is the highest field severity; empty while the record is
+	// Pending, before a render says which fields drift.
+	// +optional
+	Severity Severity `json:"severity,omitempty"`
 	// State of the record.
 	State DriftState `json:"state"`
 	// HeldSince is when the hold was applied, if held.
