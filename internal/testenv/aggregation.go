@@ -48,9 +48,13 @@ func (e *Env) startAggregation() error {
 	if err != nil {
 		return err
 	}
+	controllers := "clusterrole-aggregation-controller"
+	if e.opts.Workloads {
+		controllers += ",deployment-controller,replicaset-controller,namespace-controller"
+	}
 	args := []string{
 		"--kubeconfig=" + kubeconfig,
-		"--controllers=clusterrole-aggregation-controller",
+		"--controllers=" + controllers,
 		"--leader-elect=false",
 		// Nothing here reads its metrics or health: WaitAggregated
 		// watches its work instead.
@@ -62,6 +66,14 @@ func (e *Env) startAggregation() error {
 	}
 	e.kcm = p
 	return nil
+}
+
+// StartControllerManager starts kube-controller-manager as the first
+// install does, for a test that installs reflux otherwise (through Flux):
+// its controllers are what aggregates reflux's ClusterRoles and, with
+// Options.Workloads, what brings its Deployment to Available.
+func (e *Env) StartControllerManager() error {
+	return e.startAggregation()
 }
 
 // controllerManager returns kube-controller-manager once started, else nil.

@@ -58,6 +58,15 @@ type Options struct {
 	// WithoutFlux starts only the control plane and the git server, for
 	// tests that do not need the controllers. It excludes Helm.
 	WithoutFlux bool
+	// WithoutRefluxCRDs leaves config/crd/bases out of the CRDs installed
+	// at start, for tests that install reflux as a user does, through Flux.
+	WithoutRefluxCRDs bool
+	// Workloads runs kube-controller-manager's deployment, replicaset and
+	// namespace controllers beside its clusterrole-aggregation controller,
+	// so that a Deployment reports the status kstatus (a Flux
+	// Kustomization's wait) reads, and a deleted namespace goes. No kubelet
+	// runs: only a Deployment scaled to zero becomes Available.
+	Workloads bool
 	// StartTimeout bounds each component's start. Defaults to 60s.
 	StartTimeout time.Duration
 	// WaitTimeout bounds the Reconcile and WaitForReady helpers. Defaults
@@ -114,7 +123,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, retErr error) {
 	if err := opts.complete(); err != nil {
 		return nil, err
 	}
-	crdDirs, err := crdDirectories(opts.RepoRoot, opts.FluxBinDir, opts.helmBinDir(), opts.CRDDirectories)
+	crdDirs, err := crdDirectories(opts.RepoRoot, opts.FluxBinDir, opts.helmBinDir(), opts.CRDDirectories, !opts.WithoutRefluxCRDs)
 	if err != nil {
 		return nil, err
 	}

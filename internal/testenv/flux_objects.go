@@ -32,8 +32,8 @@ type GitRepositoryOptions struct {
 	Name, Namespace string
 	// Repo is the repository path on the server; defaults to "repo.git".
 	Repo string
-	// Branch defaults to DefaultBranch.
-	Branch string
+	// Branch defaults to DefaultBranch; Tag, when set, is followed instead.
+	Branch, Tag string
 	// Transport defaults to TransportHTTP.
 	Transport Transport
 	// Interval defaults to 10s, short enough that a push is seen without
@@ -84,13 +84,21 @@ func (e *Env) CreateGitRepository(ctx context.Context, opts GitRepositoryOptions
 			URL:       url,
 			SecretRef: &meta.LocalObjectReference{Name: secret.Name},
 			Interval:  metav1.Duration{Duration: opts.Interval},
-			Reference: &sourcev1.GitRepositoryRef{Branch: opts.Branch},
+			Reference: gitReference(opts.Branch, opts.Tag),
 		},
 	}
 	if err := e.Client.Create(ctx, repo); err != nil {
 		return nil, fmt.Errorf("creating GitRepository %s/%s: %w", repo.Namespace, repo.Name, err)
 	}
 	return repo, nil
+}
+
+// gitReference follows tag when it is set, else branch.
+func gitReference(branch, tag string) *sourcev1.GitRepositoryRef {
+	if tag != "" {
+		return &sourcev1.GitRepositoryRef{Tag: tag}
+	}
+	return &sourcev1.GitRepositoryRef{Branch: branch}
 }
 
 // KustomizationOptions describes a Kustomization of a GitRepository in the

@@ -110,10 +110,11 @@ func binaryPath(binDir, name string) (string, error) {
 
 // crdDirectories returns the CRD directories to install. The CRDs of
 // source-controller and kustomize-controller are required, and
-// helm-controller's when helmDir is set; reflux's own are loaded when
-// generated, and skipped while the directory is absent or empty so the
-// environment is usable before controller-gen has run.
-func crdDirectories(root, fluxDir, helmDir string, extra []string) ([]string, error) {
+// helm-controller's when helmDir is set; reflux's own are loaded when own
+// is set and they are generated, and skipped while the directory is
+// absent or empty so the environment is usable before controller-gen has
+// run.
+func crdDirectories(root, fluxDir, helmDir string, extra []string, own bool) ([]string, error) {
 	dirs := []string{
 		filepath.Join(fluxDir, binSourceController+"-crd"),
 		filepath.Join(fluxDir, binKustomizeController+"-crd"),
@@ -126,9 +127,9 @@ func crdDirectories(root, fluxDir, helmDir string, extra []string) ([]string, er
 			return nil, fmt.Errorf("the CRDs of Flux are not at %s: %w", d, ErrMissingBinary)
 		}
 	}
-	own := filepath.Join(root, "config", "crd", "bases")
-	if entries, err := os.ReadDir(own); err == nil && len(entries) > 0 {
-		dirs = append(dirs, own)
+	bases := filepath.Join(root, "config", "crd", "bases")
+	if entries, err := os.ReadDir(bases); own && err == nil && len(entries) > 0 {
+		dirs = append(dirs, bases)
 	}
 	return append(dirs, extra...), nil
 }
