@@ -100,12 +100,13 @@ type Result struct {
 
 // Options say which forge and repository a Client talks to.
 type Options struct {
-	// Provider is github, gitlab, gitea, bitbucketserver or bitbucket
-	// (Bitbucket Cloud).
+	// Provider is github, gitlab, gitea, bitbucketserver, bitbucket
+	// (Bitbucket Cloud) or azuredevops.
 	Provider string
 	// Token is the API token.
 	Token string
 	// APIURL is a self-hosted forge's base URL; empty for the public host.
+	// For Azure DevOps it is the organisation or collection URL.
 	APIURL string
 	// RepoURL is the repository's clone URL (https or ssh), from the
 	// GitRepository.
@@ -160,7 +161,7 @@ func StatusCode(err error) int {
 	if errors.Is(err, gitlab.ErrNotFound) {
 		return http.StatusNotFound
 	}
-	return 0
+	return azureStatus(err)
 }
 
 // statusError keeps the status of an answer whose client reports it only
@@ -240,6 +241,8 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		b, err = newBitbucketServer(opts, owner, repo, copts)
 	case "bitbucket":
 		b, err = newBitbucketCloud(opts, owner, repo, ctxTransport{ctx: ctx, next: opts.Transport, last: last})
+	case "azuredevops":
+		b, err = newAzureDevOps(opts, ctxTransport{ctx: ctx, next: opts.Transport, last: last})
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnsupported, opts.Provider)
 	}
