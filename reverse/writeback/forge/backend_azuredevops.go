@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/microsoft/azure-devops-go-api/azuredevops/v7"
 	"github.com/microsoft/azure-devops-go-api/azuredevops/v7/core"
@@ -59,6 +60,42 @@ func newAzureDevOps(opts Options, transport http.RoundTripper) (backend, error) 
 	hc := &http.Client{Transport: azureTransport{next: transport}}
 	client := azuredevops.NewClientWithOptions(conn, loc.org, azuredevops.WithHTTPClient(hc))
 	return &azureBackend{git: &git.ClientImpl{Client: *client}, org: loc.org, project: loc.project, repo: loc.repo}, nil
+}
+
+// azureBodyLimit is the longest description Azure DevOps takes, in its
+// (.NET) characters, UTF-16 code units: a longer one is refused with 400
+// "A description for a pull request must not be longer than 4000
+// characters", and the pull request never opens.
+const azureBodyLimit = 4000
+
+// azureClipNote ends a description clipped to azureBodyLimit.
+const azureClipNote = "\n\n*Cut to the 4,000 characters Azure DevOps keeps of a description; the branch holds every change.*"
+
+// clip cuts body to what Azure DevOps takes, at the end of a line when
+// there is one, so a table is not left with half a row.
+func (b *azureBackend) clip(body string) string {
+	if utf16Len(body) <= azureBodyLimit {
+		return body
+	}
+	room, n, cut := azureBodyLimit-utf16Len(azureClipNote), 0, len(body)
+	for i, r := range body {
+		if n += utf16.RuneLen(r); n > room {
+			cut = i
+			break
+		}
+	}
+	if nl := strings.LastIndexByte(body[:cut], '\n'); nl > 0 {
+		cut = nl
+	}
+	return body[:cut] + azureClipNote
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 // azureLocation is where a repository lives on Azure DevOps.

@@ -28,6 +28,9 @@ func (c *Client) Find(ctx context.Context, head string) (PullRequest, bool, erro
 // decided and reflux never reopens it; unless it is Stale, the pull
 // request of an earlier branch of the same name, when a new one is opened.
 func (c *Client) Ensure(ctx context.Context, req Request) (Result, error) {
+	if cl, ok := c.b.(clipper); ok {
+		req.Body = cl.clip(req.Body)
+	}
 	pr, err := c.b.find(ctx, req.Head)
 	if err != nil {
 		return Result{}, &Error{Op: "finding the pull request of " + req.Head, Err: err}
@@ -40,6 +43,12 @@ func (c *Client) Ensure(ctx context.Context, req Request) (Result, error) {
 	}
 	return c.follow(ctx, *pr, req)
 }
+
+// clipper is a backend whose forge holds a body only up to a length
+// (Azure DevOps refuses a description over 4,000 characters). Ensure
+// writes the clipped body and compares the forge's with it, so a long
+// body is not written again on every pass.
+type clipper interface{ clip(body string) string }
 
 // create opens the pull request of req and decorates it.
 func (c *Client) create(ctx context.Context, req Request) (Result, error) {

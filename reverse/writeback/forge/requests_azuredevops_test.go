@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"unicode/utf16"
 
 	. "github.com/onsi/gomega"
 )
@@ -189,6 +190,36 @@ func TestAzureDevOpsReusesOpenPullRequest(t *testing.T) {
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestAzureDevOpsClipsLongBody: Azure DevOps refuses a description over
+// 4,000 UTF-16 characters, so a longer body is cut at a line's end with a
+// note, and the cut body, once on the forge, is not written again.
+func TestAzureDevOpsClipsLongBody(t *testing.T) {
+	g := NewWithT(t)
+	// Each rocket is two UTF-16 units: counted as one, the cut is too long.
+	row := "| Deployment/web | " + strings.Repeat("🚀", 20) + " |\n"
+	body := strings.Repeat(row, 100)
+	rec := &recorder{answers: map[string]string{adoList: `{"count":0,"value":[]}`, adoOpen: `{"pullRequestId":3,"status":"active"}`}}
+	c, _ := adoClient(t, rec)
+	_, err := c.Ensure(context.Background(), Request{Head: "reflux/a/b", Base: "main", Title: "t", Body: body})
+	g.Expect(err).ToNot(HaveOccurred(), "calls: %v", rec.seen())
+	create, _ := rec.find(adoOpen)
+	sent, _ := create.Body["description"].(string)
+	g.Expect(len(utf16.Encode([]rune(sent)))).To(BeNumerically("<=", 4000))
+	g.Expect(sent).To(HaveSuffix(azureClipNote))
+	g.Expect(strings.TrimSuffix(sent, azureClipNote)).To(HaveSuffix("🚀 |"), "cut at a line's end")
+	g.Expect(body).To(HavePrefix(strings.TrimSuffix(sent, azureClipNote)))
+
+	rec = &recorder{answers: map[string]string{
+		adoList: `{"count":1,"value":[{"pullRequestId":3,"status":"active","sourceRefName":"refs/heads/reflux/a/b"}]}`,
+		adoGet3: `{"pullRequestId":3,"status":"active","title":"t","description":` + quote(sent) + `}`,
+	}}
+	c, _ = adoClient(t, rec)
+	res, err := c.Ensure(context.Background(), Request{Head: "reflux/a/b", Base: "main", Title: "t", Body: body})
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(res.Updated).To(BeFalse())
+	g.Expect(rec.keys()).To(Equal([]string{adoList, adoGet3}), "the cut body is the one the forge holds")
 }
 
 // TestAzureDevOpsReviewers: a pull request whose decoration failed gets
