@@ -55,7 +55,9 @@ func newAzureDevOps(opts Options, transport http.RoundTripper) (backend, error) 
 	// lives: at the organisation URL on dev.azure.com, and on a server the
 	// list is empty and the collection URL is used. reflux goes straight
 	// to that URL with its own transport; the client still reads the
-	// route templates from OPTIONS {org}/_apis before its first call.
+	// route templates from OPTIONS {org}/_apis before its first call, and
+	// keeps them per organisation URL for the life of the process (a
+	// package variable of the library, behind its own lock).
 	conn := azuredevops.NewPatConnection(loc.org, opts.Token)
 	hc := &http.Client{Transport: azureTransport{next: transport}}
 	client := azuredevops.NewClientWithOptions(conn, loc.org, azuredevops.WithHTTPClient(hc))
