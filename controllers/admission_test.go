@@ -148,9 +148,9 @@ func TestAdmissionRejectsInvalidPolicies(t *testing.T) {
 		},
 		{
 			name:   "unknown pull-request provider",
-			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.PullRequest = prSpec("azuredevops", "") },
+			mutate: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.PullRequest = prSpec("codecommit", "") },
 			field:  "spec.git.pullRequest.provider",
-			text:   `Unsupported value: "azuredevops"`,
+			text:   `Unsupported value: "codecommit"`,
 		},
 		{
 			name:   "gitea without an API URL",
@@ -325,4 +325,18 @@ func TestAdmissionAcceptsBitbucketCloud(t *testing.T) {
 	p.Spec.Git.PullRequest = prSpec(refluxv1.BitbucketCloudProvider, "")
 	g.Expect(k8sClient.Create(context.Background(), p)).To(Succeed())
 	g.Expect(p.Spec.Git.PullRequest.Provider).To(Equal(refluxv1.BitbucketCloudProvider))
+}
+
+// TestAdmissionAcceptsAzureDevOps: dev.azure.com needs no API URL; a
+// server's collection URL is taken as one.
+func TestAdmissionAcceptsAzureDevOps(t *testing.T) {
+	g := NewWithT(t)
+	p := validPolicy(newNamespace(t), "azure-devops")
+	p.Spec.Git.PullRequest = prSpec(refluxv1.AzureDevOpsProvider, "")
+	g.Expect(k8sClient.Create(context.Background(), p)).To(Succeed())
+	g.Expect(p.Spec.Git.PullRequest.Provider).To(Equal(refluxv1.AzureDevOpsProvider))
+
+	p = validPolicy(p.Namespace, "azure-devops-server")
+	p.Spec.Git.PullRequest = prSpec(refluxv1.AzureDevOpsProvider, "https://ado.example.com/tfs/DefaultCollection")
+	g.Expect(k8sClient.Create(context.Background(), p)).To(Succeed())
 }

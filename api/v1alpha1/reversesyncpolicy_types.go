@@ -140,7 +140,7 @@ type GitSpec struct {
 }
 
 // Provider is a forge whose API reflux opens pull requests on.
-// +kubebuilder:validation:Enum=github;gitlab;gitea;bitbucketserver;bitbucket
+// +kubebuilder:validation:Enum=github;gitlab;gitea;bitbucketserver;bitbucket;azuredevops
 type Provider string
 
 const (
@@ -156,6 +156,10 @@ const (
 	// BitbucketCloudProvider is bitbucket.org: its token is an access
 	// token, or USERNAME:APP_PASSWORD, and reviewers are account ids.
 	BitbucketCloudProvider Provider = "bitbucket"
+	// AzureDevOpsProvider is Azure DevOps Services or Server: its token is
+	// a personal access token, reviewers are identity ids, and apiURL,
+	// needed on a server only, is the collection URL.
+	AzureDevOpsProvider Provider = "azuredevops"
 )
 
 // PullRequestTokenKey is the key of the API token in the pull-request
@@ -168,10 +172,12 @@ const PullRequestTokenKey = "token"
 type PullRequestSpec struct {
 	// Provider is the forge: github, gitlab, gitea, bitbucketserver
 	// (Bitbucket Server or Data Center, which has no pull-request labels
-	// or assignees; its token is an HTTP access token) or bitbucket
+	// or assignees; its token is an HTTP access token), bitbucket
 	// (Bitbucket Cloud, without labels or assignees either; its token is
 	// an access token or USERNAME:APP_PASSWORD, and its reviewers are
-	// account ids).
+	// account ids) or azuredevops (Azure DevOps, which has no assignees;
+	// its token is a personal access token, and its reviewers are
+	// identity ids).
 	// +required
 	Provider Provider `json:"provider"`
 
@@ -183,7 +189,10 @@ type PullRequestSpec struct {
 
 	// APIURL is the base URL of a self-hosted forge, such as
 	// `https://gitea.example.com` or `https://github.example.com/api/v3`.
-	// Empty means github.com or gitlab.com.
+	// Empty means github.com or gitlab.com. For Azure DevOps it is the
+	// organisation or collection URL, such as
+	// `https://ado.example.com/tfs/DefaultCollection`; empty means the one
+	// the repository URL names on dev.azure.com.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:Pattern=`^https?://[^\s/]+(/[^\s]*)?$`
 	// +optional
