@@ -105,6 +105,7 @@ func (b *builder) accumulate(k *kfile, objs []*object) ([]*object, error) {
 		if objs, err = b.accumulate(ck, objs); err != nil {
 			return nil, err
 		}
+		k.nsSpecs = append(k.nsSpecs, ck.nsSpecs...)
 	}
 	if objs, err = b.transform(k, objs); err != nil {
 		return nil, err
@@ -149,6 +150,7 @@ func (b *builder) accumulateResources(k *kfile, objs []*object) ([]*object, erro
 			return nil, err
 		}
 		objs = append(objs, subObjs...)
+		k.nsSpecs = append(k.nsSpecs, sub.nsSpecs...)
 	}
 	return objs, nil
 }
@@ -190,6 +192,7 @@ func (b *builder) transform(k *kfile, objs []*object) ([]*object, error) {
 	}
 	if k.namespace != nil && k.namespace.value != "" {
 		setNamespace(objs, k.namespace)
+		setConfiguredNamespaces(objs, append(builtinNamespaceSpecs[:len(builtinNamespaceSpecs):len(builtinNamespaceSpecs)], k.nsSpecs...), k.namespace)
 	}
 	if k.namePrefix != nil && k.namePrefix.value != "" {
 		addAffix(objs, k.namePrefix, true)

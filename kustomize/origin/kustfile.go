@@ -94,6 +94,11 @@ type kfile struct {
 	// them and reflux never runs them, so the render lacks whatever they
 	// would change: every object they transform is refused (issue 21 §5).
 	unrun []Layer
+	// nsSpecs are the paths a configurations file adds to the namespace
+	// transformer's, here and in every kustomization accumulated here:
+	// kustomize merges a base's transformer configuration into its
+	// parent's, so a base's config is obeyed by the overlay's namespace.
+	nsSpecs []fieldSpec
 }
 
 // site is where an unmodelled feature is declared.
@@ -174,6 +179,9 @@ func (k *kfile) parse(b *builder, m *yaml.Node) error {
 			k.sites = append(k.sites, site{reason: r, adds: addsObjects[key], at: Layer{File: k.path, Line: kn.Line, Column: kn.Column, Kind: KindResource, Via: key}})
 			if key == "transformers" {
 				k.unrunTransformers(b, v)
+			}
+			if key == "configurations" {
+				k.configurations(b, v)
 			}
 			continue
 		}
