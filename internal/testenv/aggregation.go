@@ -32,7 +32,7 @@ func (e *Env) startAggregation() error {
 	if e.kcm != nil {
 		return nil
 	}
-	bin, err := binaryPath(e.opts.BinDir, binKubeControllerManager)
+	bin, err := binaryPath(e.opts.KubeBinDir, binKubeControllerManager)
 	if err != nil {
 		return err
 	}

@@ -13,24 +13,26 @@ import (
 // controlPlane is the envtest part of the environment.
 type controlPlane struct {
 	env              *envtest.Environment
+	etcdPath         string
+	apiserverPath    string
 	auditURL         string
 	auditWebhookAddr string
 	logs             []*os.File
 }
 
-// startControlPlane starts etcd and kube-apiserver from binDir with the CRDs
-// in crdDirs installed.
+// startControlPlane starts etcd and kube-apiserver from o.KubeBinDir with
+// the CRDs in crdDirs installed.
 func startControlPlane(o *Options, crdDirs []string, dir string) (*controlPlane, error) {
-	etcd, err := binaryPath(o.BinDir, binEtcd)
+	etcd, err := binaryPath(o.KubeBinDir, binEtcd)
 	if err != nil {
 		return nil, err
 	}
-	apiserver, err := binaryPath(o.BinDir, binKubeAPIServer)
+	apiserver, err := binaryPath(o.KubeBinDir, binKubeAPIServer)
 	if err != nil {
 		return nil, err
 	}
-	cp := &controlPlane{env: &envtest.Environment{
-		BinaryAssetsDirectory:    o.BinDir,
+	cp := &controlPlane{etcdPath: etcd, apiserverPath: apiserver, env: &envtest.Environment{
+		BinaryAssetsDirectory:    o.KubeBinDir,
 		CRDDirectoryPaths:        crdDirs,
 		ErrorIfCRDPathMissing:    true,
 		Scheme:                   o.Scheme,

@@ -19,7 +19,10 @@
 //
 // Everything listens on loopback only. The binaries come from the repository's
 // bin/ directory, which `make testbin` fills; nothing is downloaded at test
-// time. Every process writes its log to a file under Env.Dir so a failing test
+// time. FluxDirEnv and KubeDirEnv swap in other builds of the Flux
+// controllers or of the control plane (`make test-flux-latest`, `make
+// test-kube-matrix`), and Env.Kubernetes reports the apiserver that ran.
+// Every process writes its log to a file under Env.Dir so a failing test
 // can print them (New does this on failure).
 //
 // The environment exists because reflux's behaviour is defined against what

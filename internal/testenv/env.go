@@ -27,6 +27,12 @@ type Options struct {
 	// BinDir holds etcd, kube-apiserver and the Flux controllers with their
 	// CRDs. Defaults to RepoRoot/bin.
 	BinDir string
+	// KubeBinDir holds etcd, kube-apiserver and kube-controller-manager
+	// when they are not the ones in BinDir. Defaults to
+	// $REFLUX_TESTENV_KUBE_DIR, which `make test-kube-matrix` sets to
+	// bin/kube-<minor> so the same suites run against a previous
+	// Kubernetes minor, and else to BinDir.
+	KubeBinDir string
 	// FluxBinDir holds the Flux controllers and their CRDs when they are
 	// not the ones in BinDir. Defaults to $REFLUX_TESTENV_FLUX_DIR, which
 	// `make test-flux-latest` sets to bin/flux-latest so the same suites
@@ -97,6 +103,9 @@ type Env struct {
 	// AuditWebhookAddr is the loopback host:port reserved for the audit
 	// receiver when Options.AuditWebhook.URL was empty.
 	AuditWebhookAddr string
+	// Kubernetes is the kube-apiserver and etcd the environment runs, and
+	// the version the apiserver reports.
+	Kubernetes Kubernetes
 	// Git serves repositories over HTTP and SSH.
 	Git *GitServer
 	// SourceController and KustomizeController are the Flux controllers,
@@ -143,6 +152,12 @@ func Start(ctx context.Context, opts Options) (_ *Env, retErr error) {
 	}
 	e.AuditWebhookURL, e.AuditWebhookAddr = e.cp.auditURL, e.cp.auditWebhookAddr
 	if err := e.connect(); err != nil {
+		return nil, err
+	}
+	if e.Kubernetes, err = e.cp.describe(e.Config); err != nil {
+		return nil, err
+	}
+	if err := e.Kubernetes.check(os.Getenv(KubeVersionEnv)); err != nil {
 		return nil, err
 	}
 	if e.Git, err = startGitServer(filepath.Join(dir, "git")); err != nil {
@@ -261,7 +276,8 @@ func (o *Options) complete() error {
 	if o.BinDir == "" {
 		o.BinDir = filepath.Join(o.RepoRoot, "bin")
 	}
-	o.FluxBinDir = fluxBinDir(o.FluxBinDir, os.Getenv(FluxDirEnv), o.RepoRoot, o.BinDir)
+	o.FluxBinDir = overrideDir(o.FluxBinDir, os.Getenv(FluxDirEnv), o.RepoRoot, o.BinDir)
+	o.KubeBinDir = overrideDir(o.KubeBinDir, os.Getenv(KubeDirEnv), o.RepoRoot, o.BinDir)
 	if o.Helm && o.WithoutFlux {
 		return errors.New("testenv: Options.Helm starts helm-controller, which Options.WithoutFlux excludes")
 	}

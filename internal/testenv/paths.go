@@ -43,11 +43,18 @@ func FluxVersion() string {
 	return kustomize.PairedFluxVersion
 }
 
-// fluxBinDir picks the directory of the Flux controllers: the caller's
-// option first, then the environment variable, then the bin directory. A
-// relative variable is resolved against the repository root, because each
-// test package runs in its own directory.
-func fluxBinDir(option, env, root, binDir string) string {
+// KubeDirEnv names the environment variable that points every environment
+// at another build of etcd, kube-apiserver and kube-controller-manager than
+// bin/'s, such as bin/kube-1.35 from `make test-kube-matrix`. The Flux
+// controllers and kubectl still come from their own directories.
+const KubeDirEnv = "REFLUX_TESTENV_KUBE_DIR"
+
+// overrideDir picks the directory of a set of binaries, the Flux
+// controllers or the control plane: the caller's option first, then the
+// environment variable, then the bin directory. A relative variable is
+// resolved against the repository root, because each test package runs in
+// its own directory.
+func overrideDir(option, env, root, binDir string) string {
 	switch {
 	case option != "":
 		return option

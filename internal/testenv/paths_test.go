@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-func TestFluxBinDir(t *testing.T) {
+func TestOverrideDir(t *testing.T) {
 	for _, tc := range []struct {
 		name, option, env, want string
 	}{
@@ -18,7 +18,7 @@ func TestFluxBinDir(t *testing.T) {
 		{name: "the option wins over the variable", option: "/opt/flux", env: "bin/flux-latest", want: "/opt/flux"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			NewWithT(t).Expect(fluxBinDir(tc.option, tc.env, "/repo", "/elsewhere/bin")).To(Equal(tc.want))
+			NewWithT(t).Expect(overrideDir(tc.option, tc.env, "/repo", "/elsewhere/bin")).To(Equal(tc.want))
 		})
 	}
 }

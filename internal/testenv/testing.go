@@ -51,6 +51,7 @@ func New(t testing.TB, opts ...Option) *Env {
 	if err != nil {
 		t.Fatalf("starting test environment: %v", err)
 	}
+	t.Logf("test environment: %s", e.Kubernetes)
 	t.Cleanup(func() {
 		if t.Failed() {
 			var b strings.Builder
