@@ -62,6 +62,15 @@ testbin: ## Build kube-apiserver, kube-controller-manager, etcd, the real Flux c
 	hack/testbin/gitea.sh
 	@if ! command -v kubectl >/dev/null; then hack/testbin/build.sh kubectl; fi
 
+# The Kubernetes minors before the pinned one, which test-kube-matrix runs
+# against: etcd, kube-apiserver and kube-controller-manager of each, pinned
+# as KUBE_<minor>_* in versions.env.
+KUBE_MATRIX_MINORS ?= $(shell sed -n 's/^KUBE_MATRIX_MINORS="\(.*\)"/\1/p' hack/testbin/versions.env)
+
+.PHONY: testbin-kube-matrix
+testbin-kube-matrix: testbin ## Build etcd, kube-apiserver and kube-controller-manager of the previous Kubernetes minors (versions.env KUBE_MATRIX_MINORS) into bin/kube-<minor>/ (cached).
+	hack/testbin/build.sh $(addprefix kube-,$(KUBE_MATRIX_MINORS))
+
 .PHONY: testbin-flux-latest
 testbin-flux-latest: testbin ## Build the newest Flux controllers (versions.env FLUX_LATEST_*) into bin/flux-latest/ (cached; Go 1.27 for them only).
 	hack/testbin/build.sh source-controller-latest kustomize-controller-latest

@@ -18,6 +18,9 @@
 #               kustomize-controller helm-controller promtool
 #               source-controller-latest kustomize-controller-latest (the newest
 #               Flux, into bin/flux-latest/, built with Go 1.27)
+#               kube-1.35 kube-1.34 ... (etcd, kube-apiserver and
+#               kube-controller-manager of a previous Kubernetes minor, into
+#               bin/kube-<minor>/; KUBE_MATRIX_MINORS)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -36,10 +39,13 @@ export CGO_ENABLED=0
 
 log() { printf '[testbin] %s\n' "$*" >&2; }
 
-# link NAME PATH: point bin/NAME at a cached binary.
+# link NAME PATH [DIR]: point DIR/NAME (bin/NAME by default) at a cached
+# binary.
 link() {
-  ln -sfn "$2" "${bindir}/$1"
-  log "$1 -> $2"
+  local dir="${3:-${bindir}}"
+  mkdir -p "${dir}"
+  ln -sfn "$2" "${dir}/$1"
+  log "${dir#"${root}/"}/$1 -> $2"
 }
 
 # wrapper DIR: start an empty wrapper module in DIR.
@@ -62,18 +68,20 @@ staging_replaces() {
   done
 }
 
+# build_kube NAME PKG [VERSION LINKDIR]: build a Kubernetes command at
+# VERSION (KUBERNETES_VERSION by default) and link it into LINKDIR (bin/).
 build_kube() {
-  local name="$1" pkg="$2"
-  local dest="${cache}/${name}-${KUBERNETES_VERSION}/${name}"
-  if [[ -x "${dest}" ]]; then link "${name}" "${dest}"; return; fi
-  log "building ${name} ${KUBERNETES_VERSION} (several minutes cold)"
-  local w="${cache}/.wrap-${name}-${KUBERNETES_VERSION}"
+  local name="$1" pkg="$2" version="${3:-${KUBERNETES_VERSION}}" linkdir="${4:-${bindir}}"
+  local dest="${cache}/${name}-${version}/${name}"
+  if [[ -x "${dest}" ]]; then link "${name}" "${dest}" "${linkdir}"; return; fi
+  log "building ${name} ${version} (several minutes cold)"
+  local w="${cache}/.wrap-${name}-${version}"
   wrapper "${w}"
   (
     cd "${w}"
     # shellcheck disable=SC2046
-    go mod edit $(staging_replaces "${KUBERNETES_VERSION}")
-    go get "k8s.io/kubernetes@${KUBERNETES_VERSION}"
+    go mod edit $(staging_replaces "${version}")
+    go get "k8s.io/kubernetes@${version}"
     printf 'package tools\n\nimport _ "%s"\n' "${pkg}" > tools.go
     sed -i '1s/^/\/\/go:build tools\n\n/' tools.go
     mkdir -p "$(dirname "${dest}")"
@@ -81,26 +89,49 @@ build_kube() {
     mv "${dest}.tmp" "${dest}"
   )
   rm -rf "${w}"
-  link "${name}" "${dest}"
+  link "${name}" "${dest}" "${linkdir}"
 }
 
+# build_etcd [VERSION LINKDIR]: build etcd at VERSION (ETCD_VERSION by
+# default) and link it into LINKDIR (bin/).
 build_etcd() {
-  local dest="${cache}/etcd-${ETCD_VERSION}/etcd"
-  if [[ -x "${dest}" ]]; then link etcd "${dest}"; return; fi
-  log "building etcd ${ETCD_VERSION}"
-  local w="${cache}/.wrap-etcd-${ETCD_VERSION}"
+  local version="${1:-${ETCD_VERSION}}" linkdir="${2:-${bindir}}"
+  local dest="${cache}/etcd-${version}/etcd"
+  if [[ -x "${dest}" ]]; then link etcd "${dest}" "${linkdir}"; return; fi
+  log "building etcd ${version}"
+  local w="${cache}/.wrap-etcd-${version}"
   wrapper "${w}"
   (
     cd "${w}"
-    go get "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" "go.etcd.io/etcd/api/v3@${ETCD_VERSION}" \
-      "go.etcd.io/etcd/client/pkg/v3@${ETCD_VERSION}" "go.etcd.io/etcd/client/v3@${ETCD_VERSION}" \
-      "go.etcd.io/etcd/pkg/v3@${ETCD_VERSION}"
+    go get "go.etcd.io/etcd/server/v3@${version}" "go.etcd.io/etcd/api/v3@${version}" \
+      "go.etcd.io/etcd/client/pkg/v3@${version}" "go.etcd.io/etcd/client/v3@${version}" \
+      "go.etcd.io/etcd/pkg/v3@${version}"
     mkdir -p "$(dirname "${dest}")"
     go build -trimpath -ldflags='-s -w' -o "${dest}.tmp" go.etcd.io/etcd/server/v3
     mv "${dest}.tmp" "${dest}"
   )
   rm -rf "${w}"
-  link etcd "${dest}"
+  link etcd "${dest}" "${linkdir}"
+}
+
+# build_kube_minor MINOR: build etcd, kube-apiserver and
+# kube-controller-manager of a previous Kubernetes minor (KUBE_<minor>_VERSION
+# and KUBE_<minor>_ETCD_VERSION) into bin/kube-MINOR/, which
+# `make test-kube-matrix` points internal/testenv at
+# (REFLUX_TESTENV_KUBE_DIR). kube-controller-manager is built per version
+# too: it may not be newer than the apiserver it talks to.
+build_kube_minor() {
+  local minor="$1" kv ev
+  kv="KUBE_${minor//./_}_VERSION"
+  ev="KUBE_${minor//./_}_ETCD_VERSION"
+  if [[ -z "${!kv:-}" || -z "${!ev:-}" ]]; then
+    log "kube-${minor}: pin ${kv} and ${ev} in hack/testbin/versions.env"
+    exit 2
+  fi
+  local linkdir="${bindir}/kube-${minor}"
+  build_etcd "${!ev}" "${linkdir}"
+  build_kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "${!kv}" "${linkdir}"
+  build_kube kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "${!kv}" "${linkdir}"
 }
 
 # build_flux NAME VERSION ARTIFACT TOOLCHAIN LINKDIR: build a Flux controller
@@ -295,6 +326,7 @@ for c in "${components[@]}"; do
     source-controller-latest) build_flux_latest source-controller "${FLUX_LATEST_SOURCE_CONTROLLER_VERSION}" ;;
     kustomize-controller-latest) build_flux_latest kustomize-controller "${FLUX_LATEST_KUSTOMIZE_CONTROLLER_VERSION}" ;;
     promtool) build_promtool ;;
+    kube-[0-9]*.[0-9]*) build_kube_minor "${c#kube-}" ;;
     *) log "unknown component ${c}"; exit 2 ;;
   esac
 done
