@@ -34,6 +34,7 @@ func applyJSON6902(o *object, ops *node) error {
 			err = fmt.Errorf("unknown op %q", op.str("op"))
 		}
 		if err != nil {
+			o.touch() // the ops before it may have renamed the object
 			return fmt.Errorf("op %d: %w", i, err)
 		}
 	}

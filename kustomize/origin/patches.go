@@ -104,9 +104,14 @@ func applyPatch(objs []*object, ps patchSrc) ([]*object, error) {
 					return nil, err
 				}
 				if ok {
-					if err := applyJSON6902(o, doc); err != nil {
-						return nil, fmt.Errorf("%s: %w", ps.via, err)
-					}
+					// kustomize applied this patch (the build the model
+					// explains succeeded), so an op the model cannot apply
+					// is the model's gap, not the tree's: the ops before it
+					// stand, and the fields it and the rest would set
+					// disagree with the render and are refused one by one,
+					// while every other object and patch stays mapped
+					// (issue 21 §2).
+					_ = applyJSON6902(o, doc)
 				}
 			}
 			continue
@@ -122,7 +127,6 @@ func applyPatch(objs []*object, ps patchSrc) ([]*object, error) {
 // applySMPDoc applies one strategic-merge document; "$patch: delete" at
 // the top removes the matched objects.
 func applySMPDoc(objs []*object, doc *node, ps patchSrc) ([]*object, error) {
-	matched := false
 	kept := objs[:0:0]
 	for _, o := range objs {
 		var ok bool
@@ -134,9 +138,6 @@ func applySMPDoc(objs []*object, doc *node, ps patchSrc) ([]*object, error) {
 		}
 		if err != nil {
 			return nil, err
-		}
-		if ok {
-			matched = true
 		}
 		if ok && doc.str("$patch") == "delete" {
 			continue
@@ -156,12 +157,12 @@ func applySMPDoc(objs []*object, doc *node, ps patchSrc) ([]*object, error) {
 			p.del("kind")
 			p.del("apiVersion")
 		}
-		if err := mergeSMP(o, p); err != nil {
-			return nil, fmt.Errorf("%s: %w", ps.via, err)
-		}
+		// As for a JSON6902 op above: a merge the model cannot make leaves
+		// the object's fields to be refused where they disagree.
+		_ = mergeSMP(o, p)
 	}
-	if !matched && ps.target == nil {
-		return nil, fmt.Errorf("%s: no matches for patch %s/%s", ps.via, doc.str("kind"), doc.str("metadata", "name"))
-	}
+	// No match means the model lacks the object kustomize patched (an
+	// unmodelled construct renamed or made it): its fields are refused as
+	// not in the model, and the rest of the tree stays mapped.
 	return kept, nil
 }
