@@ -260,7 +260,11 @@ func mergeGenerated(objs []*object, o *object, g genSpec) ([]*object, error) {
 		base.hashed = base.hashed || o.hashed
 		return objs, nil
 	}
-	return nil, fmt.Errorf("%s: no %s %s to %s", g.via, o.kind(), g.name, g.behavior)
+	// kustomize found the generator to merge into or replace (the build
+	// succeeded), so the model lacks it: the keys this generator adds are
+	// refused as not in the model, and the rest of the tree stays mapped
+	// (issue 21 §2).
+	return objs, nil
 }
 
 // encodeBase64 encodes like kyaml's datamap: lines of 70 characters, each
