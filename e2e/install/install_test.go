@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -78,6 +79,15 @@ func TestInstallUpgradeUninstallThroughFlux(t *testing.T) {
 	})
 	flux := fixture.Namespace{Env: env, Name: fluxNamespace}
 	flux.WaitRecord(g, "Deployment", own.Name, fixture.HasField("/spec/template/spec/terminationGracePeriodSeconds"))
+	// reflux may not watch the CRDs and cluster RBAC it is installed with,
+	// and says so on the Kustomization, naming the fix.
+	g.Eventually(func() *metav1.Condition {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(ks), ks)).To(Succeed())
+		return apimeta.FindStatusCondition(ks.Status.Conditions, refluxv1.DriftedCondition)
+	}, fixture.Timeout, fixture.Interval).Should(And(
+		HaveField("Status", metav1.ConditionUnknown), HaveField("Reason", refluxv1.WatchForbiddenReason),
+		HaveField("Message", ContainSubstring("customresourcedefinitions")),
+		HaveField("Message", ContainSubstring(refluxv1.WorkloadsAggregationLabel))))
 	g.Expect(env.Reconcile(ctx, ks)).To(Succeed())
 	g.Expect(env.WaitForReady(ctx, ks)).To(Succeed(), "Flux reconciles reflux's install while reflux holds its Deployment")
 	app.AddKey(g, env.Client, flags.Name, "AFTER_SELF_HOLD", "1")
