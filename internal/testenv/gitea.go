@@ -316,6 +316,45 @@ func (g *Gitea) AddUser(ctx context.Context, name, repo string) error {
 		map[string]any{"permission": "write"}, nil)
 }
 
+// AddReader creates a user who may only read the admin's repository
+// repo (a collaborator with read permission) and returns an API token of
+// that user with every scope: a token the forge lets read the repository
+// but not write it.
+func (g *Gitea) AddReader(ctx context.Context, name, repo string) (string, error) {
+	if err := g.admin(ctx, "user", "create", "--username", name, "--password", "testenv-"+randomHex(8),
+		"--email", name+"@example.com", "--must-change-password=false"); err != nil {
+		return "", err
+	}
+	if err := g.API(ctx, http.MethodPut, "/repos/"+g.Username+"/"+repo+"/collaborators/"+name,
+		map[string]any{"permission": "read"}, nil); err != nil {
+		return "", err
+	}
+	return g.MintToken(ctx, name, "all")
+}
+
+// MintToken returns a new API token of user limited to scopes, such as
+// "read:repository" (a token of the admin that reads every repository and
+// writes none). The CLI mints it: Gitea's API mints tokens only for the
+// user who signs in with a password.
+func (g *Gitea) MintToken(ctx context.Context, user string, scopes ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, g.bin, "admin", "user", "generate-access-token", "--username", user,
+		"--token-name", "testenv-"+randomHex(4), "--scopes", strings.Join(scopes, ","), "--raw",
+		"--config", g.config, "--work-path", g.work)
+	cmd.Env = g.env()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("gitea admin user generate-access-token for %s: %w: %s", user, err, stderr.Bytes())
+	}
+	// Gitea logs to the console too: the token is the last line.
+	lines := strings.Fields(string(out))
+	if len(lines) == 0 {
+		return "", fmt.Errorf("gitea admin user generate-access-token for %s printed no token: %s", user, stderr.Bytes())
+	}
+	return lines[len(lines)-1], nil
+}
+
 // AddGPGKey registers an armored OpenPGP public key (SigningKey.Public)
 // as the admin user's, so Gitea shows the commits it signs as verified.
 // Gitea accepts a key without a signed verification token only when one
