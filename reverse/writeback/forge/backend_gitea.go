@@ -78,8 +78,36 @@ func (g *giteaBackend) find(_ context.Context, head string) (*PullRequest, error
 	return giteaPR(best), nil
 }
 
-func (g *giteaBackend) create(ctx context.Context, req Request) (*PullRequest, error) {
-	return g.open(ctx, g.title(req), req.Head, req.Base, req.Body)
+// create goes through the SDK, not go-git-providers' Create, which
+// keeps only the message of a refusal: a token scoped read:repository
+// gets 403 here, and its status tells a read-only token from a forge
+// that is down.
+func (g *giteaBackend) create(_ context.Context, req Request) (*PullRequest, error) {
+	pr, resp, err := g.raw.CreatePullRequest(g.owner, g.repo, sdk.CreatePullRequestOption{
+		Head: req.Head, Base: req.Base, Title: g.title(req), Body: req.Body,
+	})
+	if err != nil {
+		return nil, withStatus(httpResp(resp), err)
+	}
+	return giteaPR(pr), nil
+}
+
+// check reads the repository as the token's user sees it. Gitea's answer
+// carries that user's permissions (admin, push, pull), so a user who may
+// only read is known before anything is created: Gitea lets such a user
+// open a pull request between the repository's branches, then refuses
+// the labels reflux puts on it (403). The token's own scopes (a token
+// scoped read:repository) are not in the answer: they show on the first
+// write, as a ReadOnlyError too.
+func (g *giteaBackend) check(context.Context) error {
+	repo, resp, err := g.raw.GetRepo(g.owner, g.repo)
+	if err != nil {
+		return withStatus(httpResp(resp), err)
+	}
+	if p := repo.Permissions; p != nil && !p.Push && !p.Admin {
+		return &ReadOnlyError{}
+	}
+	return nil
 }
 
 func (g *giteaBackend) update(_ context.Context, number int, title, body string) error {

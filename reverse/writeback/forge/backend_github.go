@@ -80,6 +80,25 @@ func (g *githubBackend) create(ctx context.Context, req Request) (*PullRequest, 
 	return g.open(ctx, req.Title, req.Head, req.Base, req.Body)
 }
 
+// check reads the repository as the token's user sees it: GitHub's
+// answer carries that user's role (admin, maintain, push, triage, pull).
+// Triage is enough for what reflux does with the token (open, label, ask
+// reviews of and close pull requests; the branch is pushed with the Git
+// credentials), so only a user who may merely read is a ReadOnlyError
+// here. A fine-grained token's own permissions are not in the answer:
+// they show on the first write.
+func (g *githubBackend) check(ctx context.Context) error {
+	repo, _, err := g.raw.Repositories.Get(ctx, g.owner, g.repo)
+	if err != nil {
+		return err
+	}
+	if p := repo.Permissions; p != nil &&
+		!p.GetAdmin() && !p.GetMaintain() && !p.GetPush() && !p.GetTriage() {
+		return &ReadOnlyError{}
+	}
+	return nil
+}
+
 func (g *githubBackend) update(ctx context.Context, number int, title, body string) error {
 	_, _, err := g.raw.PullRequests.Edit(ctx, g.owner, g.repo, number, &github.PullRequest{Title: &title, Body: &body})
 	return err

@@ -26,11 +26,11 @@ func (c *Client) Close(ctx context.Context, head, comment string) (PullRequest, 
 	}
 	if comment != "" {
 		if err := c.b.comment(ctx, pr.Number, comment); err != nil {
-			return *pr, &Error{Op: "commenting on pull request " + pr.URL, Err: err}
+			return *pr, writing("commenting on pull request "+pr.URL, err)
 		}
 	}
 	if err := c.b.close(ctx, pr.Number); err != nil {
-		return *pr, &Error{Op: "closing pull request " + pr.URL, Err: err}
+		return *pr, writing("closing pull request "+pr.URL, err)
 	}
 	pr.State = Closed
 	return *pr, nil
@@ -43,7 +43,7 @@ func (c *Client) Comment(ctx context.Context, number int, body string) error {
 		return nil
 	}
 	if err := c.b.comment(ctx, number, body); err != nil {
-		return &Error{Op: fmt.Sprintf("commenting on pull request #%d", number), Err: err}
+		return writing(fmt.Sprintf("commenting on pull request #%d", number), err)
 	}
 	return nil
 }

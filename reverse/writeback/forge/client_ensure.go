@@ -54,11 +54,11 @@ type clipper interface{ clip(body string) string }
 func (c *Client) create(ctx context.Context, req Request) (Result, error) {
 	created, err := c.b.create(ctx, req)
 	if err != nil {
-		return Result{}, &Error{Op: "creating the pull request for " + req.Head, Err: err}
+		return Result{}, writing("creating the pull request for "+req.Head, err)
 	}
 	if err := c.b.decorate(ctx, created.Number, req); err != nil {
 		return Result{PullRequest: *created, Created: true},
-			&Error{Op: "labelling pull request " + created.URL, Err: err}
+			writing("labelling pull request "+created.URL, err)
 	}
 	created.Labels = req.Labels
 	return Result{PullRequest: *created, Created: true}, nil
@@ -90,7 +90,7 @@ func (c *Client) retitle(ctx context.Context, res *Result, req Request) error {
 		return nil
 	}
 	if err := c.b.update(ctx, res.Number, title, req.Body); err != nil {
-		return &Error{Op: "updating pull request " + res.URL, Err: err}
+		return writing("updating pull request "+res.URL, err)
 	}
 	res.Title, res.Body, res.Updated = title, req.Body, true
 	return nil

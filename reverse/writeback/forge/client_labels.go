@@ -24,13 +24,13 @@ func (c *Client) relabel(ctx context.Context, res *Result, req Request) error {
 			decoration.Reviewers, decoration.Assignees = req.Reviewers, req.Assignees
 		}
 		if err := c.b.decorate(ctx, res.Number, decoration); err != nil {
-			return &Error{Op: "labelling pull request " + res.URL, Err: err}
+			return writing("labelling pull request "+res.URL, err)
 		}
 		res.Labels, res.Updated = append(slices.Clone(res.Labels), missing...), true
 	}
 	if stale := staleLabels(res.Labels, req.Labels, req.Exclusive); len(stale) > 0 {
 		if err := c.b.unlabel(ctx, res.Number, stale); err != nil {
-			return &Error{Op: fmt.Sprintf("removing labels %v from pull request %s", stale, res.URL), Err: err}
+			return writing(fmt.Sprintf("removing labels %v from pull request %s", stale, res.URL), err)
 		}
 		res.Labels = slices.DeleteFunc(slices.Clone(res.Labels), func(l string) bool { return slices.Contains(stale, l) })
 		res.Updated = true

@@ -280,3 +280,64 @@ func TestGiteaFollowsDrift(t *testing.T) {
 	g.Expect(gt.API(ctx, http.MethodGet, commentsPath, nil, &comments)).To(Succeed())
 	g.Expect(comments).To(Equal([]giteaComment{{Body: why}, {Body: "reopened as a new branch"}}))
 }
+
+// TestGiteaReadOnlyToken: a token that reads the repository but may not
+// write its pull requests is a ReadOnlyError, not a forge failure, and
+// Check names it before anything is created where Gitea can tell: when
+// the token's user may only read. A token scoped read:repository of a
+// user who may write passes the check (Gitea's permissions are the
+// user's, not the token's) and is named on its first write.
+func TestGiteaReadOnlyToken(t *testing.T) {
+	ctx := context.Background()
+	gt, url := startFleet(t)
+	reader, err := gt.AddReader(ctx, "reader", "fleet")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	scoped, err := gt.MintToken(ctx, gt.Username, "read:repository")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+
+	tests := []struct {
+		name, token, head string
+		// checkTells: Check names the token before anything is written.
+		checkTells bool
+		// created: Gitea opens the pull request before it refuses the
+		// labels (a reader may open one between the repository's
+		// branches).
+		created bool
+		answer  string
+	}{
+		{"a user who may only read", reader, "reflux/apps-web/reader-0123456789ab", true, true,
+			"user should have a permission to write to a repo"},
+		{"a token scoped read:repository", scoped, "reflux/apps-web/scoped-0123456789ab", false, false,
+			"required=[write:repository]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c, err := forge.New(ctx, forge.Options{Provider: "gitea", Token: tt.token, APIURL: gt.URL, RepoURL: url})
+			g.Expect(err).NotTo(HaveOccurred())
+			err = c.Check(ctx)
+			if tt.checkTells {
+				g.Expect(forge.ReadOnly(err)).To(BeTrue(), "err: %v", err)
+			} else {
+				g.Expect(err).NotTo(HaveOccurred(), "Gitea cannot tell a token's scopes before a write")
+			}
+
+			pushBranch(t, gt, url, tt.head, "cm.yaml", "kind: ConfigMap\ndata: {color: blue}\n")
+			res, err := c.Ensure(ctx, forge.Request{Head: tt.head, Base: "main", Title: "reflux: apps/web drifted",
+				Body: "| one |", Labels: []string{"reflux", "severity/low"}})
+			g.Expect(forge.ReadOnly(err)).To(BeTrue(), "err: %v", err)
+			g.Expect(forge.Unauthorized(err)).To(BeTrue(), "not retried: a new token or write access cures it")
+			g.Expect(err).To(MatchError(ContainSubstring(tt.answer)), "the forge's answer is quoted")
+			g.Expect(res.Created).To(Equal(tt.created))
+		})
+	}
+
+	// The admin's full token is not read-only: the check passes and a
+	// forge failure that is not a 403 is not named so.
+	c, err := forge.New(ctx, forge.Options{Provider: "gitea", Token: gt.Token, APIURL: gt.URL, RepoURL: url})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	NewWithT(t).Expect(c.Check(ctx)).To(Succeed())
+	_, err = c.Ensure(ctx, forge.Request{Head: "reflux/no-such-branch", Base: "main", Title: "t", Body: "b"})
+	NewWithT(t).Expect(err).To(HaveOccurred())
+	NewWithT(t).Expect(forge.ReadOnly(err)).To(BeFalse(), "err: %v", err)
+}
