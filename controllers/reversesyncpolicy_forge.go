@@ -10,12 +10,15 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/policy"
 	"github.com/reflux-dev/reflux/reverse/source"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 )
 
 // checkForge proves the pull-request token works and reaches every
 // repository the policy's Kustomizations apply from (policy.ForgeChecks).
 // A missing token or one the forge refuses is the user's to fix
-// (policy.ErrInvalid); a forge that does not answer is retried.
+// (policy.ErrInvalid); a forge that does not answer is retried. A token
+// the forge says may only read is named so (TokenReadOnly), not taken for
+// an unreachable forge: it reads, so everything else about it is right.
 func (r *ReverseSyncPolicyReconciler) checkForge(ctx context.Context, obj *refluxv1.ReverseSyncPolicy,
 	governed []kustomizev1.Kustomization) (string, error) {
 	pr := obj.Spec.Git.PullRequest
@@ -34,6 +37,9 @@ func (r *ReverseSyncPolicyReconciler) checkForge(ctx context.Context, obj *reflu
 		}
 	}
 	if err := r.ForgeChecks.Check(ctx, pr, token, urls); err != nil {
+		if forge.ReadOnly(err) {
+			return refluxv1.TokenReadOnlyReason, err
+		}
 		return refluxv1.ForgeUnreachableReason, err
 	}
 	return "", nil

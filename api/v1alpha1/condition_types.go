@@ -56,6 +56,14 @@ const (
 	// or refused the token or the repository; the answer is in the
 	// message.
 	ForgeUnreachableReason = "ForgeUnreachable"
+
+	// TokenReadOnlyReason means the forge lets the pull-request token read
+	// the repository but not write its pull requests: the token's user
+	// may only read it, or the token's scopes allow only reads. On a
+	// policy, the forge said so when asked (Gitea, GitHub); on
+	// ReverseSynced, it refused a write with 403 and the branch is still
+	// pushed. A new token, or write access for its user, cures it.
+	TokenReadOnlyReason = "TokenReadOnly"
 )
 
 // Reasons for the Drifted condition.
@@ -108,6 +116,9 @@ const (
 	// refused or failed to open or update its pull request; the forge's
 	// answer is in the message.
 	PullRequestFailedReason = "PullRequestFailed"
+	// TokenReadOnlyReason (above) is a ReverseSynced reason too: the
+	// branch was pushed but the forge refused the token a write of its
+	// pull request (403) after letting it read.
 	// WithdrawnReason means a branch reflux had pushed no longer carries
 	// the record's change: the branch was closed because nothing open is
 	// left on it, or the change is already in the source branch.

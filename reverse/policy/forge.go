@@ -42,8 +42,9 @@ func NewForgeChecks(now func() time.Time) *ForgeChecks {
 
 // Check proves that token reaches every one of repoURLs on the forge pr
 // names. A token the forge refuses, or a repository it does not show the
-// token, is the user's to fix: a *FieldError (ErrInvalid). A forge that
-// does not answer is an error to retry.
+// token, is the user's to fix: a *FieldError (ErrInvalid); so is a token
+// the forge says may only read (its Cause is then a forge.ReadOnlyError).
+// A forge that does not answer is an error to retry.
 func (f *ForgeChecks) Check(ctx context.Context, pr *refluxv1.PullRequestSpec, token string, repoURLs []string) error {
 	ctx, cancel := context.WithTimeout(ctx, forgeCheckTimeout)
 	defer cancel()
@@ -59,8 +60,8 @@ func (f *ForgeChecks) Check(ctx context.Context, pr *refluxv1.PullRequestSpec, t
 		}
 		if err := check(ctx, opts); err != nil {
 			err = fmt.Errorf("%s repository %s: %w", pr.Provider, url, err)
-			if forge.Unauthorized(err) || forge.StatusCode(err) == http.StatusNotFound {
-				return &FieldError{Field: "spec.git.pullRequest", Reason: err.Error()}
+			if forge.Unauthorized(err) || forge.ReadOnly(err) || forge.StatusCode(err) == http.StatusNotFound {
+				return &FieldError{Field: "spec.git.pullRequest", Reason: err.Error(), Cause: err}
 			}
 			return err
 		}

@@ -21,13 +21,22 @@ type FieldError struct {
 	Field string
 	// Reason says what is wrong.
 	Reason string
+	// Cause, when set, is the error that made the value invalid, for
+	// callers that name it (forge.ReadOnly).
+	Cause error
 }
 
 // Error implements error.
 func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
 
-// Unwrap lets errors.Is(err, ErrInvalid) match.
-func (e *FieldError) Unwrap() error { return ErrInvalid }
+// Unwrap lets errors.Is(err, ErrInvalid) match, and errors.As reach the
+// Cause.
+func (e *FieldError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{ErrInvalid}
+	}
+	return []error{ErrInvalid, e.Cause}
+}
 
 // Validate checks the parts of spec that admission cannot. It returns every
 // problem found, joined, so a user fixes them in one pass.
