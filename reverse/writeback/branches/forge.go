@@ -64,7 +64,7 @@ func (h *Writer) openPullRequest(ctx context.Context, f Forge, set reverse.Drift
 		p.Reason = joinReasons(p.Reason, fmt.Sprintf("pull request %s %s", res.URL, verb))
 		return nil
 	}
-	p.Outcome = refluxv1.PullRequestFailedReason
+	p.Outcome = forgeOutcome(err)
 	p.Reason = joinReasons(p.Reason, err.Error())
 	if forge.Unauthorized(err) {
 		return nil
@@ -99,6 +99,16 @@ func (h *Writer) openMissing(ctx context.Context, f Forge, set reverse.DriftSet,
 		return res.PullRequest, nil
 	}
 	return forge.PullRequest{}, nil
+}
+
+// forgeOutcome names a forge's failure for ReverseSynced: TokenReadOnly
+// when it let the token read but refused it a write (issue 22 §3: a named
+// condition, not one more failed pull request), else PullRequestFailed.
+func forgeOutcome(err error) string {
+	if forge.ReadOnly(err) {
+		return refluxv1.TokenReadOnlyReason
+	}
+	return refluxv1.PullRequestFailedReason
 }
 
 // errForge marks a forge failure that a retry may cure.

@@ -244,6 +244,39 @@ func TestWriteWithRefusedToken(t *testing.T) {
 	g.Expect(bc.Closed).To(BeEmpty())
 }
 
+// TestWriteWithReadOnlyToken: a token the forge lets read the repository
+// but not write its pull requests is named TokenReadOnly on the
+// write-back (issue 22 §3), not one more PullRequestFailed: for a token
+// scoped read:repository Gitea refuses the pull request itself, for a
+// user who may only read it opens it and refuses its labels. Either way
+// the branch is pushed and nothing is retried for it.
+func TestWriteWithReadOnlyToken(t *testing.T) {
+	gt, set := giteaShop(t)
+	ctx := context.Background()
+	reader, err := gt.AddReader(ctx, "reader", "shop")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	scoped, err := gt.MintToken(ctx, gt.Username, "read:repository")
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	for _, tt := range []struct{ name, token, answer string }{
+		{"a token scoped read:repository", scoped, "required=[write:repository]"},
+		{"a user who may only read", reader, "user should have a permission to write to a repo"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			set := set
+			set.ForgeToken = tt.token
+			results, err := newWriter(t).Write(ctx, set)
+			g.Expect(err).NotTo(HaveOccurred(), "a read-only token is the user's to fix: no retry")
+			g.Expect(results).NotTo(BeEmpty())
+			for _, r := range results {
+				g.Expect(r.Outcome).To(Equal(refluxv1.TokenReadOnlyReason), r.Reason)
+				g.Expect(r.Commit).NotTo(BeEmpty(), "the branch is pushed all the same")
+				g.Expect(r.Reason).To(ContainSubstring(tt.answer))
+			}
+		})
+	}
+}
+
 // TestWriteWithForgeDown: the branch is pushed and the error is returned,
 // so the governor backs off and retries; the pull request opens then.
 func TestWriteWithForgeDown(t *testing.T) {

@@ -60,7 +60,7 @@ func (s *session) write(ctx context.Context, grp group) (reverse.BranchResult, e
 	}
 	fg, fgErr := s.forge(ctx)
 	if fgErr != nil {
-		p.Outcome, p.Reason = refluxv1.PullRequestFailedReason, joinReasons(p.Reason, fgErr.Error())
+		p.Outcome, p.Reason = forgeOutcome(fgErr), joinReasons(p.Reason, fgErr.Error())
 		if forge.Unauthorized(fgErr) {
 			return p, nil
 		}

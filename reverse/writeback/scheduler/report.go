@@ -98,7 +98,7 @@ func outcomeRank(o string) int {
 		return 2
 	case refluxv1.RefusedReason:
 		return 3
-	case refluxv1.ConflictReason, refluxv1.PullRequestFailedReason:
+	case refluxv1.ConflictReason, refluxv1.PullRequestFailedReason, refluxv1.TokenReadOnlyReason:
 		return 4
 	default: // GitError and anything unknown
 		return 5

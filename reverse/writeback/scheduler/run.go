@@ -204,8 +204,7 @@ func (s *Scheduler) applyResult(ctx context.Context, snap reverse.Snapshot, set 
 	ev := decide.Branch{Branch: r.Branch, Commit: r.Commit, Fingerprint: r.Fingerprint, PullRequest: r.PullRequest, Now: s.now()}
 	switch {
 	// A pull request the forge failed to open leaves the branch pushed.
-	case r.Branch != "" && r.Commit != "" && (r.Outcome == refluxv1.BranchPushedReason || r.Outcome == refluxv1.UpToDateReason ||
-		r.Outcome == refluxv1.PullRequestFailedReason):
+	case r.Branch != "" && r.Commit != "" && leftPushed(r.Outcome):
 		ev.Event = decide.Pushed
 	case r.Outcome == refluxv1.GitErrorReason || r.Outcome == string(writeback.Superseded):
 		ev.Event = decide.Abandoned
@@ -308,11 +307,8 @@ func (s *Scheduler) setPending(snap reverse.Snapshot, results []reverse.BranchRe
 	}
 	n := 0
 	for _, r := range results {
-		switch r.Outcome {
-		case refluxv1.BranchPushedReason, refluxv1.UpToDateReason, refluxv1.PullRequestFailedReason:
-			if r.Branch != "" {
-				n++
-			}
+		if leftPushed(r.Outcome) && r.Branch != "" {
+			n++
 		}
 	}
 	s.opts.Metrics.SetPending(snap.Gov.Key(), n)
@@ -334,4 +330,15 @@ func (s *Scheduler) sealed(all []refluxv1.Drift) []refluxv1.Drift {
 		}
 	}
 	return out
+}
+
+// leftPushed reports whether a write-back of outcome left its branch
+// pushed: written, already written, or pushed with a pull request the
+// forge failed to open or refused the token (TokenReadOnly).
+func leftPushed(outcome string) bool {
+	switch outcome {
+	case refluxv1.BranchPushedReason, refluxv1.UpToDateReason, refluxv1.PullRequestFailedReason, refluxv1.TokenReadOnlyReason:
+		return true
+	}
+	return false
 }
