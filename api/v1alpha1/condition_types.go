@@ -26,6 +26,10 @@ const (
 	// HoldReleasedReason: the hold expired and was released so that Flux
 	// restores Git (onExpiry: Release).
 	HoldReleasedReason = "HoldReleased"
+	// HoldReleasePendingReason: the hold expired and the record closed as
+	// Expired, but the release has not happened yet (it is under way, or
+	// failed and is retried); status.heldSince stays until it does.
+	HoldReleasePendingReason = "ReleasePending"
 )
 
 // Reasons for ReverseSyncPolicy conditions.

@@ -52,12 +52,23 @@ type ExpiryInput struct {
 //	no limit any more True           any        SetStatus: drop it
 //	expired           none           Alert      Expire: HoldExpired=True (HoldKept), page, keep holding
 //	expired           True           Alert      nothing: paged once
-//	expired           any            Release    Expire: state Expired, HoldExpired=True (HoldReleased),
+//	expired           any            Release    Expire: state Expired, HoldExpired=True (ReleasePending),
 //	                                            page, release, ask Flux to reconcile
+//	Expired, heldSince set (OwesRelease)         Expire: release, ask Flux to reconcile
 //
-// A closed record (or one being dismissed) has nothing left to expire.
+// A Release is written in two steps: the record closes as Expired with
+// its heldSince kept (the release is owed), the hold is released, and
+// only then does Released clear heldSince. A release that fails leaves
+// the record saying so, and the next decision releases again (issue 22
+// §3: a failed release used to lose its request, the record closed and
+// saying released). Otherwise a closed record (or one being dismissed)
+// has nothing left to expire.
 func Expiry(in ExpiryInput) Decision {
 	rec := in.Record
+	if OwesRelease(rec) && !DismissRequested(rec) {
+		return Decision{Action: Expire, Record: rec.DeepCopy(), Hold: Release, RequestReconcile: in.LiveExists,
+			Why: "the hold expired and its release is owed: releasing"}
+	}
 	if rec == nil || !record.IsOpen(rec) || DismissRequested(rec) {
 		return Decision{Why: "no open record"}
 	}
@@ -81,10 +92,11 @@ func Expiry(in ExpiryInput) Decision {
 	since := rec.Status.HeldSince.UTC().Format(time.RFC3339)
 	d := Decision{Action: Expire, Record: next, Expired: true}
 	if release {
-		c.Reason = refluxv1.HoldReleasedReason
-		c.Message = fmt.Sprintf("held since %s, past its maximum age at %s: released so that Flux restores Git (onExpiry: Release)",
+		c.Reason = refluxv1.HoldReleasePendingReason
+		c.Message = fmt.Sprintf("held since %s, past its maximum age at %s: releasing so that Flux restores Git (onExpiry: Release)",
 			since, exp.UTC().Format(time.RFC3339))
-		next.Status.State, next.Status.HeldSince = refluxv1.DriftExpired, nil
+		// heldSince stays until the release happened (Released).
+		next.Status.State = refluxv1.DriftExpired
 		next.Status.Closed = Closure(refluxv1.ClosedHoldExpiredReason, c.Message, rec.Spec.Revision, in.Now)
 		d.Hold, d.RequestReconcile, d.Why = Release, in.LiveExists, "the hold expired: released"
 		d.Unmark = Marked(rec)
@@ -98,11 +110,43 @@ func Expiry(in ExpiryInput) Decision {
 	return d
 }
 
+// OwesRelease reports whether rec closed as Expired while its hold is
+// still in place: Expiry closes the record before the release, so that
+// the live path never holds the object again for the drift that expired,
+// and keeps status.heldSince until Released.
+func OwesRelease(rec *refluxv1.Drift) bool {
+	return rec != nil && rec.Status.State == refluxv1.DriftExpired && rec.Status.HeldSince != nil
+}
+
+// Released is rec once its expired hold was released: heldSince cleared
+// and HoldExpired saying HoldReleased. A record that owes no release is
+// returned as it is.
+func Released(rec *refluxv1.Drift) *refluxv1.Drift {
+	next := rec.DeepCopy()
+	if !OwesRelease(rec) {
+		return next
+	}
+	c := metav1.Condition{Type: refluxv1.HoldExpiredCondition, Status: metav1.ConditionTrue, ObservedGeneration: rec.Generation,
+		Reason: refluxv1.HoldReleasedReason}
+	c.Message = fmt.Sprintf("held since %s: released so that Flux restores Git (onExpiry: Release)",
+		rec.Status.HeldSince.UTC().Format(time.RFC3339))
+	if exp := rec.Status.HoldExpiresAt; exp != nil {
+		c.Message = fmt.Sprintf("held since %s, past its maximum age at %s: released so that Flux restores Git (onExpiry: Release)",
+			rec.Status.HeldSince.UTC().Format(time.RFC3339), exp.UTC().Format(time.RFC3339))
+	}
+	apimeta.SetStatusCondition(&next.Status.Conditions, c)
+	next.Status.HeldSince = nil
+	return next
+}
+
 // ExpiryDue says whether the expiry decision has anything to do for a
 // record, and after how long: the time left to its expiry, or 0 when it
 // is due now. It lets the engine arm one timer per record instead of
 // looking at every record on a schedule.
 func ExpiryDue(rec *refluxv1.Drift, now time.Time) (time.Duration, bool) {
+	if OwesRelease(rec) && !DismissRequested(rec) {
+		return 0, true
+	}
 	if rec == nil || !record.IsOpen(rec) || DismissRequested(rec) {
 		return 0, false
 	}

@@ -81,12 +81,12 @@ func TestExpiry(t *testing.T) {
 			want: Keep},
 		{name: "at its age, Release: close as Expired, release, reconcile", in: ExpiryInput{Record: open,
 			OnExpiry: refluxv1.ExpiryRelease, Now: after, LiveExists: true},
-			want: Expire, hold: Release, expired: true, reconc: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasedReason, due: true},
+			want: Expire, hold: Release, expired: true, reconc: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasePendingReason, due: true},
 		{name: "Release after an Alert page (policy switched): release", in: ExpiryInput{Record: withExpired(open, refluxv1.HoldKeptReason),
 			OnExpiry: refluxv1.ExpiryRelease, Now: after, LiveExists: true},
-			want: Expire, hold: Release, expired: true, reconc: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasedReason},
+			want: Expire, hold: Release, expired: true, reconc: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasePendingReason},
 		{name: "Release, object gone: release, no reconcile", in: ExpiryInput{Record: open, OnExpiry: refluxv1.ExpiryRelease, Now: after},
-			want: Expire, hold: Release, expired: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasedReason, due: true},
+			want: Expire, hold: Release, expired: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasePendingReason, due: true},
 		{name: "paged, then the limit moved later: drop the condition", in: ExpiryInput{Record: with(withExpired(open, refluxv1.HoldKeptReason),
 			func(d *refluxv1.Drift) { d.Status.HoldExpiresAt = &metav1.Time{Time: t0.Add(3 * time.Hour)} }), Now: after},
 			want: SetStatus, state: refluxv1.DriftHeld, due: true},
@@ -97,9 +97,15 @@ func TestExpiry(t *testing.T) {
 		{name: "unheld (Proposed without a hold): nothing", in: ExpiryInput{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State, d.Status.HeldSince = refluxv1.DriftProposed, nil
 		}), Now: after}, want: Keep},
-		{name: "already Expired: closed, nothing", in: ExpiryInput{Record: with(open, func(d *refluxv1.Drift) {
-			d.Status.State = refluxv1.DriftExpired
+		{name: "already Expired and released: closed, nothing", in: ExpiryInput{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State, d.Status.HeldSince = refluxv1.DriftExpired, nil
 		}), OnExpiry: refluxv1.ExpiryRelease, Now: after}, want: Keep},
+		{name: "Expired, its release owed (it failed): release again, reconcile", in: ExpiryInput{Record: owed(open),
+			OnExpiry: refluxv1.ExpiryRelease, Now: after.Add(time.Minute), LiveExists: true},
+			want: Expire, hold: Release, reconc: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasePendingReason, due: true},
+		{name: "Expired, its release owed, the policy since says Alert: release all the same", in: ExpiryInput{Record: owed(open),
+			Now: after.Add(time.Minute), LiveExists: true},
+			want: Expire, hold: Release, reconc: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasePendingReason, due: true},
 		{name: "dismissal asked: left to the dismissal", in: ExpiryInput{Record: with(open, func(d *refluxv1.Drift) {
 			d.DeletionTimestamp = &deleted
 		}), OnExpiry: refluxv1.ExpiryRelease, Now: after}, want: Keep},
@@ -107,6 +113,7 @@ func TestExpiry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
+			before := tt.in.Record.DeepCopy()
 			d := Expiry(tt.in)
 			g.Expect(d.Action).To(Equal(tt.want), d.Why)
 			g.Expect(d.Hold).To(Equal(tt.hold), d.Why)
@@ -114,6 +121,9 @@ func TestExpiry(t *testing.T) {
 			g.Expect(d.RequestReconcile).To(Equal(tt.reconc), "reconcile")
 			if tt.state != "" {
 				g.Expect(d.Record.Status.State).To(Equal(tt.state))
+			}
+			if d.Hold == Release {
+				g.Expect(OwesRelease(d.Record)).To(BeTrue(), "the record says the release is owed until it happened")
 			}
 			if d.Record != nil {
 				c := expiredCond(d.Record)
@@ -126,13 +136,41 @@ func TestExpiry(t *testing.T) {
 					g.Expect(c.Message).To(ContainSubstring(tt.in.Record.Status.HoldExpiresAt.UTC().Format(time.RFC3339)))
 					g.Expect(d.Record.Status.HoldExpiresAt).NotTo(BeNil(), "the record still shows when it expired")
 				}
-				g.Expect(tt.in.Record.Status.State).NotTo(Equal(refluxv1.DriftExpired), "the input is never mutated")
+				g.Expect(tt.in.Record).To(Equal(before), "the input is never mutated")
 			}
 			after, due := ExpiryDue(tt.in.Record, tt.in.Now)
 			g.Expect(due).To(Equal(tt.due), "due")
 			g.Expect(after).To(Equal(tt.dueAfter), "due after")
 		})
 	}
+}
+
+// owed is rec closed as Expired by Expiry, its release not done yet.
+func owed(rec *refluxv1.Drift) *refluxv1.Drift {
+	return Expiry(ExpiryInput{Record: rec, OnExpiry: refluxv1.ExpiryRelease, Now: rec.Status.HoldExpiresAt.Time, LiveExists: true}).Record
+}
+
+// TestReleased: once the release happened the record stops owing it:
+// heldSince goes, HoldExpired says HoldReleased, nothing else changes.
+func TestReleased(t *testing.T) {
+	g := NewWithT(t)
+	open := limited(time.Hour)
+	pending := owed(open)
+	g.Expect(OwesRelease(open)).To(BeFalse(), "an open record owes nothing")
+	g.Expect(OwesRelease(pending)).To(BeTrue())
+	done := Released(pending)
+	g.Expect(OwesRelease(done)).To(BeFalse())
+	g.Expect(done.Status.HeldSince).To(BeNil())
+	g.Expect(done.Status.State).To(Equal(refluxv1.DriftExpired))
+	g.Expect(done.Status.Closed).To(Equal(pending.Status.Closed))
+	c := expiredCond(done)
+	g.Expect(c.Reason).To(Equal(refluxv1.HoldReleasedReason))
+	g.Expect(c.Message).To(ContainSubstring(open.Status.HoldExpiresAt.UTC().Format(time.RFC3339)))
+	g.Expect(pending.Status.HeldSince).NotTo(BeNil(), "the input is never mutated")
+	_, due := ExpiryDue(done, t0.Add(2*time.Hour))
+	g.Expect(due).To(BeFalse(), "released: no timer left")
+	g.Expect(Released(done)).To(Equal(done), "released twice: unchanged")
+	g.Expect(Expiry(ExpiryInput{Record: done, OnExpiry: refluxv1.ExpiryRelease, Now: t0.Add(2 * time.Hour)}).Action).To(Equal(Keep))
 }
 
 // TestDecideAfterExpiry: a record closed as Expired is not held again for

@@ -76,7 +76,9 @@ func closedWhy(c *refluxv1.DriftClosure, why string) string {
 // expire writes an expired hold onto its record, releases the hold when
 // the policy says Release, and pages. The status goes first, as in close:
 // once the record says Expired the live path never holds the object again
-// for the drift that expired, so the release is final.
+// for the drift that expired. It keeps status.heldSince until the release
+// happened (decide.OwesRelease), so a release that fails is retried from
+// the record, by the expiry timer or after a restart, and not lost.
 func (x *Executor) expire(ctx context.Context, p *Plan, d decide.Decision) error {
 	rec := d.Record.DeepCopy()
 	if err := x.writeStatus(ctx, rec, d.Record.Status); err != nil {
@@ -84,6 +86,11 @@ func (x *Executor) expire(ctx context.Context, p *Plan, d decide.Decision) error
 	}
 	if err := x.hold(ctx, p, d); err != nil {
 		return err
+	}
+	if d.Hold == decide.Release && decide.OwesRelease(rec) {
+		if err := x.writeStatus(ctx, rec, decide.Released(rec).Status); err != nil {
+			return err
+		}
 	}
 	x.opts.Log.Info("hold expired", "record", rec.Name, "object", p.object(), "state", rec.Status.State, "why", d.Why)
 	if d.Expired && p.Kustomization != nil {
