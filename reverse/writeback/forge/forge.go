@@ -203,7 +203,8 @@ type backend interface {
 	comment(ctx context.Context, number int, body string) error
 	// close closes pull request number without merging it.
 	close(ctx context.Context, number int) error
-	// check reads the repository: the token works and reaches it.
+	// check reads the repository: the token works and reaches it, and,
+	// where the answer says so, may write it (a *ReadOnlyError if not).
 	check(ctx context.Context) error
 }
 
@@ -257,7 +258,10 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	return &Client{b: b}, nil
 }
 
-// Check proves that the token works and reaches the repository.
+// Check proves that the token works and reaches the repository. Where
+// the forge's answer says the token user's permissions (Gitea, GitHub),
+// a user who may only read is a *ReadOnlyError; elsewhere, and for a
+// token whose own scopes allow only reads, the first write says so.
 func (c *Client) Check(ctx context.Context) error {
 	if err := c.b.check(ctx); err != nil {
 		return &Error{Op: "reading the repository", Err: err}
