@@ -92,6 +92,8 @@ type tenant struct {
 	signingKey []byte
 	// policy adjusts the policy before it is created.
 	policy func(*refluxv1.ReverseSyncPolicy)
+	// token is the policy's forge token; Gitea's admin token when empty.
+	token string
 }
 
 // createTenant pushes the tenant's tree to Gitea, points Flux at it over
@@ -105,9 +107,13 @@ func createTenant(ctx context.Context, t tenant) (*kustomizev1.Kustomization, er
 	if err := env.CreateNamespace(ctx, t.namespace); err != nil {
 		return nil, err
 	}
+	token := t.token
+	if token == "" {
+		token = gt.Token
+	}
 	secrets := map[string]map[string][]byte{
 		"gitea-auth":  {"username": []byte(gt.Username), "password": []byte(gt.Password)},
-		"gitea-token": {refluxv1.PullRequestTokenKey: []byte(gt.Token)},
+		"gitea-token": {refluxv1.PullRequestTokenKey: []byte(token)},
 	}
 	if t.signingKey != nil {
 		secrets["signing-key"] = map[string][]byte{policy.OpenPGPKeyField: t.signingKey}
