@@ -74,6 +74,7 @@ func (h *Handler) ingest(body []byte) (int, error) {
 		return 0, fmt.Errorf("decoding audit EventList: %w", err)
 	}
 	n := 0
+	evicted := h.Store.Evicted()
 	for i := range list.Items {
 		key, write, ok := toWrite(&list.Items[i])
 		if !ok {
@@ -81,6 +82,10 @@ func (h *Handler) ingest(body []byte) (int, error) {
 		}
 		h.Store.Record(key, write)
 		n++
+	}
+	if now := h.Store.Evicted(); now > evicted {
+		h.Log.Info("audit store full: dropped the oldest writes before their TTL, so older changes may be attributed to no user",
+			"dropped", now-evicted, "max", DefaultMaxWrites)
 	}
 	return n, nil
 }

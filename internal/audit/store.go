@@ -36,16 +36,44 @@ type Write struct {
 	Time time.Time
 }
 
-// Store keeps the most recent writes per object for a bounded time. It is
-// safe for concurrent use.
+// Store keeps the most recent writes per object for a bounded time, and at
+// most a bounded number of writes in all. It is safe for concurrent use.
+//
+// The apiserver sends every write of the cluster, whatever reflux
+// governs (leases, events, other controllers' objects), and a flood of
+// them must cost each write the same, however many are remembered: writes
+// expire from the front of a queue kept in arrival order, never by a scan
+// of the whole store.
 type Store struct {
 	mu        sync.Mutex
-	writes    map[ObjectKey][]Write
+	writes    map[ObjectKey][]stored
 	perObject int
 	ttl       time.Duration
 	now       func() time.Time
+	// queue holds each recorded write's object, number and time, in
+	// arrival order from head; total counts the writes writes holds, at
+	// most max; seq numbers them.
+	queue   []queued
+	head    int
+	total   int
+	max     int
+	seq     uint64
+	evicted uint64
 	// notify are called with every write recorded (Notify).
 	notify []func(ObjectKey, Write)
+}
+
+// stored is a write with its number, which its queue entry names.
+type stored struct {
+	Write
+	seq uint64
+}
+
+// queued is one recorded write, as the expiry queue knows it.
+type queued struct {
+	key  ObjectKey
+	seq  uint64
+	time time.Time
 }
 
 // StoreOption configures a Store.
@@ -61,9 +89,19 @@ func WithPerObject(n int) StoreOption { return func(s *Store) { s.perObject = n 
 // WithClock replaces time.Now, for tests.
 func WithClock(now func() time.Time) StoreOption { return func(s *Store) { s.now = now } }
 
+// WithMaxWrites bounds the writes remembered in all: past it, the oldest
+// go first, before their TTL.
+func WithMaxWrites(n int) StoreOption { return func(s *Store) { s.max = n } }
+
+// DefaultMaxWrites bounds the store's memory (a write is a few hundred
+// bytes: some 50 MiB) under a flood: 200,000 writes is 20 s of 10,000
+// writes a second, longer than a live change takes to be attributed. A
+// quieter cluster keeps its writes for the whole TTL.
+const DefaultMaxWrites = 200_000
+
 // NewStore returns an empty store.
 func NewStore(opts ...StoreOption) *Store {
-	s := &Store{writes: map[ObjectKey][]Write{}, perObject: 16, ttl: 15 * time.Minute, now: time.Now}
+	s := &Store{writes: map[ObjectKey][]stored{}, perObject: 16, ttl: 15 * time.Minute, now: time.Now, max: DefaultMaxWrites}
 	for _, o := range opts {
 		o(s)
 	}
@@ -73,12 +111,17 @@ func NewStore(opts ...StoreOption) *Store {
 // Record remembers a write.
 func (s *Store) Record(key ObjectKey, w Write) {
 	s.mu.Lock()
-	list := append(s.writes[key], w)
+	s.seq++
+	list := append(s.writes[key], stored{Write: w, seq: s.seq})
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Time.Before(list[j].Time) })
+	s.total++
 	if len(list) > s.perObject {
+		// The dropped writes' queue entries find nothing when popped.
+		s.total -= len(list) - s.perObject
 		list = list[len(list)-s.perObject:]
 	}
 	s.writes[key] = list
+	s.queue = append(s.queue, queued{key: key, seq: s.seq, time: w.Time})
 	s.expireLocked()
 	notify := s.notify
 	s.mu.Unlock()
@@ -106,7 +149,7 @@ func (s *Store) Lookup(key ObjectKey, fieldManager string, at time.Time) (Write,
 	list := s.writes[key]
 	limit := at.Add(time.Second)
 	for i := len(list) - 1; i >= 0; i-- {
-		w := list[i]
+		w := list[i].Write
 		if w.Time.After(limit) {
 			continue
 		}
@@ -128,7 +171,7 @@ func (s *Store) Latest(key ObjectKey, at time.Time, match func(Write) bool) (Wri
 	list := s.writes[key]
 	limit := at.Add(time.Second)
 	for i := len(list) - 1; i >= 0; i-- {
-		if w := list[i]; !w.Time.After(limit) && match(w) {
+		if w := list[i].Write; !w.Time.After(limit) && match(w) {
 			return w, true
 		}
 	}
@@ -149,7 +192,7 @@ func (s *Store) LookupDelete(key ObjectKey, at time.Time) (Write, bool) {
 	list := s.writes[key]
 	limit, floor := at.Add(time.Second), at.Add(-deleteWindow)
 	for i := len(list) - 1; i >= 0; i-- {
-		w := list[i]
+		w := list[i].Write
 		if w.Verb != "delete" || w.Time.After(limit) {
 			continue
 		}
@@ -168,19 +211,46 @@ func (s *Store) Len() int {
 	return len(s.writes)
 }
 
-// expireLocked drops writes older than the TTL. Called on every Record, so
-// memory stays bounded by the write rate times the TTL.
+// Evicted counts the writes dropped before their TTL because the store
+// was full: the attribution of a change that old may then be unknown.
+func (s *Store) Evicted() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evicted
+}
+
+// expireLocked pops the front of the queue while its write is older than
+// the TTL or the store holds more than its maximum, dropping that write
+// (still there unless the per-object bound dropped it first). Each
+// recorded write is queued once and popped once, so a write costs the
+// same however many are remembered.
 func (s *Store) expireLocked() {
 	cutoff := s.now().Add(-s.ttl)
-	for k, list := range s.writes {
-		i := 0
-		for i < len(list) && list[i].Time.Before(cutoff) {
-			i++
+	for s.head < len(s.queue) {
+		q := s.queue[s.head]
+		full := s.max > 0 && s.total > s.max
+		if !full && !q.time.Before(cutoff) {
+			break
 		}
-		if i == len(list) {
-			delete(s.writes, k)
-		} else if i > 0 {
-			s.writes[k] = list[i:]
+		s.head++
+		list := s.writes[q.key]
+		i := slices.IndexFunc(list, func(w stored) bool { return w.seq == q.seq })
+		if i < 0 {
+			continue
 		}
+		if full && !q.time.Before(cutoff) {
+			s.evicted++
+		}
+		s.total--
+		if len(list) == 1 {
+			delete(s.writes, q.key)
+			continue
+		}
+		s.writes[q.key] = slices.Delete(list, i, i+1)
+	}
+	// Reuse the queue's space once most of it was popped.
+	if s.head > 1024 && s.head*2 > len(s.queue) {
+		s.queue = append(s.queue[:0], s.queue[s.head:]...)
+		s.head = 0
 	}
 }

@@ -1,0 +1,81 @@
+package audit
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// TestStoreIsBoundedUnderAFlood (issue 22 §2): writes to ever more
+// objects, as a cluster's whole audit stream brings, keep at most the
+// maximum, the newest first, and say how many went early.
+func TestStoreIsBoundedUnderAFlood(t *testing.T) {
+	g := NewWithT(t)
+	now := at("2026-11-29T10:00:00Z")
+	s := NewStore(WithMaxWrites(1000), WithClock(func() time.Time { return now }))
+	for i := 0; i < 10_000; i++ {
+		s.Record(ObjectKey{Resource: "leases", Namespace: "kube-system", Name: fmt.Sprintf("l%d", i)},
+			Write{User: "kubelet", Time: now.Add(time.Duration(i) * time.Millisecond)})
+	}
+	g.Expect(s.Len()).To(Equal(1000))
+	g.Expect(s.Evicted()).To(Equal(uint64(9000)))
+	_, ok := s.Lookup(ObjectKey{Resource: "leases", Namespace: "kube-system", Name: "l9999"}, "", now.Add(time.Minute))
+	g.Expect(ok).To(BeTrue(), "the newest write is kept")
+	_, ok = s.Lookup(ObjectKey{Resource: "leases", Namespace: "kube-system", Name: "l0"}, "", now.Add(time.Minute))
+	g.Expect(ok).To(BeFalse(), "the oldest went first")
+	g.Expect(len(s.queue)-s.head).To(BeNumerically("<=", 1000+1024), "the queue is bounded too")
+}
+
+// TestStoreCountsStayTrue: whatever the mix of objects, repeats, the
+// per-object bound, the TTL and the maximum, the store's count is the
+// writes it holds, never over the maximum, and every kept write is one of
+// the newest of its object within the TTL.
+func TestStoreCountsStayTrue(t *testing.T) {
+	g := NewWithT(t)
+	rng := rand.New(rand.NewSource(7))
+	now := at("2026-11-29T10:00:00Z")
+	s := NewStore(WithPerObject(3), WithMaxWrites(50), WithTTL(time.Minute), WithClock(func() time.Time { return now }))
+	for i := 0; i < 20_000; i++ {
+		now = now.Add(time.Duration(rng.Intn(40)) * time.Millisecond)
+		// Stage timestamps arrive a little out of order.
+		written := now.Add(-time.Duration(rng.Intn(500)) * time.Millisecond)
+		s.Record(ObjectKey{Resource: "configmaps", Name: fmt.Sprintf("c%d", rng.Intn(80))}, Write{Time: written})
+		held := 0
+		for _, list := range s.writes {
+			g.Expect(list).NotTo(BeEmpty())
+			g.Expect(len(list)).To(BeNumerically("<=", 3))
+			held += len(list)
+		}
+		g.Expect(s.total).To(Equal(held), "after write %d", i)
+		g.Expect(held).To(BeNumerically("<=", 50))
+	}
+	now = now.Add(2 * time.Minute)
+	s.Record(ObjectKey{Name: "last"}, Write{Time: now})
+	g.Expect(s.Len()).To(Equal(1), "everything older than the TTL expired")
+	g.Expect(s.total).To(Equal(1))
+}
+
+// BenchmarkRecordFlood is the cost of one write to a store already
+// holding many objects' writes: constant, since expiry pops a queue.
+func BenchmarkRecordFlood(b *testing.B) {
+	for _, held := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("held=%d", held), func(b *testing.B) {
+			now := at("2026-11-29T10:00:00Z")
+			s := NewStore(WithMaxWrites(held), WithClock(func() time.Time { return now }))
+			for i := 0; i < held; i++ {
+				s.Record(ObjectKey{Resource: "leases", Name: fmt.Sprintf("fill%d", i)}, Write{Time: now})
+			}
+			keys := make([]ObjectKey, 4096)
+			for i := range keys {
+				keys[i] = ObjectKey{Resource: "leases", Name: fmt.Sprintf("k%d", i)}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.Record(keys[i%len(keys)], Write{Time: now})
+			}
+		})
+	}
+}
