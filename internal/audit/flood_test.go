@@ -29,6 +29,25 @@ func TestStoreIsBoundedUnderAFlood(t *testing.T) {
 	g.Expect(len(s.queue)-s.head).To(BeNumerically("<=", 1000+1024), "the queue is bounded too")
 }
 
+// TestOneHotObjectKeepsTheQueueBounded: one object written over and over
+// keeps its newest writes, and the queue of the writes the per-object
+// bound dropped does not grow for the whole TTL.
+func TestOneHotObjectKeepsTheQueueBounded(t *testing.T) {
+	g := NewWithT(t)
+	now := at("2026-11-29T10:00:00Z")
+	s := NewStore(WithPerObject(4), WithMaxWrites(100), WithClock(func() time.Time { return now }))
+	key := ObjectKey{Resource: "leases", Namespace: "kube-system", Name: "kube-scheduler"}
+	for i := 0; i < 10_000; i++ {
+		s.Record(key, Write{User: fmt.Sprint(i), Time: now.Add(time.Duration(i) * time.Millisecond)})
+	}
+	g.Expect(len(s.queue) - s.head).To(BeNumerically("<=", 2*100))
+	g.Expect(s.writes[key]).To(HaveLen(4))
+	w, ok := s.Lookup(key, "", now.Add(time.Hour))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("9999"))
+	g.Expect(s.Evicted()).To(BeZero(), "only writes the per-object bound had dropped left the queue")
+}
+
 // TestStoreCountsStayTrue: whatever the mix of objects, repeats, the
 // per-object bound, the TTL and the maximum, the store's count is the
 // writes it holds, never over the maximum, and every kept write is one of

@@ -228,7 +228,10 @@ func (s *Store) expireLocked() {
 	cutoff := s.now().Add(-s.ttl)
 	for s.head < len(s.queue) {
 		q := s.queue[s.head]
-		full := s.max > 0 && s.total > s.max
+		// The queue counts too: writes the per-object bound dropped stay
+		// queued until popped, and one object written all the time would
+		// otherwise grow it for the whole TTL.
+		full := s.max > 0 && (s.total > s.max || len(s.queue)-s.head > 2*s.max)
 		if !full && !q.time.Before(cutoff) {
 			break
 		}
