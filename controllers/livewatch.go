@@ -77,6 +77,8 @@ type Watcher struct {
 // gvkInformer watches one GVK: one informer for the whole cluster, keyed
 // "", or one per restricted namespace.
 type gvkInformer struct {
+	// resource is the kind's API resource, as the audit log names it.
+	resource    schema.GroupResource
 	byNamespace map[string]toolscache.SharedIndexInformer
 	// access is whether each informer's watch is allowed, by the same key.
 	access map[string]*access
@@ -214,6 +216,20 @@ func (w *Watcher) Synced(gvk schema.GroupVersionKind) bool {
 	return !ok || inf.hasSynced()
 }
 
+// Watches reports whether a kind of the API resource gr is watched: the
+// audit webhook keeps only writes to such objects, so the rest of the
+// cluster's writes cost nothing that grows.
+func (w *Watcher) Watches(gr schema.GroupResource) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, inf := range w.informers {
+		if inf.resource == gr {
+			return true
+		}
+	}
+	return false
+}
+
 // Watching returns the number of running informers.
 func (w *Watcher) Watching() int {
 	w.mu.Lock()
@@ -270,8 +286,8 @@ func (w *Watcher) newInformer(gvk schema.GroupVersionKind) (*gvkInformer, error)
 			resources[ns] = w.dyn.Resource(mapping.Resource).Namespace(ns)
 		}
 	}
-	out := &gvkInformer{byNamespace: map[string]toolscache.SharedIndexInformer{}, access: map[string]*access{},
-		stop: make(chan struct{})}
+	out := &gvkInformer{resource: mapping.Resource.GroupResource(), byNamespace: map[string]toolscache.SharedIndexInformer{},
+		access: map[string]*access{}, stop: make(chan struct{})}
 	for ns, res := range resources {
 		a := &access{changed: w.accessChanged, log: w.logAccess}
 		inf, err := w.informerFor(gvk, mapping.Resource.GroupResource(), ns, res, a)

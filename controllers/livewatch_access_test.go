@@ -88,8 +88,13 @@ func TestWatcherReportsForbiddenWatch(t *testing.T) {
 	})
 	ks := types.NamespacedName{Namespace: ns, Name: "app"}
 	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	g.Expect(w.Watches(schema.GroupResource{Resource: "configmaps"})).To(BeFalse())
 	g.Expect(w.Ensure(ks, []schema.GroupVersionKind{cm})).To(Succeed())
 	t.Cleanup(w.Stop)
+	// What the audit webhook keeps: the watched kind's resource, by the
+	// name the audit log gives it.
+	g.Expect(w.Watches(schema.GroupResource{Resource: "configmaps"})).To(BeTrue())
+	g.Expect(w.Watches(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"})).To(BeFalse())
 
 	g.Eventually(changed).WithTimeout(watchTimeout).Should(Receive(Equal(ks)))
 	denied := w.Forbidden(ks)

@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -79,6 +80,9 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 		return nil, nil, err
 	}
 	watcher.Handle(gov)
+	if opts.Audit != nil {
+		keepAudited(opts.Audit, watcher, opts.Secrets == SecretsMetadata)
+	}
 	if opts.Secrets == SecretsMetadata {
 		secretsFromAudit(opts.Audit, gov, opts.Log)
 	}
@@ -103,6 +107,19 @@ func newDetector(mgr ctrl.Manager, opts Options) (*drift.Detector, error) {
 		return nil, fmt.Errorf("creating drift detector: %w", err)
 	}
 	return detector, nil
+}
+
+// keepAudited makes the audit store remember only writes to objects of
+// the kinds reflux watches, and Secrets when their drift comes from the
+// audit log alone: the apiserver sends every write of the cluster, and
+// the rest must cost nothing that grows (issue 22 §2).
+func keepAudited(store *audit.Store, watcher *controllers.Watcher, secrets bool) {
+	store.Keep(func(k audit.ObjectKey) bool {
+		if secrets && k.APIGroup == "" && k.Resource == "secrets" {
+			return true
+		}
+		return watcher.Watches(schema.GroupResource{Group: k.APIGroup, Resource: k.Resource})
+	})
 }
 
 // secretsFromAudit sends the audit log's Secret writes to the engine.

@@ -98,3 +98,21 @@ func BenchmarkRecordFlood(b *testing.B) {
 		})
 	}
 }
+
+// TestKeepLeavesOutWhatIsNotWatched: writes to objects the engine does
+// not watch are not remembered, nor passed to Notify's subscribers.
+func TestKeepLeavesOutWhatIsNotWatched(t *testing.T) {
+	g := NewWithT(t)
+	now := at("2026-11-29T10:00:00Z")
+	s := NewStore(WithClock(func() time.Time { return now }))
+	notified := 0
+	s.Notify(func(ObjectKey, Write) { notified++ })
+	s.Keep(func(k ObjectKey) bool { return k.APIGroup == "apps" && k.Resource == "deployments" })
+	for i := 0; i < 1000; i++ {
+		s.Record(ObjectKey{APIGroup: "coordination.k8s.io", Resource: "leases", Name: fmt.Sprint(i)}, Write{Time: now})
+	}
+	g.Expect(s.Len()).To(BeZero())
+	s.Record(ObjectKey{APIGroup: "apps", Resource: "deployments", Namespace: "a", Name: "web"}, Write{User: "alice", Time: now})
+	g.Expect(s.Len()).To(Equal(1))
+	g.Expect(notified).To(Equal(1))
+}

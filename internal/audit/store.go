@@ -61,6 +61,8 @@ type Store struct {
 	evicted uint64
 	// notify are called with every write recorded (Notify).
 	notify []func(ObjectKey, Write)
+	// keep, when set, says which objects' writes are worth remembering.
+	keep func(ObjectKey) bool
 }
 
 // stored is a write with its number, which its queue entry names.
@@ -108,9 +110,23 @@ func NewStore(opts ...StoreOption) *Store {
 	return s
 }
 
-// Record remembers a write.
+// Keep makes the store remember only writes to the objects keep accepts,
+// from now on: the drift engine knows which kinds it watches once it
+// runs, after the webhook was set up. keep is called under the store's
+// lock, for every write, and must be cheap.
+func (s *Store) Keep(keep func(ObjectKey) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep = keep
+}
+
+// Record remembers a write, unless Keep's function refuses its object.
 func (s *Store) Record(key ObjectKey, w Write) {
 	s.mu.Lock()
+	if s.keep != nil && !s.keep(key) {
+		s.mu.Unlock()
+		return
+	}
 	s.seq++
 	list := append(s.writes[key], stored{Write: w, seq: s.seq})
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Time.Before(list[j].Time) })
