@@ -18,6 +18,10 @@ func CopyTree(src, dst string) error {
 // walkTree recreates src's directories and symlinks in dst, skipping .git,
 // and hands each regular file to place.
 func walkTree(src, dst string, place func(path, target string, d fs.DirEntry) error) error {
+	realSrc, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return err
+	}
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -33,7 +37,7 @@ func walkTree(src, dst string, place func(path, target string, d fs.DirEntry) er
 		case d.IsDir():
 			return os.MkdirAll(target, 0o755)
 		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(path)
+			link, err := relink(realSrc, dst, path, target)
 			if err != nil {
 				return err
 			}
@@ -43,6 +47,32 @@ func walkTree(src, dst string, place func(path, target string, d fs.DirEntry) er
 		}
 		return nil
 	})
+}
+
+// relink returns what the copy at target of the symlink at path points
+// to, so it resolves as the original does. A link into the source tree
+// points to the same place in the copy (an absolute one would otherwise
+// leave it); a link out of the tree points to where the original goes, so
+// Flux's file system refuses it, naming it, as it would in the source
+// (a relative one would otherwise point somewhere else under the temp
+// dir). A dangling link is kept as it is, for the build to report.
+func relink(realSrc, dst, path, target string) (string, error) {
+	link, err := os.Readlink(path)
+	if err != nil {
+		return "", err
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return link, nil
+	}
+	if !within(realSrc, resolved) {
+		return resolved, nil
+	}
+	inSrc, err := filepath.Rel(realSrc, resolved)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Rel(filepath.Dir(target), filepath.Join(dst, inSrc))
 }
 
 func copyFile(src, dst string) error {
