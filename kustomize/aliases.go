@@ -37,11 +37,18 @@ var ErrExcessiveAliasing = errors.New("YAML aliases expand too far")
 // it costs one parse of those files. Files that do not parse are left to
 // the build, which names the error as kustomize does.
 func CheckAliases(root string) error {
+	return checkAliases(root, DefaultMaxFileSize)
+}
+
+// checkAliases is CheckAliases reading no file over maxFile: the build
+// refuses those before parsing them, if it reads them at all, and one
+// read here would cost what the size budget is there to spare.
+func checkAliases(root string, maxFile int64) error {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return fmt.Errorf("resolving %s: %w", root, err)
 	}
-	c := aliasCheck{root: root, realRoot: realRoot, walked: map[string]bool{realRoot: true}}
+	c := aliasCheck{root: root, realRoot: realRoot, walked: map[string]bool{realRoot: true}, maxFile: maxFile}
 	return c.walk(root)
 }
 
@@ -51,6 +58,8 @@ type aliasCheck struct {
 	// walked holds the real paths of directories walked, so a symlink
 	// loop is walked once.
 	walked map[string]bool
+	// maxFile is the largest file read.
+	maxFile int64
 }
 
 func (c *aliasCheck) walk(dir string) error {
@@ -103,6 +112,9 @@ func (c *aliasCheck) symlink(p string) error {
 
 // file checks one file, read from path and named by p.
 func (c *aliasCheck) file(p, path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > c.maxFile {
+		return nil
+	}
 	data, err := readText(path)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", p, err)

@@ -52,7 +52,11 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckAliases(root); err != nil {
+	maxFile, maxLoad := sizeLimits(opts)
+	if err := checkTree(root, rel, maxFile); err != nil {
+		return nil, err
+	}
+	if err := checkAliases(root, maxFile); err != nil {
 		return nil, err
 	}
 	work, err := os.MkdirTemp("", "reflux-build-")
@@ -87,9 +91,9 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	if err := generate(u, work, dirPath, res); err != nil {
 		return nil, err
 	}
-	m, err := generator.SecureBuild(work, dirPath, opts.AllowRemoteBases)
+	m, err := secureBuild(work, dirPath, opts.AllowRemoteBases, maxFile, maxLoad)
 	if err != nil {
-		return nil, buildError(err, work)
+		return nil, err
 	}
 	if err := postBuild(ctx, opts, u, m); err != nil {
 		return nil, err
@@ -116,6 +120,25 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 		ssautil.SetCommonMetadata(res.Objects, ks.Spec.CommonMetadata.Labels, ks.Spec.CommonMetadata.Annotations)
 	}
 	return res, nil
+}
+
+// secureBuild is generator.SecureBuild, Flux's build, on a file system
+// that also keeps the size budgets: it refuses what SecureBuild refuses,
+// and returns the refusal by name rather than inside krusty's nested
+// message.
+func secureBuild(work, dirPath string, allowRemoteBases bool, maxFile, maxLoad int64) (resmap.ResMap, error) {
+	fs, err := newBudgetFS(work, allowRemoteBases, maxFile, maxLoad)
+	if err != nil {
+		return nil, err
+	}
+	m, err := generator.Build(fs, dirPath)
+	if err != nil {
+		if refused := fs.refusal(); refused != nil {
+			return nil, fmt.Errorf("kustomize build refused: %w", refused)
+		}
+		return nil, buildError(err, work)
+	}
+	return m, nil
 }
 
 // resolvePaths returns the absolute root and the cleaned build path

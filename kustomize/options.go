@@ -53,6 +53,15 @@ type BuildOptions struct {
 	// equal what Flux applies.
 	SkipUnbuildable bool
 
+	// MaxFileSize is how large a file kustomize reads may be; 0 is
+	// DefaultMaxFileSize. A larger one is refused (ErrFileTooLarge)
+	// before anything parses it.
+	MaxFileSize int64
+
+	// MaxLoadSize is how many bytes the build may read in all; 0 is
+	// DefaultMaxLoadSize. Past it the build is refused (ErrLoadTooLarge).
+	MaxLoadSize int64
+
 	// ManagedByVersion is the kustomize version kustomize-controller
 	// stamps on app.kubernetes.io/managed-by for `buildMetadata:
 	// [managedByLabel]`. kustomize takes it from the running binary's
