@@ -104,12 +104,15 @@ func (r *Render) Object(k ObjectKey) (*unstructured.Unstructured, bool) {
 	return out, true
 }
 
+// builder is kustomize.Build, or the Renderer's budgeted call of it.
+type builder func(ctx context.Context, opts kustomize.BuildOptions) (*kustomize.Result, error)
+
 // render builds root for ks and indexes it. Stamping as kustomize-controller
 // does right before server-side apply (normalize, owner labels) happens in
 // Object, so the drift engine compares like with like.
-func render(ctx context.Context, opts kustomize.BuildOptions, revision string) (*Render, error) {
+func render(ctx context.Context, opts kustomize.BuildOptions, revision string, build builder) (*Render, error) {
 	ks := opts.Kustomization
-	res, err := kustomize.Build(ctx, opts)
+	res, err := build(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("building %s at %s: %w", ks.Spec.Path, revision, err)
 	}

@@ -16,7 +16,7 @@ import (
 func TestRenderNamesFluxsVersion(t *testing.T) {
 	g := NewWithT(t)
 	r, err := render(context.Background(), kustomize.BuildOptions{Root: "../../kustomize/testdata/build-metadata",
-		Kustomization: &kustomizev1.Kustomization{}, ManagedByVersion: "v1.10.1"}, "main@sha1:abc")
+		Kustomization: &kustomizev1.Kustomization{}, ManagedByVersion: "v1.10.1"}, "main@sha1:abc", kustomize.Build)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(r.FluxVersion).To(Equal("v1.10.1"))
 	g.Expect(r.Objects).NotTo(BeEmpty())

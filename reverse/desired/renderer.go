@@ -98,7 +98,21 @@ type RendererOptions struct {
 	// the renders, as its builds stamp it (kustomize.BuildOptions
 	// ManagedByVersion); "" is kustomize.PairedFluxVersion.
 	FluxVersion string
+	// BuildTimeout is the time budget of one build, from when it gets its
+	// turn (see buildWithin); past it the render fails with
+	// ErrRenderBudget. Default DefaultBuildTimeout.
+	BuildTimeout time.Duration
+	// MaxFileSize and MaxLoadSize are the size budgets of one build
+	// (kustomize.BuildOptions); 0 is kustomize's default.
+	MaxFileSize, MaxLoadSize int64
 }
+
+// DefaultBuildTimeout is the default time budget of a build. Flux gives
+// a Kustomization's whole reconcile spec.timeout, which defaults to its
+// interval, commonly 10m; a tree kustomize-controller builds in time
+// renders in reflux too, and the largest trees reflux is benchmarked with
+// (tens of thousands of objects) build in a few minutes.
+const DefaultBuildTimeout = 10 * time.Minute
 
 // keepRenders bounds the finished renders kept per Kustomization: the
 // applied revision's, and a newer one being rolled out.
@@ -125,6 +139,11 @@ type Renderer struct {
 	// manifestOf takes a revision's manifest without building it; a seam
 	// for tests.
 	manifestOf func(ctx context.Context, req Request) (*Manifest, error)
+	// buildTree is kustomize.Build; a seam for tests.
+	buildTree func(ctx context.Context, opts kustomize.BuildOptions) (*kustomize.Result, error)
+	// turn is held by the one build that runs krusty, abandoned or not
+	// (buildWithin).
+	turn chan struct{}
 
 	mu    sync.Mutex
 	state map[types.NamespacedName]*slot
@@ -171,8 +190,11 @@ func NewRenderer(fetcher Fetcher, opts RendererOptions) *Renderer {
 	if opts.RetryAfter <= 0 {
 		opts.RetryAfter = 30 * time.Second
 	}
+	if opts.BuildTimeout <= 0 {
+		opts.BuildTimeout = DefaultBuildTimeout
+	}
 	r := &Renderer{fetcher: fetcher, opts: opts, slots: make(chan struct{}, opts.Workers), now: time.Now,
-		state: map[types.NamespacedName]*slot{}}
+		state: map[types.NamespacedName]*slot{}, buildTree: kustomize.Build, turn: make(chan struct{}, 1)}
 	r.render = r.fetchAndRender
 	r.manifestOf = r.fetchManifest
 	return r
@@ -462,7 +484,7 @@ func (r *Renderer) fetchAndRender(ctx context.Context, req Request, noted func(*
 		}
 	}
 	out, err := render(ctx, kustomize.BuildOptions{Root: dir, Kustomization: req.Kustomization, SubstituteFrom: req.SubstituteFrom,
-		ManagedByVersion: r.opts.FluxVersion}, a.Revision)
+		ManagedByVersion: r.opts.FluxVersion, MaxFileSize: r.opts.MaxFileSize, MaxLoadSize: r.opts.MaxLoadSize}, a.Revision, r.buildWithin)
 	if err != nil {
 		return nil, err
 	}
@@ -503,7 +525,7 @@ func Build(ctx context.Context, opts kustomize.BuildOptions, revision string) (*
 	if err != nil {
 		return nil, err
 	}
-	out, err := render(ctx, opts, revision)
+	out, err := render(ctx, opts, revision, kustomize.Build)
 	if err != nil {
 		return nil, err
 	}

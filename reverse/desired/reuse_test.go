@@ -22,7 +22,7 @@ func TestReusable(t *testing.T) {
 	// A file in the tree that the build never reads as a resource.
 	g.Expect(os.WriteFile(filepath.Join(root, "base", "notes.txt"), []byte("x"), 0o600)).To(Succeed())
 	ks := shopKustomization()
-	r, err := render(context.Background(), kustomize.BuildOptions{Root: root, Kustomization: ks}, "main@sha1:abc")
+	r, err := render(context.Background(), kustomize.BuildOptions{Root: root, Kustomization: ks}, "main@sha1:abc", kustomize.Build)
 	g.Expect(err).NotTo(HaveOccurred())
 	r.Files, err = hashTree(root, "main@sha1:abc")
 	g.Expect(err).NotTo(HaveOccurred())
