@@ -27,6 +27,7 @@ import (
 
 	"github.com/reflux-dev/reflux/cmd/manager"
 	"github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
 )
 
@@ -61,6 +62,10 @@ type ManagerOptions struct {
 	Comparison string
 	// SlowRender is how long a render may take before Drifted says so.
 	SlowRender time.Duration
+	// RenderTimeout, RenderMaxFileSize and RenderMaxSize are a render's
+	// time and size budgets.
+	RenderTimeout                    time.Duration
+	RenderMaxFileSize, RenderMaxSize int64
 	// RenderDelay is the hidden --render-delay: each render waits this
 	// long first, so tests see a large tree's slow render at a size that
 	// fits CI.
@@ -132,6 +137,12 @@ func NewManagerCommand() *cobra.Command {
 		"How drift is computed: 'dry-run' (a server-side dry-run apply, needs patch on every governed object) or 'in-process' (the apiserver's merge code and OpenAPI schema, for read-only identities).")
 	fs.DurationVar(&opts.SlowRender, "slow-render-threshold", 10*time.Second,
 		"How long rendering an applied revision may take before the Drifted condition reports it as Progressing.")
+	fs.DurationVar(&opts.RenderTimeout, "render-timeout", desired.DefaultBuildTimeout,
+		"How long one kustomize build may run; past it the render fails (Drifted Unknown, RenderFailed) and the build is abandoned.")
+	fs.Int64Var(&opts.RenderMaxFileSize, "render-max-file-size", kustomize.DefaultMaxFileSize,
+		"The largest file, in bytes, a kustomize build may read; a larger one fails the render before it is parsed.")
+	fs.Int64Var(&opts.RenderMaxSize, "render-max-size", kustomize.DefaultMaxLoadSize,
+		"How many bytes one kustomize build may read in all, a file counted each time it is read; past it the render fails.")
 	fs.StringVar(&opts.FluxVersion, "kustomize-controller-version", kustomize.PairedFluxVersion,
 		"The version of the kustomize-controller that applies the governed Kustomizations. kustomize stamps it on 'app.kubernetes.io/managed-by' for 'buildMetadata: [managedByLabel]', so reflux's renders must name the same one.")
 	fs.DurationVar(&opts.RenderDelay, "render-delay", 0,
@@ -229,6 +240,9 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		Comparison:            comparison,
 		SlowRender:            opts.SlowRender,
 		RenderDelay:           opts.RenderDelay,
+		RenderTimeout:         opts.RenderTimeout,
+		RenderMaxFileSize:     opts.RenderMaxFileSize,
+		RenderMaxSize:         opts.RenderMaxSize,
 		FluxVersion:           opts.FluxVersion,
 		WriteBackTimeout:      opts.WriteBackTimeout,
 		WatchNamespace:        watchNamespace(opts),

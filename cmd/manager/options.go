@@ -51,6 +51,14 @@ type Options struct {
 	// SlowRender is how long a render may take before the Drifted
 	// condition reports it; default 10s.
 	SlowRender time.Duration
+	// RenderTimeout is the time budget of one build
+	// (desired.RendererOptions.BuildTimeout); default 10m.
+	RenderTimeout time.Duration
+	// RenderMaxFileSize and RenderMaxSize are the size budgets of one
+	// build: the largest file it may read, and what it may read in all
+	// (kustomize.BuildOptions MaxFileSize and MaxLoadSize); 0 is
+	// kustomize's default.
+	RenderMaxFileSize, RenderMaxSize int64
 	// RenderDelay slows every render down on purpose, for tests
 	// (desired.RendererOptions.Delay).
 	RenderDelay time.Duration

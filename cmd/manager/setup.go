@@ -39,7 +39,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	}
 	renderer := desired.NewRenderer(fetcher, desired.RendererOptions{
 		Workers: opts.RenderWorkers, RetryAfter: opts.ArtifactRetry, Observer: m, Done: notify.Send, Delay: opts.RenderDelay,
-		FluxVersion: opts.FluxVersion,
+		FluxVersion: opts.FluxVersion, BuildTimeout: opts.RenderTimeout, MaxFileSize: opts.RenderMaxFileSize, MaxLoadSize: opts.RenderMaxSize,
 	})
 	gov, watcher, err := newEngine(mgr, opts, m, notify, renderer)
 	if err != nil {
