@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
@@ -69,6 +70,12 @@ func TestDriftedCondition(t *testing.T) {
 			want: "Unknown/Progressing", contains: "Flux is applying a revision reflux has not rendered"},
 		{name: "render failed", in: DriftedInput{Render: desired.State{Err: errors.New("kustomize build failed: boom")}},
 			want: "Unknown/RenderFailed", contains: "rendering revision main@sha1:1: kustomize build failed: boom; live changes are kept until it is current"},
+		{name: "render past its time budget", in: DriftedInput{Render: desired.State{
+			Err: fmt.Errorf("building ./apps at main@sha1:1: %w: kustomize build ran past 10m0s and was abandoned", desired.ErrRenderBudget)}},
+			want: "Unknown/RenderFailed", contains: "render time budget exceeded: kustomize build ran past 10m0s and was abandoned; live changes are kept"},
+		{name: "tree over its size budget", in: DriftedInput{Render: desired.State{
+			Err: fmt.Errorf("building ./apps at main@sha1:1: kustomize build refused: big.yaml: %w: 100.0 MiB", kustomize.ErrFileTooLarge)}},
+			want: "Unknown/RenderFailed", contains: "big.yaml: file over the size budget: 100.0 MiB"},
 		{name: "artifact gone", in: DriftedInput{Render: desired.State{Err: fmt.Errorf("%w: artifact not found", desired.ErrRevisionUnavailable)}},
 			want: "Unknown/ArtifactUnavailable"},
 		{name: "first check running", in: DriftedInput{Engine: governor.Status{Current: true, Unchecked: 40}},
