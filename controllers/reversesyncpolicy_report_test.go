@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/report"
 )
 
@@ -87,4 +88,26 @@ func TestPolicyReportListsPendingRecords(t *testing.T) {
 	}, timeout, 100*time.Millisecond).Should(ConsistOf(And(
 		HaveField("Record", d.Name), HaveField("State", refluxv1.DriftPending), HaveField("Severity", refluxv1.Severity("")))))
 	g.Expect(obj.Status.DriftedObjects).To(Equal(int32(1)))
+}
+
+// TestRecordOfTenThousandFieldsIsAccepted (issue 22 §2): the record of a
+// live change that drifted 10,000 fields fits the CRD, bounded, so the
+// change is recorded rather than refused whole by the apiserver.
+func TestRecordOfTenThousandFieldsIsAccepted(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	now := time.Now()
+	fields := make([]refluxv1.DriftField, 0, 10_000)
+	for i := 0; i < 10_000; i++ {
+		fields = append(fields, refluxv1.DriftField{Pointer: fmt.Sprintf("/data/k%05d", i), ChangeType: refluxv1.ChangeAdd,
+			LiveValue: `"1"`, Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow})
+	}
+	d := record.Merge(nil, record.Observation{Kustomization: refluxv1.KustomizationRef{Namespace: ns, Name: "apps"}, Policy: "apps",
+		Object: refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "flags"}, Fields: fields, Now: now})
+	g.Expect(k8sClient.Create(ctx, d)).To(Succeed())
+	got := &refluxv1.Drift{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(d), got)).To(Succeed())
+	g.Expect(got.Spec.Fields).To(HaveLen(record.MaxFields))
+	g.Expect(got.Spec.OmittedFields).To(Equal(int32(10_000 - record.MaxFields)))
 }

@@ -54,11 +54,18 @@ type DriftSpec struct {
 	// +optional
 	Revision string `json:"revision,omitempty"`
 
-	// Fields are the drifted fields.
+	// Fields are the drifted fields: at most 256, the most severe first
+	// when more drifted (OmittedFields counts the rest).
 	// +kubebuilder:validation:MaxItems=256
 	// +listType=atomic
 	// +optional
 	Fields []DriftField `json:"fields,omitempty"`
+
+	// OmittedFields counts the drifted fields left out of Fields, which
+	// holds at most 256. Such a record is never written back: its branch
+	// would carry part of the live change.
+	// +optional
+	OmittedFields int32 `json:"omittedFields,omitempty"`
 
 	// LastModifier is the most recent writer of a drifted field.
 	// +optional

@@ -118,13 +118,14 @@ func Merge(existing *refluxv1.Drift, obs Observation) *refluxv1.Drift {
 		}
 		fields = append(fields, f)
 	}
-	sort.Slice(fields, func(i, j int) bool { return fields[i].Pointer < fields[j].Pointer })
+	fields, omitted := bound(fields)
 
 	out.Spec.Kustomization = obs.Kustomization
 	out.Spec.Policy = obs.Policy
 	out.Spec.Object = obs.Object
 	out.Spec.Revision = obs.Revision
 	out.Spec.Fields = fields
+	out.Spec.OmittedFields = omitted
 	out.Spec.ManualHotfix = obs.ManualHotfix
 	switch {
 	case !obs.ManualHotfix:
@@ -240,4 +241,39 @@ func EarliestFirstSeen(d *refluxv1.Drift) time.Time {
 		}
 	}
 	return earliest
+}
+
+// MaxFields is how many fields a record holds, as the CRD's MaxItems
+// says: a record over it would be refused whole by the apiserver, and the
+// live change would go unrecorded.
+const MaxFields = 256
+
+// severityRank orders severities, most severe first.
+var severityRank = map[refluxv1.Severity]int{refluxv1.SeverityCritical: 0, refluxv1.SeverityHigh: 1,
+	refluxv1.SeverityMedium: 2, refluxv1.SeverityLow: 3}
+
+// bound keeps at most MaxFields fields, the most severe first and then by
+// pointer, and returns them by pointer with how many it left out. An
+// object edited wholesale (10,000 keys of a ConfigMap, say) is still
+// recorded, and held, with what matters most.
+func bound(fields []refluxv1.DriftField) ([]refluxv1.DriftField, int32) {
+	omitted := 0
+	if len(fields) > MaxFields {
+		rank := func(s refluxv1.Severity) int {
+			if r, ok := severityRank[s]; ok {
+				return r
+			}
+			return len(severityRank)
+		}
+		sort.SliceStable(fields, func(i, j int) bool {
+			if a, b := rank(fields[i].Severity), rank(fields[j].Severity); a != b {
+				return a < b
+			}
+			return fields[i].Pointer < fields[j].Pointer
+		})
+		omitted = len(fields) - MaxFields
+		fields = fields[:MaxFields]
+	}
+	sort.Slice(fields, func(i, j int) bool { return fields[i].Pointer < fields[j].Pointer })
+	return fields, int32(omitted)
 }

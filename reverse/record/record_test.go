@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -129,4 +130,34 @@ func TestMergeKeepsWhoRemovedAField(t *testing.T) {
 	noUser := Merge(nil, Observation{Kustomization: ks, Object: obj, Fields: []refluxv1.DriftField{unknown}, Now: t0})
 	named := Merge(noUser, Observation{Kustomization: ks, Object: obj, Fields: []refluxv1.DriftField{removed("bob")}, Now: t0.Add(time.Second)})
 	g.Expect(named.Spec.Fields[0].Modifier.User).To(Equal("bob"), "a writer the audit log delivers late is taken")
+}
+
+// TestMergeBoundsFields (issue 22 §2): a live change of 10,000 fields
+// makes a record the apiserver accepts, with the most severe fields and a
+// count of the rest, not a record refused whole.
+func TestMergeBoundsFields(t *testing.T) {
+	g := NewWithT(t)
+	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	var fields []refluxv1.DriftField
+	for i := 0; i < 10_000; i++ {
+		sev := refluxv1.SeverityLow
+		if i == 9_999 {
+			sev = refluxv1.SeverityCritical
+		}
+		fields = append(fields, field(fmt.Sprintf("/data/k%05d", i), refluxv1.ChangeAdd, refluxv1.MergeAction, sev, t0, "kubectl-edit"))
+	}
+	rec := Merge(nil, Observation{Kustomization: ks, Policy: "apps", Object: obj, Now: t0, Fields: fields})
+	g.Expect(rec.Spec.Fields).To(HaveLen(MaxFields))
+	g.Expect(rec.Spec.OmittedFields).To(Equal(int32(10_000 - MaxFields)))
+	g.Expect(rec.Spec.Fields).To(ContainElement(HaveField("Pointer", "/data/k09999")), "the critical field is kept")
+	g.Expect(rec.Spec.Fields[0].Pointer).To(Equal("/data/k00000"), "then the first by pointer")
+	g.Expect(rec.Spec.Fields[MaxFields-2].Pointer).To(Equal("/data/k00254"))
+	for i := 1; i < len(rec.Spec.Fields); i++ {
+		g.Expect(rec.Spec.Fields[i-1].Pointer < rec.Spec.Fields[i].Pointer).To(BeTrue(), "by pointer")
+	}
+
+	// Once the change shrinks under the bound, nothing is omitted.
+	again := Merge(rec, Observation{Kustomization: ks, Policy: "apps", Object: obj, Now: t0, Fields: fields[:3]})
+	g.Expect(again.Spec.Fields).To(HaveLen(3))
+	g.Expect(again.Spec.OmittedFields).To(BeZero())
 }

@@ -125,6 +125,8 @@ func sortedKeys(set map[string]bool) []string {
 // unwritable says why a field cannot be written from its record, or "".
 func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string {
 	switch {
+	case rec.Spec.OmittedFields > 0:
+		return fmt.Sprintf("the live change drifted %d fields more than a record holds; part of it is not proposed", rec.Spec.OmittedFields)
 	case f.DeletesObject():
 		// Flux recreates the object; whether it should leave Git too is
 		// for a reviewer to decide, not for a branch to propose.
