@@ -50,18 +50,36 @@ func TestOneHotObjectKeepsTheQueueBounded(t *testing.T) {
 
 // TestStoreCountsStayTrue: whatever the mix of objects, repeats, the
 // per-object bound, the TTL and the maximum, the store's count is the
-// writes it holds, never over the maximum, and every kept write is one of
-// the newest of its object within the TTL.
+// writes it holds, never over the maximum, and every write older than
+// the TTL goes. FuzzStore explores more mixes.
 func TestStoreCountsStayTrue(t *testing.T) {
+	checkStore(t, 7, 20_000, 80)
+}
+
+// FuzzStore runs checkStore on fuzzed write sequences: `go test
+// ./internal/audit -fuzz FuzzStore`.
+func FuzzStore(f *testing.F) {
+	f.Add(int64(7), uint16(2_000), uint8(80))
+	f.Add(int64(1), uint16(500), uint8(1))
+	f.Fuzz(func(t *testing.T, seed int64, writes uint16, objects uint8) {
+		checkStore(t, seed, int(writes), int(objects)+1)
+	})
+}
+
+// checkStore records writes, from a seeded random sequence over objects
+// objects with times a little out of order, and checks the store's
+// invariants after each.
+func checkStore(t *testing.T, seed int64, writes, objects int) {
+	t.Helper()
 	g := NewWithT(t)
-	rng := rand.New(rand.NewSource(7))
+	rng := rand.New(rand.NewSource(seed))
 	now := at("2026-11-29T10:00:00Z")
 	s := NewStore(WithPerObject(3), WithMaxWrites(50), WithTTL(time.Minute), WithClock(func() time.Time { return now }))
-	for i := 0; i < 20_000; i++ {
+	for i := 0; i < writes; i++ {
 		now = now.Add(time.Duration(rng.Intn(40)) * time.Millisecond)
 		// Stage timestamps arrive a little out of order.
 		written := now.Add(-time.Duration(rng.Intn(500)) * time.Millisecond)
-		s.Record(ObjectKey{Resource: "configmaps", Name: fmt.Sprintf("c%d", rng.Intn(80))}, Write{Time: written})
+		s.Record(ObjectKey{Resource: "configmaps", Name: fmt.Sprintf("c%d", rng.Intn(objects))}, Write{Time: written})
 		held := 0
 		for _, list := range s.writes {
 			g.Expect(list).NotTo(BeEmpty())
@@ -70,6 +88,7 @@ func TestStoreCountsStayTrue(t *testing.T) {
 		}
 		g.Expect(s.total).To(Equal(held), "after write %d", i)
 		g.Expect(held).To(BeNumerically("<=", 50))
+		g.Expect(len(s.queue) - s.head).To(BeNumerically("<=", 2*50+1))
 	}
 	now = now.Add(2 * time.Minute)
 	s.Record(ObjectKey{Name: "last"}, Write{Time: now})
