@@ -55,7 +55,7 @@ func TestInstallManifestsServerDryRun(t *testing.T) {
 		"customresourcedefinition.apiextensions.k8s.io/drifts.reflux.dev",
 		"clusterrole.rbac.authorization.k8s.io/reflux-manager",
 		"clusterrole.rbac.authorization.k8s.io/reflux-workloads",
-		"clusterrole.rbac.authorization.k8s.io/reflux-workloads-common",
+		"clusterrole.rbac.authorization.k8s.io/reflux-common-workloads",
 		"deployment.apps/reflux-controller",
 		"(server dry run)",
 	} {

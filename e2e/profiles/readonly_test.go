@@ -39,7 +39,7 @@ func TestReadOnlyProfile(t *testing.T) {
 	// RBAC objects and CRDs, which the full profile leaves out.
 	expectAccess(g, r.User.Config, true, a.Name, "list rolebindings.rbac.authorization.k8s.io")
 	expectAccess(g, r.User.Config, true, "", "watch customresourcedefinitions.apiextensions.k8s.io")
-	// Each group of reflux-workloads-common lost patch, and kept watch.
+	// Each group of reflux-common-workloads lost patch, and kept watch.
 	common := []string{"services", "statefulsets.apps", "jobs.batch", "horizontalpodautoscalers.autoscaling",
 		"poddisruptionbudgets.policy", "ingresses.networking.k8s.io"}
 	for _, resource := range common {
