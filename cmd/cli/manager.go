@@ -70,6 +70,10 @@ type ManagerOptions struct {
 	// long first, so tests see a large tree's slow render at a size that
 	// fits CI.
 	RenderDelay time.Duration
+	// RenderGateFile is the hidden --render-gate-file: while the file
+	// exists, renders wait before they build, so a test holds them back
+	// for exactly as long as its step takes.
+	RenderGateFile string
 	// FluxVersion is --kustomize-controller-version.
 	FluxVersion string
 	// WriteBackTimeout bounds one write-back run.
@@ -148,6 +152,11 @@ func NewManagerCommand() *cobra.Command {
 	fs.DurationVar(&opts.RenderDelay, "render-delay", 0,
 		"For tests only: how long each render waits before it builds, as a tree of tens of thousands of objects takes.")
 	if err := fs.MarkHidden("render-delay"); err != nil {
+		panic(err) // the flag is defined just above
+	}
+	fs.StringVar(&opts.RenderGateFile, "render-gate-file", "",
+		"For tests only: while this file exists, each render waits before it builds.")
+	if err := fs.MarkHidden("render-gate-file"); err != nil {
 		panic(err) // the flag is defined just above
 	}
 	fs.DurationVar(&opts.WriteBackTimeout, "write-back-timeout", 2*time.Minute,
@@ -240,6 +249,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		Comparison:            comparison,
 		SlowRender:            opts.SlowRender,
 		RenderDelay:           opts.RenderDelay,
+		RenderGate:            fileGate(opts.RenderGateFile),
 		RenderTimeout:         opts.RenderTimeout,
 		RenderMaxFileSize:     opts.RenderMaxFileSize,
 		RenderMaxSize:         opts.RenderMaxSize,
@@ -331,4 +341,24 @@ func watchNamespace(opts *ManagerOptions) string {
 		return ""
 	}
 	return os.Getenv("RUNTIME_NAMESPACE")
+}
+
+// fileGate holds a render back while path exists (--render-gate-file);
+// nil when no path is given.
+func fileGate(path string) func(context.Context) error {
+	if path == "" {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		for {
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
 }

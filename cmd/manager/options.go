@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -62,6 +63,9 @@ type Options struct {
 	// RenderDelay slows every render down on purpose, for tests
 	// (desired.RendererOptions.Delay).
 	RenderDelay time.Duration
+	// RenderGate, when set, holds every render back before it builds,
+	// for tests (see RendererOptions.Gate).
+	RenderGate func(ctx context.Context) error
 	// FluxVersion is the version of the kustomize-controller that applies
 	// the governed Kustomizations; "" is kustomize.PairedFluxVersion.
 	FluxVersion string

@@ -38,7 +38,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 		fetcher = desired.NewFetcher(3, 256<<20, 1<<30)
 	}
 	renderer := desired.NewRenderer(fetcher, desired.RendererOptions{
-		Workers: opts.RenderWorkers, RetryAfter: opts.ArtifactRetry, Observer: m, Done: notify.Send, Delay: opts.RenderDelay,
+		Workers: opts.RenderWorkers, RetryAfter: opts.ArtifactRetry, Observer: m, Done: notify.Send, Delay: opts.RenderDelay, Gate: opts.RenderGate,
 		FluxVersion: opts.FluxVersion, BuildTimeout: opts.RenderTimeout, MaxFileSize: opts.RenderMaxFileSize, MaxLoadSize: opts.RenderMaxSize,
 	})
 	gov, watcher, err := newEngine(mgr, opts, m, notify, renderer)

@@ -94,6 +94,10 @@ type RendererOptions struct {
 	// purpose, so that tests at a size that fits CI see what a tree of
 	// tens of thousands of objects does (issue 20).
 	Delay time.Duration
+	// Gate, when set, is waited on before each build, after Delay: tests
+	// hold renders back for as long as a step takes, where a delay would
+	// assume how long that is.
+	Gate func(ctx context.Context) error
 	// FluxVersion is the version of the kustomize-controller that applies
 	// the renders, as its builds stamp it (kustomize.BuildOptions
 	// ManagedByVersion); "" is kustomize.PairedFluxVersion.
@@ -481,6 +485,11 @@ func (r *Renderer) fetchAndRender(ctx context.Context, req Request, noted func(*
 		case <-time.After(r.opts.Delay):
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+	}
+	if r.opts.Gate != nil {
+		if err := r.opts.Gate(ctx); err != nil {
+			return nil, err
 		}
 	}
 	out, err := render(ctx, kustomize.BuildOptions{Root: dir, Kustomization: req.Kustomization, SubstituteFrom: req.SubstituteFrom,
