@@ -230,17 +230,25 @@ func diffTree(ctx context.Context, c client.Client, ks *kustomizev1.Kustomizatio
 // diffClassifier is the governing policy's classifier, or the default
 // rules' when no policy governs the Kustomization.
 func diffClassifier(ctx context.Context, c client.Client, ks *kustomizev1.Kustomization, report *diffReport) (*classify.Classifier, error) {
-	spec := &refluxv1.ReverseSyncPolicySpec{}
+	classifier, name, err := policyClassifier(ctx, c, ks)
+	report.Policy = name
+	return classifier, err
+}
+
+// policyClassifier is the classifier of the policy governing ks and its
+// name, or the default rules' and "" when none governs it.
+func policyClassifier(ctx context.Context, c client.Client, ks *kustomizev1.Kustomization) (*classify.Classifier, string, error) {
+	spec, name := &refluxv1.ReverseSyncPolicySpec{}, ""
 	if governing, err := policy.Governing(ctx, c, ks); err != nil {
-		return nil, fmt.Errorf("finding the ReverseSyncPolicy of %s: %w", report.Kustomization, err)
+		return nil, "", fmt.Errorf("finding the ReverseSyncPolicy of %s/%s: %w", ks.Namespace, ks.Name, err)
 	} else if governing != nil {
-		spec, report.Policy = &governing.Spec, governing.Name
+		spec, name = &governing.Spec, governing.Name
 	}
 	classifier, err := classify.New(spec)
 	if err != nil {
-		return nil, fmt.Errorf("ReverseSyncPolicy %s: %w", report.Policy, err)
+		return nil, name, fmt.Errorf("ReverseSyncPolicy %s: %w", name, err)
 	}
-	return classifier, nil
+	return classifier, name, nil
 }
 
 // staleRetries bounds how often one object is read again when it changed

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
+	"github.com/reflux-dev/reflux/reverse/classify"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/release"
 )
@@ -135,6 +137,7 @@ func diffHelmRelease(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2
 	report.Compared = len(found.Objects)
 	tracer := newHelmTracer(ctx, cmd, c, hr, rls.Chart, rls.Config, chart.Release{Name: rls.Name, Namespace: rls.Namespace,
 		Revision: rls.Version, IsUpgrade: rls.Version > 1, ClusterScoped: clusterScoped(c.RESTMapper())}, opts)
+	classifier := helmClassifier(ctx, cmd, c, hr)
 	for _, o := range found.Objects {
 		if len(o.Fields) == 0 && !o.Missing {
 			continue
@@ -151,6 +154,9 @@ func diffHelmRelease(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2
 			// Deleted live: helm-controller reports it removed, and its
 			// correction or the next upgrade creates it again.
 			od.Fields = append(od.Fields, tracer.missing(o.Desired, o.RevertedAt == release.AtReconcile))
+		}
+		for i := range od.Fields {
+			classifyHelmField(classifier, o.Desired.GetKind(), &od.Fields[i])
 		}
 		report.Objects = append(report.Objects, od)
 	}
@@ -305,4 +311,47 @@ func clusterScoped(m meta.RESTMapper) func(schema.GroupKind) bool {
 // warn prints a warning on stderr: what the diff goes on without.
 func warn(cmd ioCmd, format string, args ...any) {
 	fmt.Fprintf(cmd.ErrOrStderr(), "warning: "+format+"\n", args...)
+}
+
+// helmClassifier is the classifier of the policy that governs the
+// Kustomization applying hr, or the default rules' (with a warning) when
+// that Kustomization cannot be read: the classification is what a record
+// of the field would carry.
+func helmClassifier(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.HelmRelease) *classify.Classifier {
+	labels := hr.GetLabels()
+	ks := &kustomizev1.Kustomization{}
+	err := errors.New("no Flux Kustomization applied the HelmRelease (it has no kustomize.toolkit.fluxcd.io labels)")
+	if name, ns := labels["kustomize.toolkit.fluxcd.io/name"], labels["kustomize.toolkit.fluxcd.io/namespace"]; name != "" && ns != "" {
+		err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ks)
+	}
+	if err == nil {
+		var classifier *classify.Classifier
+		if classifier, _, err = policyClassifier(ctx, c, ks); err == nil {
+			return classifier
+		}
+	}
+	warn(cmd, "classified by the default rules: %v", err)
+	classifier, err := classify.New(&refluxv1.ReverseSyncPolicySpec{})
+	if err != nil {
+		panic(err) // the empty policy always compiles
+	}
+	return classifier
+}
+
+// classifyHelmField sets f's rule, action and severity, from the rendered
+// object's kind, the field, both values and the file of its values line.
+func classifyHelmField(c *classify.Classifier, kind string, f *helmDiffField) {
+	file, _, _ := strings.Cut(f.Origin, ":")
+	d := c.Classify(classify.Field{Kind: kind, Pointer: f.Pointer, ChangeType: refluxv1.ChangeType(f.Change),
+		GitValue: decodeJSON(f.Chart), LiveValue: decodeJSON(f.Live), OriginFile: file})
+	f.Rule, f.Action, f.Severity = d.Rule, string(d.Action), string(d.Severity)
+}
+
+// decodeJSON decodes a field's JSON value; nil when absent or unreadable.
+func decodeJSON(s string) any {
+	var v any
+	if s == "" || json.Unmarshal([]byte(s), &v) != nil {
+		return nil
+	}
+	return v
 }

@@ -58,14 +58,14 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 	}))
 
 	// At 2 AM: the Deployment scaled, its image rolled back and its
-	// memory limit doubled, and the log level turned up, all by hand.
+	// memory limit raised 4x, and the log level turned up, all by hand.
 	deploy := &metav1.PartialObjectMetadata{}
 	deploy.SetGroupVersionKind(appsV1Deployment)
 	deploy.SetName("web")
 	deploy.SetNamespace("web")
 	g.Expect(env.Client.Patch(ctx, deploy, client.RawPatch("application/strategic-merge-patch+json",
 		[]byte(`{"spec":{"replicas":5,"template":{"spec":{"containers":[{"name":"web","image":"ghcr.io/example/web:1.4.1",`+
-			`"resources":{"limits":{"memory":"1Gi"}}}]}}}}`)),
+			`"resources":{"limits":{"memory":"2Gi"}}}]}}}}`)),
 		client.FieldOwner("kubectl-edit"))).To(Succeed())
 	cm := &corev1.ConfigMap{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "web", Name: "web-config"}, cm)).To(Succeed())
@@ -81,21 +81,25 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 		// In the release's order: helm-controller's, and Helm's install
 		// order.
 		g.Expect(columns(out)).To(Equal([][]string{
-			[]string{"OBJECT", "FIELD", "CHANGE", "LIVE", "CHART", "VALUES KEY", "ORIGIN", "TEMPLATE", "REVERTED AT"},
+			[]string{"OBJECT", "FIELD", "CHANGE", "LIVE", "CHART", "VALUES KEY", "ORIGIN", "TEMPLATE", "REVERTED AT", "RULE", "ACTION"},
 			// Only the chart's values.yaml sets the log level, through a
 			// named template: where to add it to the HelmRelease.
 			[]string{"ConfigMap/web/web-config", "/data/logLevel", "Update", `"debug"`, `"info"`, "config.logLevel",
-				"chart-default (add at apps/web/release.yaml:25)", "templates/_helpers.tpl:6", "Upgrade"},
+				"chart-default (add at apps/web/release.yaml:25)", "templates/_helpers.tpl:6", "Upgrade", "default:unmatched", "Alert medium"},
 			// spec.values sets replicaCount: its line in the HelmRelease.
 			[]string{"Deployment/web/web", "/spec/replicas", "Update", "5", "3", "replicaCount", "apps/web/release.yaml:25:19",
-				"templates/deployment.yaml:6", "Upgrade"},
+				"templates/deployment.yaml:6", "Upgrade", "default:replicas", "Alert low"},
 			// repository and tag make the image: computed from both keys.
+			// An older tag is a rollback: a high Alert.
 			[]string{"Deployment/web/web", "/spec/template/spec/containers/0/image", "Update", `"ghcr.io/example/web:1.4.1"`,
-				`"ghcr.io/example/web:1.4.2"`, "computed: image.repository+image.tag", "-", "templates/deployment.yaml:17", "Upgrade"},
+				`"ghcr.io/example/web:1.4.2"`, "computed: image.repository+image.tag", "-", "templates/deployment.yaml:17", "Upgrade",
+				"default:image", "Alert high"},
 			// Set through spec.valuesFrom, a ConfigMap the Kustomization
-			// generates from a file: the line in that file.
-			[]string{"Deployment/web/web", "/spec/template/spec/containers/0/resources/limits/memory", "Update", `"1Gi"`, `"512Mi"`,
-				"resources.limits.memory", "apps/web/values.yaml:4:13", "templates/deployment.yaml:21", "Upgrade"},
+			// generates from a file: the line in that file. Raised 4x: a
+			// critical Alert, which pages.
+			[]string{"Deployment/web/web", "/spec/template/spec/containers/0/resources/limits/memory", "Update", `"2Gi"`, `"512Mi"`,
+				"resources.limits.memory", "apps/web/values.yaml:4:13", "templates/deployment.yaml:21", "Upgrade",
+				"default:resources", "Alert critical"},
 		}), out)
 		g.Expect(out).To(HavePrefix("# HelmRelease web/web, release web/web.v1 (chart web 0.1.0) against the live cluster, drift detection warn\n"))
 		g.Expect(out).To(HaveSuffix("# 4 field(s) drifted in 2 of 2 object(s)\n"))
@@ -113,7 +117,8 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 			RevertedAt: "Upgrade", Fields: []helmDiffField{{Pointer: "/data/logLevel", Change: "Update", Live: `"debug"`, Chart: `"info"`,
 				Kind: "chart-default", Keys: []string{"config.logLevel"},
 				Refused: "chart-default: the chart's values.yaml sets config.logLevel; add it under spec.values",
-				EditAt:  "apps/web/release.yaml:25", Template: "templates/_helpers.tpl:6"}}}))
+				EditAt:  "apps/web/release.yaml:25", Template: "templates/_helpers.tpl:6",
+				Rule: "default:unmatched", Action: "Alert", Severity: "medium"}}}))
 	})
 	t.Run("trace --helmrelease NAMESPACE/NAME: the release's chart and values, the line in Git", func(t *testing.T) {
 		g := NewWithT(t)
@@ -130,7 +135,8 @@ func TestDiffHelmReleaseLive(t *testing.T) {
 		out, _, err := runDiffHelmCmd(kube...)
 		g.Expect(err).To(MatchError(ContainSubstring("4 field(s) in 2 object(s) of HelmRelease web/web")))
 		g.Expect(columns(out)).To(ContainElement(
-			[]string{"ConfigMap/web/web-config", "(object)", "Remove", "-", "-", "-", "-", "templates/configmap.yaml:4", "Upgrade"}), out)
+			[]string{"ConfigMap/web/web-config", "(object)", "Remove", "-", "-", "-", "-", "templates/configmap.yaml:4", "Upgrade",
+				"default:object-deleted", "Alert high"}), out)
 	})
 	t.Run("bad input is a clear error", func(t *testing.T) {
 		g := NewWithT(t)

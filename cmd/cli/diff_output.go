@@ -245,6 +245,12 @@ type helmDiffField struct {
 	// HelmReverts is true when helm-controller's next reconcile puts the
 	// chart's value back (drift correction enabled).
 	HelmReverts bool `json:"helmReverts"`
+	// Rule, Action and Severity are the classification by the policy that
+	// governs the Kustomization applying the HelmRelease (its defaults
+	// when none does), as a record of the field would carry.
+	Rule     string `json:"rule,omitempty"`
+	Action   string `json:"action,omitempty"`
+	Severity string `json:"severity,omitempty"`
 }
 
 // drifted counts the drifted objects and fields.
@@ -269,11 +275,12 @@ func printHelmDiff(w io.Writer, asJSON bool, r helmDiffReport) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "OBJECT\tFIELD\tCHANGE\tLIVE\tCHART\tVALUES KEY\tORIGIN\tTEMPLATE\tREVERTED AT")
+	fmt.Fprintln(tw, "OBJECT\tFIELD\tCHANGE\tLIVE\tCHART\tVALUES KEY\tORIGIN\tTEMPLATE\tREVERTED AT\tRULE\tACTION")
 	for _, o := range r.Objects {
 		for _, f := range o.Fields {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Object, pointerCell(f.Pointer), f.Change,
-				cell(f.Live), cell(f.Chart), keysCell(f), helmOriginCell(f), cell(f.Template), o.RevertedAt)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", o.Object, pointerCell(f.Pointer), f.Change,
+				cell(f.Live), cell(f.Chart), keysCell(f), helmOriginCell(f), cell(f.Template), o.RevertedAt,
+				ruleCell(f.Rule), f.Action+" "+f.Severity)
 		}
 	}
 	if err := tw.Flush(); err != nil {
