@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	. "github.com/onsi/gomega"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // commits is how many revisions arrive while reflux's renders are held
@@ -38,11 +40,7 @@ func TestEditsWhileCommitsArriveAreRecordedAtOnce(t *testing.T) {
 		"steady.yaml": flagsOf("steady", commits, ""), "moving.yaml": flagsOf("moving", commits, "0")}
 	f := fixture.NewApp(t, env, "commits", fixture.AppOptions{Labels: map[string]string{shardKey: "commits"}, Files: files})
 	ks := f.Kustomization()
-	builds := func() float64 {
-		v, _ := fixture.Metric(g, r.Process, "reflux_render_builds_total",
-			map[string]string{"namespace": ks.Namespace, "kustomization": ks.Name, "result": "success"})
-		return v
-	}
+	builds := func() float64 { return renderBuilds(g, r, ks) }
 	g.Expect(builds()).To(BeNumerically("==", 1), "the first revision is rendered")
 	// From now on every render waits before it builds, until the gate
 	// file goes.
@@ -110,4 +108,11 @@ func flagsOf(prefix string, n int, commit string) string {
 		}
 	}
 	return body
+}
+
+// renderBuilds is how many renders of ks reflux r built successfully.
+func renderBuilds(g Gomega, r *testenv.RefluxProcess, ks *kustomizev1.Kustomization) float64 {
+	v, _ := fixture.Metric(g, r.Process, "reflux_render_builds_total",
+		map[string]string{"namespace": ks.Namespace, "kustomization": ks.Name, "result": "success"})
+	return v
 }

@@ -37,11 +37,7 @@ func TestARecordDoesNotWaitForTheRender(t *testing.T) {
 		"steady.yaml": flagFiles("steady")["flags.yaml"], "moving.yaml": flagFiles("moving")["flags.yaml"]}
 	f := fixture.NewApp(t, env, "slow-render", fixture.AppOptions{Labels: map[string]string{shardKey: "slow-render"}, Files: files})
 	ks := f.Kustomization()
-	builds := func() float64 {
-		v, _ := fixture.Metric(g, r.Process, "reflux_render_builds_total",
-			map[string]string{"namespace": ks.Namespace, "kustomization": ks.Name, "result": "success"})
-		return v
-	}
+	builds := func() float64 { return renderBuilds(g, r, ks) }
 	g.Expect(builds()).To(BeNumerically("==", 1), "the first revision is rendered")
 
 	// The commit turns moving on; Flux applies it at once.
