@@ -143,7 +143,10 @@ func TestReleaseThatFailsIsRetried(t *testing.T) {
 	g.Expect(cur.Status.Closed.Reason).To(Equal(refluxv1.ClosedHoldExpiredReason))
 	g.Expect(holder.asked()).To(HaveLen(2), "released once it succeeded: nothing more is asked")
 
+	// The reconcile request follows the record's write: wait for it.
 	reconciled := &kustomizev1.Kustomization{}
-	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(ks), reconciled)).To(Succeed())
-	g.Expect(reconciled.Annotations).To(HaveKey("reconcile.fluxcd.io/requestedAt"), "Flux is asked to restore Git once released")
+	g.Eventually(func() map[string]string {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(ks), reconciled)).To(Succeed())
+		return reconciled.Annotations
+	}, 10*time.Second, 10*time.Millisecond).Should(HaveKey("reconcile.fluxcd.io/requestedAt"), "Flux is asked to restore Git once released")
 }
