@@ -60,14 +60,21 @@ func TestEditsWhileCommitsArriveAreRecordedAtOnce(t *testing.T) {
 		g.Expect(ks.Status.LastAppliedRevision).To(HaveSuffix(head))
 
 		steady, moving := fmt.Sprintf("steady-%d", i), fmt.Sprintf("moving-%d", i)
-		f.AddKey(g, alice.Client, steady, "HOTFIX", "on")
-		f.AddKey(g, alice.Client, moving, "HOTFIX", "on")
-		// steady's file never changes: evaluated at once, as of the
-		// applied revision.
-		rec := f.WaitRecord(g, "ConfigMap", steady, fixture.HasField("/data/HOTFIX"))
-		g.Expect(rec.Spec.Revision).To(Equal(ks.Status.LastAppliedRevision))
+		// steady's file never changes: each edit is evaluated at once,
+		// against an older render. reflux learns of the revision Flux
+		// applied from the Kustomization's status, a moment after Flux
+		// wrote it; the record of each edit names the revision it was
+		// evaluated as of, so edits go on until it is the applied one.
+		edits := 0
+		g.Eventually(func() string {
+			edits++
+			key := fmt.Sprintf("HOTFIX_%d", edits)
+			f.AddKey(g, alice.Client, steady, key, "on")
+			return f.WaitRecord(g, "ConfigMap", steady, fixture.HasField("/data/"+key)).Spec.Revision
+		}, fixture.Timeout, fixture.Interval).Should(Equal(ks.Status.LastAppliedRevision))
 		// moving's file changed in a revision no render describes yet.
-		rec = f.WaitRecord(g, "ConfigMap", moving, fixture.InState(refluxv1.DriftPending))
+		f.AddKey(g, alice.Client, moving, "HOTFIX", "on")
+		rec := f.WaitRecord(g, "ConfigMap", moving, fixture.InState(refluxv1.DriftPending))
 		g.Expect(rec.Spec.Written).To(ContainElement(refluxv1.WrittenField{Pointer: "/data/HOTFIX", LiveValue: `"on"`}))
 		g.Expect(builds()).To(BeNumerically("==", 1), "revision %d: both edits recorded before any render landed", i+1)
 	}
