@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/classify"
 	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/observe"
 	"github.com/reflux-dev/reflux/reverse/release"
 )
 
@@ -338,20 +338,13 @@ func helmClassifier(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.
 	return classifier
 }
 
-// classifyHelmField sets f's rule, action and severity, from the rendered
+// classifyHelmField sets f's rule, action and severity as the engine
+// classifies a record's field (observe.Classify): from the rendered
 // object's kind, the field, both values and the file of its values line.
 func classifyHelmField(c *classify.Classifier, kind string, f *helmDiffField) {
 	file, _, _ := strings.Cut(f.Origin, ":")
-	d := c.Classify(classify.Field{Kind: kind, Pointer: f.Pointer, ChangeType: refluxv1.ChangeType(f.Change),
-		GitValue: decodeJSON(f.Chart), LiveValue: decodeJSON(f.Live), OriginFile: file})
-	f.Rule, f.Action, f.Severity = d.Rule, string(d.Action), string(d.Severity)
-}
-
-// decodeJSON decodes a field's JSON value; nil when absent or unreadable.
-func decodeJSON(s string) any {
-	var v any
-	if s == "" || json.Unmarshal([]byte(s), &v) != nil {
-		return nil
-	}
-	return v
+	fields := []refluxv1.DriftField{{Pointer: f.Pointer, ChangeType: refluxv1.ChangeType(f.Change),
+		GitValue: f.Chart, LiveValue: f.Live, Origin: &refluxv1.FieldOrigin{File: file}}}
+	observe.Classify(c, kind, fields, false)
+	f.Rule, f.Action, f.Severity = fields[0].Rule, string(fields[0].Action), string(fields[0].Severity)
 }
