@@ -21,12 +21,16 @@ const maxBody = 8 << 20
 var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "apply": true}
 
 // Handler serves the audit webhook: the apiserver POSTs an audit.k8s.io/v1
-// EventList. When token is not empty, requests must carry it as a bearer
-// token (set it in the webhook kubeconfig).
+// EventList. When Token is not empty, the hub's apiserver must send it as
+// a bearer token (set it in the webhook kubeconfig). A remote cluster's
+// apiserver sends a token of its own (Senders), and its events go to that
+// cluster's stores only: a write in a spoke is never taken for one of the
+// same name in the hub.
 type Handler struct {
-	Store *Store
-	Token string
-	Log   logr.Logger
+	Store   *Store
+	Token   string
+	Senders *Senders
+	Log     logr.Logger
 }
 
 // ServeHTTP implements http.Handler.
@@ -35,12 +39,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "POST an audit.k8s.io/v1 EventList", http.StatusMethodNotAllowed)
 		return
 	}
-	if h.Token != "" {
-		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if subtle.ConstantTimeCompare([]byte(got), []byte(h.Token)) != 1 {
+	got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	stores := h.Senders.storesOf(got)
+	if stores == nil {
+		if h.Token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(h.Token)) != 1 {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
+		stores = []*Store{h.Store}
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
@@ -56,7 +62,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 		return
 	}
-	n, err := h.ingest(body)
+	n, err := h.ingest(body, stores)
 	if err != nil {
 		h.Log.Error(err, "rejecting audit batch")
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -66,26 +72,33 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// ingest records every successful write in an EventList and returns how
-// many it recorded.
-func (h *Handler) ingest(body []byte) (int, error) {
+// ingest records every successful write in an EventList in each of
+// stores and returns how many writes it recorded.
+func (h *Handler) ingest(body []byte, stores []*Store) (int, error) {
 	var list auditv1.EventList
 	if err := json.Unmarshal(body, &list); err != nil {
 		return 0, fmt.Errorf("decoding audit EventList: %w", err)
 	}
 	n := 0
-	evicted := h.Store.Evicted()
+	evicted := make([]uint64, len(stores))
+	for i, s := range stores {
+		evicted[i] = s.Evicted()
+	}
 	for i := range list.Items {
 		key, write, ok := toWrite(&list.Items[i])
 		if !ok {
 			continue
 		}
-		h.Store.Record(key, write)
+		for _, s := range stores {
+			s.Record(key, write)
+		}
 		n++
 	}
-	if now := h.Store.Evicted(); now > evicted {
-		h.Log.Info("audit store full: dropped the oldest writes before their TTL, so older changes may be attributed to no user",
-			"dropped", now-evicted, "max", DefaultMaxWrites)
+	for i, s := range stores {
+		if now := s.Evicted(); now > evicted[i] {
+			h.Log.Info("audit store full: dropped the oldest writes before their TTL, so older changes may be attributed to no user",
+				"dropped", now-evicted[i], "max", DefaultMaxWrites)
+		}
 	}
 	return n, nil
 }

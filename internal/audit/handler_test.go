@@ -63,8 +63,12 @@ func at(s string) time.Time {
 }
 
 func newTestHandler(token string) *Handler {
-	clock := func() time.Time { return at("2026-11-29T10:01:00Z") }
-	return &Handler{Store: NewStore(WithClock(clock)), Token: token, Log: logr.Discard()}
+	return &Handler{Store: newTestStore(), Token: token, Log: logr.Discard()}
+}
+
+// newTestStore is a store whose clock stands just after batch's writes.
+func newTestStore() *Store {
+	return NewStore(WithClock(func() time.Time { return at("2026-11-29T10:01:00Z") }))
 }
 
 func post(h http.Handler, body, token string) *httptest.ResponseRecorder {
@@ -177,7 +181,7 @@ func FuzzIngest(f *testing.F) {
 	f.Add([]byte(`{"items":[{"stage":"ResponseComplete","verb":"update","requestURI":"%zz","objectRef":{"name":"x"}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		h := newTestHandler("")
-		n, err := h.ingest(body)
+		n, err := h.ingest(body, []*Store{h.Store})
 		if err != nil && n != 0 {
 			t.Fatalf("recorded %d writes from a batch that failed to decode", n)
 		}

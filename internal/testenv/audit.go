@@ -27,6 +27,12 @@ type AuditWebhook struct {
 	// BatchMaxWait bounds how long the apiserver holds events before
 	// sending them. Defaults to 200ms so tests see events promptly.
 	BatchMaxWait time.Duration
+	// Reads also logs lists and watches, at Metadata: how a test counts
+	// the watch connections a client opens.
+	Reads bool
+	// Token, when set, is the bearer token the apiserver sends with each
+	// batch: how a receiver serving several apiservers tells them apart.
+	Token string
 }
 
 // auditPolicy logs write verbs only. Leases and events are left out: they
@@ -52,7 +58,12 @@ rules:
     resources: ["events"]
 - level: %s
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
-- level: None
+%s- level: None
+`
+
+// auditReads is the rule of AuditWebhook.Reads.
+const auditReads = `- level: Metadata
+  verbs: ["list", "watch"]
 `
 
 // auditLogFile is the apiserver's audit log, in the environment's dir.
@@ -103,7 +114,15 @@ contexts:
 current-context: audit
 users:
 - name: audit
-`
+%s`
+
+// auditUser is the webhook kubeconfig's user entry for token.
+func auditUser(token string) string {
+	if token == "" {
+		return ""
+	}
+	return "  user:\n    token: " + token + "\n"
+}
 
 // configureAudit writes the policy and webhook files into dir and sets the
 // matching kube-apiserver flags. It returns the reserved address when the
@@ -127,11 +146,15 @@ func configureAudit(api *envtest.APIServer, dir string, opts AuditWebhook) (stri
 		wait = 200 * time.Millisecond
 	}
 	policyPath := filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policyPath, fmt.Appendf(nil, auditPolicy, level), 0o600); err != nil {
+	reads := ""
+	if opts.Reads {
+		reads = auditReads
+	}
+	if err := os.WriteFile(policyPath, fmt.Appendf(nil, auditPolicy, level, reads), 0o600); err != nil {
 		return "", "", fmt.Errorf("writing audit policy: %w", err)
 	}
 	webhookPath := filepath.Join(dir, "audit-webhook.kubeconfig")
-	if err := os.WriteFile(webhookPath, fmt.Appendf(nil, auditWebhookConfig, url), 0o600); err != nil {
+	if err := os.WriteFile(webhookPath, fmt.Appendf(nil, auditWebhookConfig, url, auditUser(opts.Token)), 0o600); err != nil {
 		return "", "", fmt.Errorf("writing audit webhook config: %w", err)
 	}
 	args := api.Configure()

@@ -1,0 +1,53 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Ref is a remote cluster as Kustomizations name it: the kubeconfig
+// Secret, and the key holding the kubeconfig when one is named.
+// Kustomizations that name the same Secret and key share one engine.
+type Ref struct {
+	Namespace, Secret, Key string
+}
+
+// String is how a Drift record names the cluster (spec.kustomization.
+// cluster): the Secret, in the record's own namespace.
+func (r Ref) String() string {
+	if r.Key != "" {
+		return "Secret/" + r.Secret + "#" + r.Key
+	}
+	return "Secret/" + r.Secret
+}
+
+// SecretKey is the Secret's key.
+func (r Ref) SecretKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: r.Namespace, Name: r.Secret}
+}
+
+// ErrUnsupportedKubeConfig is a spec.kubeConfig reflux cannot follow.
+var ErrUnsupportedKubeConfig = errors.New("unsupported spec.kubeConfig")
+
+// RefOf returns the remote cluster Flux applies ks to, and false when
+// Flux applies it to the cluster reflux runs in. A kubeConfig that names
+// no Secret (configMapRef, for a cloud provider's workload identity) is
+// ErrUnsupportedKubeConfig: reflux reaches remote clusters through a
+// kubeconfig Secret only, which it says rather than watching the hub.
+func RefOf(ks *kustomizev1.Kustomization) (Ref, bool, error) {
+	kc := ks.Spec.KubeConfig
+	switch {
+	case kc == nil:
+		return Ref{}, false, nil
+	case kc.SecretRef != nil && kc.SecretRef.Name != "":
+		return Ref{Namespace: ks.Namespace, Secret: kc.SecretRef.Name, Key: kc.SecretRef.Key}, true, nil
+	case kc.ConfigMapRef != nil:
+		return Ref{}, true, fmt.Errorf("%w: spec.kubeConfig.configMapRef (ConfigMap %s) uses a cloud provider's workload "+
+			"identity, which reflux does not support; name a kubeconfig Secret in spec.kubeConfig.secretRef",
+			ErrUnsupportedKubeConfig, kc.ConfigMapRef.Name)
+	}
+	return Ref{}, true, fmt.Errorf("%w: spec.kubeConfig names neither a Secret nor a ConfigMap", ErrUnsupportedKubeConfig)
+}
