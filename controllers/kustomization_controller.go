@@ -44,8 +44,12 @@ var kustomizationOwnedConditions = []string{refluxv1.DriftedCondition, refluxv1.
 type KustomizationReconciler struct {
 	client.Client
 	runtimectrl.Metrics
+	// Governor and Watcher are the hub's engine and live watches.
 	Governor *governor.Governor
 	Watcher  *Watcher
+	// Remote are the engines of remote clusters (spec.kubeConfig); nil
+	// governs none, reporting such Kustomizations as unsupported.
+	Remote   RemoteEngines
 	Renderer *desired.Renderer
 	Drift    *governor.Metrics
 	// Events records the Kustomization's events (Flux's recorder); nil
@@ -91,7 +95,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	obj := &kustomizev1.Kustomization{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Governor.Forget(ctx, req.NamespacedName)
+			r.forget(ctx, req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -109,7 +113,7 @@ func (r *KustomizationReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}()
 	if governing == nil || governing.Spec.Suspend || !obj.DeletionTimestamp.IsZero() {
 		// Not (or no longer) governed: nothing of reflux's stays on it.
-		r.Governor.Forget(ctx, req.NamespacedName)
+		r.forget(ctx, req.NamespacedName)
 		conditions.Delete(obj, refluxv1.DriftedCondition)
 		conditions.Delete(obj, refluxv1.ReverseSyncedCondition)
 		return ctrl.Result{}, nil
@@ -125,15 +129,24 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 	if err := tenancy.CheckSourceRef(obj, r.NoCrossNamespaceRefs); err != nil {
 		// Refused as Flux refuses it, before anything else: reflux must
 		// not act for it, even on what an earlier spec let it govern.
-		r.Governor.Forget(ctx, keyOf(obj))
+		r.forget(ctx, keyOf(obj))
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, apiacl.AccessDeniedReason, "%s", err)
 		ctrl.LoggerFrom(ctx).Error(err, "Kustomization refused", "reason", apiacl.AccessDeniedReason)
 		return ctrl.Result{}, nil // stalled until the spec changes
 	}
-	if err := policy.CheckCluster(obj); err != nil {
+	tgt, err := r.targetOf(ctx, obj)
+	if err != nil {
 		r.unsupported(ctx, obj, refluxv1.RemoteClusterUnsupportedReason, err)
 		return ctrl.Result{}, nil // until the spec changes
 	}
+	if tgt.engine == nil {
+		// No engine could be built: the kubeconfig Secret cannot be read
+		// or used. The Secret is not watched, so it is read again soon.
+		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.ClusterUnreachableReason, "%s", tgt.down)
+		ctrl.LoggerFrom(ctx).Info("cannot reach the remote cluster", "reason", refluxv1.ClusterUnreachableReason, "error", tgt.down.Error())
+		return ctrl.Result{RequeueAfter: r.retryInterval()}, nil
+	}
+	eng := tgt.engine
 	if obj.Status.LastAppliedRevision == "" {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.KustomizationNotReadyReason,
 			"Flux has applied no revision yet; drift is computed against an applied revision only")
@@ -153,18 +166,24 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 	}
 	gov := &governor.Governed{Kustomization: obj.DeepCopy(), Policy: governing.DeepCopy(), Classifier: classifier,
 		SourceRevision: src.Artifact.Revision, SourceInterval: src.Interval, RepoURL: src.URL, SubstituteFrom: src.SubstituteFrom,
-		Identity: tenancy.Identity(obj, r.DefaultServiceAccount)}
+		Identity: tenancy.Identity(obj, r.DefaultServiceAccount), Cluster: tgt.cluster}
 	rendering := r.render(obj, src)
 	gov.Manifests = rendering.Manifests
 	render := rendering.Render
-	status := r.Governor.Publish(gov, render)
-	if err := r.Watcher.Ensure(keyOf(obj), watchedKinds(obj, render)); err != nil {
+	status := eng.Governor.Publish(gov, render)
+	if err := eng.Watcher.Ensure(keyOf(obj), watchedKinds(obj, render)); err != nil && tgt.down == nil {
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, meta.ProgressingWithRetryReason, "%s", err)
 		return ctrl.Result{}, err
 	}
-	open, err := r.report(ctx, obj, rendering, status, r.Watcher.Forbidden(keyOf(obj)))
+	open, err := r.report(ctx, obj, eng, rendering, status, eng.Watcher.Forbidden(keyOf(obj)))
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if tgt.down != nil {
+		// Said last, over what the engine reported: nothing it says of
+		// the cluster is current while the cluster does not answer. The
+		// fleet's probe brings the reconciler back when it does.
+		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, refluxv1.ClusterUnreachableReason, "%s", tgt.down)
 	}
 	return ctrl.Result{RequeueAfter: r.requeueAfter(obj, gov, rendering, open)}, nil
 }
@@ -181,7 +200,7 @@ func (r *KustomizationReconciler) render(obj *kustomizev1.Kustomization, src sou
 
 // report writes the Drifted and ReverseSynced conditions and the drift
 // gauges, and hands the records to the engine's write-back.
-func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.Kustomization, rendering desired.State,
+func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.Kustomization, eng *Engine, rendering desired.State,
 	status governor.Status, watchDenied []*WatchForbiddenError) ([]refluxv1.Drift, error) {
 	id := keyOf(obj)
 	all, err := r.records(ctx, id)
@@ -190,9 +209,9 @@ func (r *KustomizationReconciler) report(ctx context.Context, obj *kustomizev1.K
 	}
 	// Only what reflux itself recorded is reported; a record it did not
 	// write is deleted when the engine looks at it.
-	all = r.Governor.Sealed(all)
-	r.Governor.Report(id, all)
-	r.Governor.ScheduleExpiry(all)
+	all = eng.Governor.Sealed(all)
+	eng.Governor.Report(id, all)
+	eng.Governor.ScheduleExpiry(all)
 	open := record.Open(all)
 	r.Drift.Report(obj, open)
 	r.Drift.ReportExpired(obj, all)

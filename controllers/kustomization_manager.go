@@ -21,7 +21,6 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/decide"
-	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/policy"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
@@ -43,7 +42,7 @@ func (r *KustomizationReconciler) SetupWithManager(mgr ctrl.Manager, opts Kustom
 			predicate.LabelChangedPredicate{}, statusChanged{}))).
 		Watches(&refluxv1.ReverseSyncPolicy{}, handler.EnqueueRequestsFromMapFunc(r.kustomizationsInNamespace),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&refluxv1.Drift{}, recordHandler(r.Governor, reportDelay)).
+		Watches(&refluxv1.Drift{}, recordHandler(r.engineOf, reportDelay)).
 		// A new artifact means Flux is about to roll a revision out: live
 		// changes must wait for its render rather than be compared with
 		// the old one. Flux's other source kinds are seen through the
@@ -141,20 +140,23 @@ const reportDelay = time.Second
 // recordHandler reports record changes to the reconciler, coalesced, and
 // hands to the engine at once a record a user dismissed or deleted, and
 // one reflux did not write (which the engine deletes).
-func recordHandler(gov *governor.Governor, delay time.Duration) handler.TypedEventHandler[client.Object, reconcile.Request] {
+// The engine is the one governing the record's Kustomization: a remote
+// cluster's holds are released there.
+func recordHandler(engineOf func(types.NamespacedName) *Engine, delay time.Duration) handler.TypedEventHandler[client.Object, reconcile.Request] {
 	return coalesce(func(_ context.Context, o client.Object) []reconcile.Request {
 		d, ok := o.(*refluxv1.Drift)
 		if !ok {
 			return nil
 		}
-		if decide.DismissRequested(d) || !gov.IsSealed(d) {
+		name, ns := d.Labels[record.KustomizationNameLabel], d.Labels[record.KustomizationNamespaceLabel]
+		id := types.NamespacedName{Namespace: ns, Name: name}
+		if gov := engineOf(id).Governor; decide.DismissRequested(d) || !gov.IsSealed(d) {
 			gov.OnRecord(d)
 		}
-		name, ns := d.Labels[record.KustomizationNameLabel], d.Labels[record.KustomizationNamespaceLabel]
 		if name == "" || ns == "" {
 			return nil
 		}
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+		return []reconcile.Request{{NamespacedName: id}}
 	}, delay)
 }
 

@@ -22,7 +22,7 @@ import (
 // Kustomization any more. The Warning event and the log line come once,
 // as Drifted comes to reason, not at every reconcile.
 func (r *KustomizationReconciler) unsupported(ctx context.Context, obj *kustomizev1.Kustomization, reason string, err error) {
-	r.Governor.Forget(ctx, keyOf(obj))
+	r.forget(ctx, keyOf(obj))
 	conditions.Delete(obj, refluxv1.ReverseSyncedCondition)
 	if !r.reported(ctx, obj, reason) {
 		ctrl.LoggerFrom(ctx).Info("Kustomization not governed", "reason", reason, "why", err.Error())

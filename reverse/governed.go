@@ -33,6 +33,10 @@ type Governed struct {
 	RepoURL string
 	// SubstituteFrom is the resolved postBuild substitution data.
 	SubstituteFrom []kustomize.SubstituteSource
+	// Cluster names the remote cluster Flux applies the Kustomization to
+	// (reverse/fleet.Ref), "" for the cluster reflux runs in. Records say
+	// it; the engine that governs the Kustomization is that cluster's.
+	Cluster string
 	// Identity is the user the Kustomization's dry runs, holds and
 	// releases go out as (reverse/tenancy.Identity); "" is reflux's own.
 	Identity string
@@ -49,7 +53,7 @@ func (g *Governed) Key() types.NamespacedName {
 
 // Ref names the Kustomization as a Drift record does.
 func (g *Governed) Ref() refluxv1.KustomizationRef {
-	return refluxv1.KustomizationRef{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name}
+	return refluxv1.KustomizationRef{Namespace: g.Kustomization.Namespace, Name: g.Kustomization.Name, Cluster: g.Cluster}
 }
 
 // MayHold reports whether the policy lets reflux hold anything (it does

@@ -129,6 +129,12 @@ type KustomizationRef struct {
 	Name string `json:"name"`
 	// Namespace of the Kustomization.
 	Namespace string `json:"namespace"`
+	// Cluster is the remote cluster Flux applies the Kustomization to, and
+	// the record's object lives in, as the Kustomization's spec.kubeConfig
+	// names it: "Secret/<name>" for a kubeconfig Secret in the
+	// Kustomization's namespace. Empty for the cluster reflux runs in.
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // ObjectRef names a live object.
@@ -409,6 +415,7 @@ func (in *Drift) SetConditions(conditions []metav1.Condition) {
 // +kubebuilder:printcolumn:name="Severity",type="string",JSONPath=".status.severity"
 // +kubebuilder:printcolumn:name="Action",type="string",JSONPath=".status.action"
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.state"
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".spec.kustomization.cluster",priority=1
 // +kubebuilder:printcolumn:name="Closed",type="string",JSONPath=".status.closed.reason",priority=1
 // +kubebuilder:printcolumn:name="Branch",type="string",JSONPath=".status.branch",priority=1
 // +kubebuilder:printcolumn:name="Expires",type="date",JSONPath=".status.holdExpiresAt",priority=1

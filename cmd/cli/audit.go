@@ -41,24 +41,26 @@ func (a *auditReceiver) Start(ctx context.Context) error {
 	}
 }
 
-func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, log logr.Logger) (*audit.Store, error) {
+// addAuditReceiver serves the audit webhook for the hub's apiserver and,
+// told apart by their tokens, the remote clusters'.
+func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, log logr.Logger) (*audit.Store, *audit.Senders, error) {
 	if opts.AuditAddr == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	token := ""
 	if opts.AuditTokenFile != "" {
 		raw, err := os.ReadFile(opts.AuditTokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("reading --audit-token-file: %w", err)
+			return nil, nil, fmt.Errorf("reading --audit-token-file: %w", err)
 		}
 		token = strings.TrimSpace(string(raw))
 	}
-	store := audit.NewStore()
+	store, senders := audit.NewStore(), audit.NewSenders()
 	mux := http.NewServeMux()
-	mux.Handle("/audit", &audit.Handler{Store: store, Token: token, Log: log.WithName("audit")})
+	mux.Handle("/audit", &audit.Handler{Store: store, Token: token, Senders: senders, Log: log.WithName("audit")})
 	srv := &http.Server{Addr: opts.AuditAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if err := mgr.Add(&auditReceiver{server: srv}); err != nil {
-		return nil, fmt.Errorf("adding audit webhook server: %w", err)
+		return nil, nil, fmt.Errorf("adding audit webhook server: %w", err)
 	}
-	return store, nil
+	return store, senders, nil
 }

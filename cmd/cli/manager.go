@@ -101,6 +101,12 @@ type ManagerOptions struct {
 	// ACL mirrors kustomize-controller's --no-cross-namespace-refs.
 	ACL acl.Options
 
+	// KubeConfig mirrors kustomize-controller's kubeconfig rules for
+	// remote clusters (--insecure-kubeconfig-exec, --insecure-kubeconfig-tls).
+	KubeConfig runtimeclient.KubeConfigOptions
+	// ClusterProbeInterval is how often a remote cluster is probed.
+	ClusterProbeInterval time.Duration
+
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
 	Client         runtimeclient.Options
@@ -168,7 +174,7 @@ func NewManagerCommand() *cobra.Command {
 	fs.StringVar(&opts.AuditAddr, "audit-addr", "",
 		"The address the kube-apiserver audit webhook endpoint (/audit) binds to; empty disables user attribution.")
 	fs.StringVar(&opts.AuditTokenFile, "audit-token-file", "",
-		"A file holding the bearer token the audit webhook must present.")
+		"A file holding the bearer token the hub's apiserver must present to the audit webhook. A remote cluster's apiserver presents the token its kubeconfig Secret holds under the key 'audit-token'.")
 	fs.StringVar(&opts.GitCacheDir, "git-cache-dir", "",
 		"Where write-back keeps one clone per repository between runs (default $TMPDIR/reflux-git).")
 	fs.BoolVar(&opts.InsecureAllowHTTP, "insecure-allow-http", false,
@@ -181,6 +187,9 @@ func NewManagerCommand() *cobra.Command {
 		"A Kustomization label (for example 'team') whose value becomes the team label of the drift metrics; empty leaves team empty.")
 	fs.StringVar(&opts.DefaultServiceAccount, "default-service-account", "",
 		"The ServiceAccount, in a Kustomization's namespace, reflux impersonates for its dry runs, holds and releases when the Kustomization sets no spec.serviceAccountName, as kustomize-controller does; empty acts as reflux itself.")
+	fs.DurationVar(&opts.ClusterProbeInterval, "cluster-probe-interval", 10*time.Second,
+		"How often each remote cluster a Kustomization targets through spec.kubeConfig is probed, and its kubeconfig Secret read again: how soon an unreachable cluster, or a rotated kubeconfig, is noticed.")
+	opts.KubeConfig.BindFlags(fs)
 	opts.ACL.BindFlags(fs)
 	opts.Logger.BindFlags(fs)
 	opts.LeaderElection.BindFlags(fs)
@@ -226,7 +235,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if err != nil {
 		return fmt.Errorf("creating event recorder: %w", err)
 	}
-	auditStore, err := addAuditReceiver(mgr, opts, log)
+	auditStore, auditSenders, err := addAuditReceiver(mgr, opts, log)
 	if err != nil {
 		return err
 	}
@@ -244,6 +253,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		Concurrent:            opts.Concurrent,
 		Events:                eventRecorder,
 		Audit:                 auditStore,
+		AuditSenders:          auditSenders,
 		AllowedManagers:       opts.AllowedManagers,
 		OverrideManagers:      opts.OverrideManagers,
 		Comparison:            comparison,
@@ -266,6 +276,8 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		NoCrossNamespaceRefs:  opts.ACL.NoCrossNamespaceRefs,
 		PolicyRetry:           opts.PolicyRetry,
 		ArtifactRetry:         opts.ArtifactRetry,
+		KubeConfig:            opts.KubeConfig,
+		ClusterProbeInterval:  opts.ClusterProbeInterval,
 		Registerer:            crmetrics.Registry,
 		Log:                   log,
 	}); err != nil {

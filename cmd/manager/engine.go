@@ -9,18 +9,22 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/internal/audit"
 	"github.com/reflux-dev/reflux/reverse/attribution"
 	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/fleet"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/source"
@@ -29,62 +33,162 @@ import (
 	"github.com/reflux-dev/reflux/reverse/writeback/branches"
 )
 
-// newEngine builds the drift engine and the live watches that feed it.
-// The engine reads the watches' stores and the watches hand it their
-// events, so the Watcher is built first and handed the engine after.
-func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *notifier, renders governor.Renders) (*governor.Governor, *controllers.Watcher, error) {
-	detector, err := newDetector(mgr, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating dynamic client: %w", err)
-	}
+// engines builds the drift engines: the hub's own, and one per remote
+// cluster a governed Kustomization targets (issue 24). They share what is
+// not a cluster's: the seal, the write-back, the renders, metrics and
+// notifications. Records, conditions and events stay in the hub, beside
+// the Kustomization, whichever cluster its objects live in.
+type engines struct {
+	mgr     ctrl.Manager
+	opts    Options
+	metrics *governor.Metrics
+	notify  *notifier
+	renders governor.Renders
+	sealer  *record.Sealer
+	writer  governor.Writer
+}
+
+func newEngines(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *notifier, renders governor.Renders) (*engines, error) {
 	writer := opts.Writer
 	if writer == nil {
+		var err error
 		if writer, err = newBranchWriter(opts); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	sealer, err := record.NewSealer(opts.RecordKey)
 	if err != nil {
+		return nil, err
+	}
+	return &engines{mgr: mgr, opts: opts, metrics: m, notify: notify, renders: renders, sealer: sealer, writer: writer}, nil
+}
+
+// clusterSide is the cluster an engine watches, dry-runs, holds and
+// releases in.
+type clusterSide struct {
+	config *rest.Config
+	client client.Client
+	mapper meta.RESTMapper
+	// inShard tells which ungoverned Kustomizations' records the engine
+	// may act on: never another cluster's.
+	inShard func(context.Context, types.NamespacedName) (bool, error)
+	// audit attributes the cluster's writes; nil attributes none.
+	audit *audit.Store
+	log   logr.Logger
+}
+
+// local is the hub's own side: the manager's connection, and the audit
+// webhook's store.
+func (e *engines) local() clusterSide {
+	return clusterSide{config: e.mgr.GetConfig(), client: e.mgr.GetClient(), mapper: e.mgr.GetRESTMapper(),
+		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, ""), audit: e.opts.Audit, log: e.opts.Log}
+}
+
+// newEngine builds the hub's drift engine and the live watches that feed
+// it.
+func (e *engines) newEngine() (*governor.Governor, *controllers.Watcher, error) {
+	return e.build(e.local())
+}
+
+// remote builds and starts the engine of a remote cluster (fleet.Build):
+// it runs until ctx ends. Nothing in it waits on the cluster: its REST
+// mapper discovers kinds when a watch first needs them.
+func (e *engines) remote(ctx context.Context, c fleet.Cluster) (*controllers.Engine, error) {
+	httpClient, err := rest.HTTPClientFor(c.Config)
+	if err != nil {
+		return nil, fmt.Errorf("building the HTTP client: %w", err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(c.Config, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("building the REST mapper: %w", err)
+	}
+	cl, err := client.New(c.Config, client.Options{Scheme: e.mgr.GetScheme(), Mapper: mapper, HTTPClient: httpClient})
+	if err != nil {
+		return nil, fmt.Errorf("building the client: %w", err)
+	}
+	log := e.opts.Log.WithValues("cluster", c.Ref.String(), "clusterNamespace", c.Ref.Namespace)
+	side := clusterSide{config: c.Config, client: cl, mapper: mapper,
+		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, c.Ref.String()), log: log}
+	release := func() {}
+	switch {
+	case c.AuditToken != "" && e.opts.AuditSenders != nil:
+		// The cluster's own store: its writes are never the hub's, nor
+		// another cluster's, whatever they share in names.
+		side.audit = audit.NewStore()
+		release = e.opts.AuditSenders.Register(c.AuditToken, side.audit)
+	case c.AuditToken != "":
+		log.Info("the kubeconfig Secret names an audit token, but reflux serves no audit webhook (--audit-addr): " +
+			"changes in the cluster are attributed to no user")
+	}
+	gov, watcher, err := e.build(side)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	// A watch refused or allowed again in the remote cluster changes the
+	// Drifted condition of the Kustomizations using its kind, as in the hub.
+	watcher.OnAccessChange(e.notify.Send)
+	go func() {
+		_ = gov.Start(ctx)
+	}()
+	go func() {
+		<-ctx.Done()
+		watcher.Stop()
+		release()
+	}()
+	return &controllers.Engine{Governor: gov, Watcher: watcher}, nil
+}
+
+// build builds an engine over side.
+func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watcher, error) {
+	opts := e.opts
+	detector, err := newDetector(side.config, side.client, opts)
+	if err != nil {
 		return nil, nil, err
 	}
-	readSecrets := opts.Secrets == "" || opts.Secrets == SecretsRead
-	watcher := controllers.NewWatcher(dyn, mgr.GetRESTMapper(), controllers.WatcherOptions{Namespace: opts.WatchNamespace,
-		Namespaces: opts.WatchNamespaces, IgnoreSecrets: !readSecrets, Log: opts.Log.WithName("live")})
-	gopts := governor.Options{
-		Sealer: sealer,
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Detector: detector, Holder: controllers.Holder{Client: mgr.GetClient()},
-		Live: watcher, Renders: renders, Writer: writer, Targets: source.Targets{Reader: mgr.GetAPIReader()}, Events: opts.Events, Metrics: m,
-		Notify: notify.Send, Log: opts.Log.WithName("drift"), LiveWorkers: opts.Concurrent,
-		WriteBackTimeout: opts.WriteBackTimeout, InShard: inShard(mgr.GetAPIReader(), opts.WatchSelector),
+	// Watches last as long as the engine: the connection's timeout, which
+	// kustomize-controller's kubeconfig rules set for its requests, would
+	// end each one after it.
+	watchConfig := rest.CopyConfig(side.config)
+	watchConfig.Timeout = 0
+	dyn, err := dynamic.NewForConfig(watchConfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
-	clients, err := tenancy.NewClients(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()},
+	readSecrets := opts.Secrets == "" || opts.Secrets == SecretsRead
+	watcher := controllers.NewWatcher(dyn, side.mapper, controllers.WatcherOptions{Namespace: opts.WatchNamespace,
+		Namespaces: opts.WatchNamespaces, IgnoreSecrets: !readSecrets, Log: side.log.WithName("live")})
+	gopts := governor.Options{
+		Sealer: e.sealer,
+		Client: e.mgr.GetClient(), APIReader: e.mgr.GetAPIReader(), Detector: detector, Holder: controllers.Holder{Client: side.client},
+		Live: watcher, Renders: e.renders, Writer: e.writer, Targets: source.Targets{Reader: e.mgr.GetAPIReader()}, Events: opts.Events,
+		Metrics: e.metrics, Notify: e.notify.Send, Log: side.log.WithName("drift"), LiveWorkers: opts.Concurrent,
+		WriteBackTimeout: opts.WriteBackTimeout, InShard: side.inShard,
+	}
+	clients, err := tenancy.NewClients(side.config, client.Options{Scheme: e.mgr.GetScheme(), Mapper: side.mapper},
 		opts.ImpersonationCacheSize)
 	if err != nil {
 		return nil, nil, err
 	}
 	gopts.Impersonation = impersonation{clients: clients, detector: detector}
-	if opts.Audit != nil {
-		gopts.Attributor = attribution.Audit{Store: opts.Audit, Mapper: mgr.GetRESTMapper()}
+	if side.audit != nil {
+		gopts.Attributor = attribution.Audit{Store: side.audit, Mapper: side.mapper}
 		// The mark is reflux's own statement, made as reflux, not as the
 		// tenant: config/admission's reflux-manual-hotfix policy admits
 		// the annotation from reflux and break-glass groups only, and the
 		// object was just held as the tenant, so the tenant may touch it.
-		gopts.Marker = controllers.HotfixMarker{Client: mgr.GetClient()}
+		gopts.Marker = controllers.HotfixMarker{Client: side.client}
 	}
 	gov, err := governor.New(gopts)
 	if err != nil {
 		return nil, nil, err
 	}
 	watcher.Handle(gov)
-	if opts.Audit != nil {
-		keepAudited(opts.Audit, watcher, opts.Secrets == SecretsMetadata)
+	if side.audit != nil {
+		keepAudited(side.audit, watcher, opts.Secrets == SecretsMetadata)
 	}
-	if opts.Secrets == SecretsMetadata {
-		secretsFromAudit(opts.Audit, gov, opts.Log)
+	if opts.Secrets == SecretsMetadata && side.audit == opts.Audit {
+		secretsFromAudit(side.audit, gov, opts.Log)
 	}
 	return gov, watcher, nil
 }
@@ -92,17 +196,17 @@ func newEngine(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *noti
 // newDetector builds the drift detector with reflux's field managers and
 // the comparison asked for: the in-process one reads the apiserver's
 // OpenAPI schema through discovery.
-func newDetector(mgr ctrl.Manager, opts Options) (*drift.Detector, error) {
+func newDetector(config *rest.Config, cl client.Client, opts Options) (*drift.Detector, error) {
 	allowed := append(drift.DefaultAllowedManagers(), opts.AllowedManagers...)
 	dopts := []drift.Option{drift.WithAllowedManagers(allowed...), drift.WithOverrideManagers(opts.OverrideManagers...)}
 	if opts.Comparison == drift.ComparisonInProcess {
-		dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+		dc, err := discovery.NewDiscoveryClientForConfig(config)
 		if err != nil {
 			return nil, fmt.Errorf("creating discovery client: %w", err)
 		}
 		dopts = append(dopts, drift.WithInProcessComparison(drift.NewOpenAPITypes(dc.OpenAPIV3())))
 	}
-	detector, err := drift.New(mgr.GetClient(), dopts...)
+	detector, err := drift.New(cl, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("creating drift detector: %w", err)
 	}
@@ -151,22 +255,29 @@ func newBranchWriter(opts Options) (governor.Writer, error) {
 	return &branches.Writer{Git: eng, Log: opts.Log.WithName("writeback")}, nil
 }
 
-// inShard tells the engine whether a Kustomization it does not govern is
-// this shard's to clean up after: one the shard's selector selects (its
-// policy went, say), or one that is gone. It reads the apiserver, since
-// the cache holds only the shard's own Kustomizations.
-func inShard(reader client.Reader, selector labels.Selector) func(context.Context, types.NamespacedName) (bool, error) {
+// inShard tells an engine whether a Kustomization it does not govern is
+// its to clean up after: one this shard's selector selects (its policy
+// went, say) and that Flux applies to the engine's cluster (cluster, as
+// fleet.Ref names it, "" for the hub), or one that is gone, which is the
+// hub's engine's alone. It reads the apiserver, since the cache holds only
+// the shard's own Kustomizations.
+func inShard(reader client.Reader, selector labels.Selector, cluster string) func(context.Context, types.NamespacedName) (bool, error) {
 	return func(ctx context.Context, id types.NamespacedName) (bool, error) {
-		if selector == nil || selector.Empty() {
-			return true, nil
-		}
 		ks := &kustomizev1.Kustomization{}
 		if err := reader.Get(ctx, id, ks); err != nil {
 			if apierrors.IsNotFound(err) {
-				return true, nil
+				return cluster == "", nil
 			}
 			return false, fmt.Errorf("reading Kustomization %s: %w", id, err)
 		}
-		return selector.Matches(labels.Set(ks.Labels)), nil
+		ref, remote, err := fleet.RefOf(ks)
+		switch {
+		case err != nil:
+			// Governed by no engine: what it left is the hub's to clean.
+			return cluster == "", nil
+		case !remote && cluster != "", remote && ref.String() != cluster:
+			return false, nil
+		}
+		return selector == nil || selector.Empty() || selector.Matches(labels.Set(ks.Labels)), nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
@@ -35,6 +36,10 @@ type Options struct {
 	WriteBackTimeout time.Duration
 	// Audit, when set, attributes changes to users from audit events.
 	Audit *audit.Store
+	// AuditSenders, when set, routes the audit events of each remote
+	// cluster to its engines by the token its Secret names
+	// (fleet.AuditTokenKey).
+	AuditSenders *audit.Senders
 	// AllowedManagers are field managers whose writes are never drift, in
 	// addition to drift.DefaultAllowedManagers (the control plane, an
 	// autoscaler, Flux and reflux).
@@ -101,6 +106,12 @@ type Options struct {
 	// --no-cross-namespace-refs: a Kustomization whose sourceRef points
 	// into another namespace is refused.
 	NoCrossNamespaceRefs bool
+	// KubeConfig are kustomize-controller's rules for the kubeconfigs of
+	// remote clusters (--insecure-kubeconfig-exec, --insecure-kubeconfig-tls).
+	KubeConfig runtimeclient.KubeConfigOptions
+	// ClusterProbeInterval is how often each remote cluster is probed, and
+	// its kubeconfig Secret read again; default 10s.
+	ClusterProbeInterval time.Duration
 	// ImpersonationCacheSize bounds the impersonating clients kept, one
 	// per tenant identity; default tenancy.DefaultCacheSize.
 	ImpersonationCacheSize int

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/fleet"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/policy"
 )
@@ -41,11 +42,17 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 		Workers: opts.RenderWorkers, RetryAfter: opts.ArtifactRetry, Observer: m, Done: notify.Send, Delay: opts.RenderDelay, Gate: opts.RenderGate,
 		FluxVersion: opts.FluxVersion, BuildTimeout: opts.RenderTimeout, MaxFileSize: opts.RenderMaxFileSize, MaxLoadSize: opts.RenderMaxSize,
 	})
-	gov, watcher, err := newEngine(mgr, opts, m, notify, renderer)
+	engines, err := newEngines(mgr, opts, m, notify, renderer)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range []func(context.Context) error{gov.Start, notify.Start, func(ctx context.Context) error {
+	gov, watcher, err := engines.newEngine()
+	if err != nil {
+		return nil, err
+	}
+	remote := fleet.New(mgr.GetAPIReader(), engines.remote, fleet.Options{KubeConfig: opts.KubeConfig,
+		ProbeInterval: opts.ClusterProbeInterval, Notify: notify.Send, Log: opts.Log.WithName("fleet")})
+	for _, r := range []func(context.Context) error{gov.Start, notify.Start, remote.Start, func(ctx context.Context) error {
 		<-ctx.Done()
 		watcher.Stop()
 		return nil
@@ -55,7 +62,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 		}
 	}
 	ks := &controllers.KustomizationReconciler{
-		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), Governor: gov, Watcher: watcher,
+		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), Governor: gov, Watcher: watcher, Remote: remote,
 		Renderer: renderer, Drift: m, Events: opts.Events, APIReader: mgr.GetAPIReader(),
 		RetryInterval: opts.ArtifactRetry, SlowRender: opts.SlowRender,
 		DefaultServiceAccount: opts.DefaultServiceAccount, NoCrossNamespaceRefs: opts.NoCrossNamespaceRefs,

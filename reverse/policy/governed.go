@@ -22,7 +22,7 @@ func OptedIn(ks client.Object) bool {
 
 // Governed lists the Kustomizations in the policy's namespace that its
 // selector selects and that opted in, but for those Flux applies to a
-// remote cluster, which reflux does not govern yet.
+// remote cluster reflux cannot reach (CheckCluster).
 func Governed(ctx context.Context, c client.Reader, obj *refluxv1.ReverseSyncPolicy) ([]kustomizev1.Kustomization, error) {
 	selector, err := metav1.LabelSelectorAsSelector(&obj.Spec.KustomizationSelector)
 	if err != nil {
@@ -34,8 +34,8 @@ func Governed(ctx context.Context, c client.Reader, obj *refluxv1.ReverseSyncPol
 	}
 	governed := list.Items[:0]
 	for _, ks := range list.Items {
-		// One Flux applies to a remote cluster is not governed
-		// (CheckCluster): its own Drifted condition says so.
+		// One Flux applies to a remote cluster reflux cannot reach is
+		// not governed (CheckCluster): its own Drifted condition says so.
 		if OptedIn(&ks) && CheckCluster(&ks) == nil {
 			governed = append(governed, ks)
 		}

@@ -17,8 +17,8 @@ func TestCheckCluster(t *testing.T) {
 		wantWhere string
 	}{
 		{name: "no kubeConfig: the cluster reflux runs in"},
-		{name: "a kubeconfig Secret", ref: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "spoke", Key: "value"}},
-			wantField: "spec.kubeConfig.secretRef", wantWhere: "(spec.kubeConfig.secretRef: Secret spoke)"},
+		// reverse/fleet reaches it.
+		{name: "a kubeconfig Secret", ref: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "spoke", Key: "value"}}},
 		{name: "a workload-identity ConfigMap", ref: &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "spoke-aks"}},
 			wantField: "spec.kubeConfig.configMapRef", wantWhere: "(spec.kubeConfig.configMapRef: ConfigMap spoke-aks)"},
 		// Admission refuses it, but kustomize-controller would still take
@@ -42,7 +42,8 @@ func TestCheckCluster(t *testing.T) {
 			g.Expect(err.Error()).To(And(
 				HavePrefix("Flux applies this Kustomization to a remote cluster "+tt.wantWhere+","),
 				ContainSubstring("nothing of it is watched, held or recorded"),
-				HaveSuffix("remove the reflux.dev/reverse-sync annotation to opt it out")))
+				ContainSubstring("through a kubeconfig Secret (spec.kubeConfig.secretRef) only"),
+				HaveSuffix("name a kubeconfig Secret, or remove the reflux.dev/reverse-sync annotation to opt it out")))
 		})
 	}
 }
