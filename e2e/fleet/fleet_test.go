@@ -1,0 +1,238 @@
+package fleet
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
+	"github.com/reflux-dev/reflux/reverse/fleet"
+)
+
+const (
+	// secretName is the hub's kubeconfig Secret for the spoke.
+	secretName = "spoke-kubeconfig"
+	// tenant is the ServiceAccount Flux, and so reflux, impersonate in
+	// the spoke.
+	tenant = "tenant"
+	// aliceName is a person who edits in the spoke.
+	aliceName = "alice@example.com"
+)
+
+// flagFiles is a tree of one ConfigMap per name, ENABLED "false" in Git.
+func flagFiles(dir string, names ...string) map[string]string {
+	files := map[string]string{dir + "/kustomization.yaml": fixture.Kustomization("flags.yaml")}
+	var body string
+	for _, n := range names {
+		body += "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + n + "\ndata:\n  ENABLED: \"false\"\n"
+	}
+	files[dir+"/flags.yaml"] = body
+	return files
+}
+
+// newSpokeApp makes namespace ns in both clusters, the hub's kubeconfig
+// Secret for the spoke in it, and the tenant's RBAC in the spoke, then an
+// app whose Kustomizations (paths, by name) Flux applies to the spoke as
+// the tenant.
+func newSpokeApp(t *testing.T, ns string, paths map[string]string, files map[string]string) *fixture.App {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(env.CreateNamespace(ctx, ns)).To(Succeed())
+	g.Expect(spoke.CreateNamespace(ctx, ns)).To(Succeed())
+	kubeconfig, err := spokeKubeconfig(hubUser + "-" + ns)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: secretName},
+		Data: map[string][]byte{"value": kubeconfig, fleet.AuditTokenKey: []byte(spokeAuditToken)}})).To(Succeed())
+	// A Role of its own: the spoke runs no aggregation controller to fill
+	// the built-in admin ClusterRole.
+	g.Expect(spoke.Client.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}}}})).To(Succeed())
+	g.Expect(spoke.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: tenant},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: tenant, Namespace: ns}}})).To(Succeed())
+	return fixture.NewApp(t, env, ns, fixture.AppOptions{Files: files, Paths: paths,
+		Kustomization: func(k *kustomizev1.Kustomization) {
+			k.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: secretName}}
+			k.Spec.ServiceAccountName = tenant
+		}})
+}
+
+// TestSpokeEditIsHeldRecordedAndProposed (issue 24 §3): a live edit in
+// the spoke is held in the spoke, as the Kustomization's tenant, recorded
+// in the hub with its origin and the cluster it happened in, and proposed
+// as a branch. Nothing of it is looked for in the hub.
+func TestSpokeEditIsHeldRecordedAndProposed(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := "edge"
+	f := newSpokeApp(t, ns, map[string]string{"edge": "./edge"}, flagFiles("edge", "checkout-flags"))
+	inSpoke := fixture.Namespace{Env: spoke, Name: ns}
+	// Flux applied the ConfigMap to the spoke, and only there.
+	inSpoke.ConfigMap(g, "checkout-flags")
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "checkout-flags"}, &corev1.ConfigMap{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "nothing applied to the hub: %v", err)
+
+	// Alice edits it in the spoke, as herself.
+	alice, err := spoke.AddUser(aliceName, "system:masters")
+	g.Expect(err).NotTo(HaveOccurred())
+	since := time.Now()
+	_, err = spoke.KubectlAs(ctx, alice, "-n", ns, "patch", "configmap/checkout-flags", "--field-manager=kubectl-edit",
+		"-p", `{"data":{"ENABLED":"true"}}`)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	rec := f.WaitRecord(g, "ConfigMap", "checkout-flags", fixture.All(fixture.HasField("/data/ENABLED"),
+		fixture.InState(refluxv1.DriftProposed), fixture.Pushed, fixture.Attributed("/data/ENABLED")))
+	g.Expect(rec.Spec.Kustomization.Cluster).To(Equal("Secret/" + secretName))
+	field, err := fixture.Field(rec, "/data/ENABLED")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(field.LiveValue).To(Equal(`"true"`))
+	// Named from the spoke's audit log, which its apiserver sends to the
+	// hub's reflux with the token its kubeconfig Secret holds.
+	g.Expect(field.Modifier.User).To(Equal(aliceName))
+	g.Expect(field.Origin).NotTo(BeNil())
+	g.Expect(field.Origin.File).To(Equal("edge/flags.yaml"))
+	g.Expect(field.Origin.Line).To(BeNumerically(">", 0))
+	g.Expect(rec.Status.Branch).NotTo(BeEmpty())
+	g.Expect(fixture.Held(inSpoke.ConfigMap(g, "checkout-flags"))).To(BeTrue(), "held in the spoke")
+
+	// The dry run and the hold went to the spoke as the tenant, as Flux's
+	// applies do (spec.serviceAccountName).
+	asTenant := spokeEvents(g, func(e auditv1.Event) bool {
+		return strings.HasPrefix(e.UserAgent, "reflux") && e.ImpersonatedUser != nil &&
+			e.ImpersonatedUser.Username == "system:serviceaccount:"+ns+":"+tenant && e.ObjectRef != nil &&
+			e.ObjectRef.Name == "checkout-flags" && e.Verb == "patch" && !e.RequestReceivedTimestamp.Time.Before(since)
+	})
+	g.Expect(asTenant).NotTo(BeEmpty(), "reflux's patches in the spoke impersonate the tenant")
+	g.Expect(f.Condition(g, "edge", refluxv1.DriftedCondition)).To(HavePrefix("True/"))
+}
+
+// TestSpokeThatStopsAnsweringLosesNothing (issue 24 §2): the spoke stops
+// answering the hub. The Kustomization says so (Drifted=Unknown,
+// ClusterUnreachable), the hold reflux took before stays, and a change
+// made in the spoke meanwhile is recorded once the spoke answers again.
+func TestSpokeThatStopsAnsweringLosesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ns := "away"
+	f := newSpokeApp(t, ns, map[string]string{"away": "./away"}, flagFiles("away", "before", "during"))
+	inSpoke := fixture.Namespace{Env: spoke, Name: ns}
+	before := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "before"}}
+	fixture.Edit(g, spoke.Client, "kubectl-edit", before, func() { before.Data["ENABLED"] = "true" })
+	waitHeld(g, f, inSpoke, "before")
+
+	link.Stall()
+	stalled := true
+	defer func() {
+		if stalled {
+			link.Resume()
+		}
+	}()
+	g.Eventually(func() string { return f.Condition(g, "away", refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
+		Should(HavePrefix("Unknown/" + refluxv1.ClusterUnreachableReason + ": "))
+	during := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "during"}}
+	fixture.Edit(g, spoke.Client, "kubectl-edit", during, func() { during.Data["ENABLED"] = "true" })
+	g.Consistently(func() []refluxv1.Drift { return f.Records(g, "ConfigMap", "during") }, 2*time.Second, 250*time.Millisecond).
+		Should(BeEmpty(), "nothing is known of the spoke while it does not answer")
+	g.Expect(fixture.Held(inSpoke.ConfigMap(g, "before"))).To(BeTrue(), "the hold stays where it is")
+
+	link.Resume()
+	stalled = false
+	waitHeld(g, f, inSpoke, "during")
+	g.Eventually(func() string { return f.Condition(g, "away", refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
+		Should(HavePrefix("True/"))
+	g.Expect(f.Records(g, "ConfigMap", "before")).To(HaveLen(1))
+}
+
+// TestKustomizationsOfOneSpokeShareItsWatches (issue 24 §2): two
+// Kustomizations target the same spoke through the same Secret; reflux
+// keeps one watch of their kind there, not one each, as the spoke's
+// audit log counts them.
+func TestKustomizationsOfOneSpokeShareItsWatches(t *testing.T) {
+	g := NewWithT(t)
+	ns := "shared"
+	files := flagFiles("a", "a-flags")
+	for k, v := range flagFiles("b", "b-flags") {
+		files[k] = v
+	}
+	f := newSpokeApp(t, ns, map[string]string{"a": "./a", "b": "./b"}, files)
+	for _, name := range []string{"a-flags", "b-flags"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		fixture.Edit(g, spoke.Client, "kubectl-edit", cm, func() { cm.Data["ENABLED"] = "true" })
+		waitHeld(g, f, fixture.Namespace{Env: spoke, Name: ns}, name)
+	}
+	user := hubUser + "-" + ns
+	open := func(g Gomega) int {
+		n := 0
+		for _, e := range spokeEvents(g, func(e auditv1.Event) bool {
+			return e.User.Username == user && strings.HasPrefix(e.UserAgent, "reflux") && e.Verb == "watch" &&
+				e.ObjectRef != nil && e.ObjectRef.Resource == "configmaps"
+		}) {
+			switch e.Stage {
+			case auditv1.StageResponseStarted:
+				n++
+			case auditv1.StageResponseComplete:
+				n--
+			}
+		}
+		return n
+	}
+	g.Eventually(open, fixture.Timeout, fixture.Interval).Should(Equal(1), "one ConfigMap watch open for both Kustomizations")
+}
+
+// TestRotatedKubeconfigReconnects (issue 24 §2): the kubeconfig Secret
+// gets another user's kubeconfig. reflux connects as that user without a
+// restart, and governs the spoke through it.
+func TestRotatedKubeconfigReconnects(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := "rotate"
+	f := newSpokeApp(t, ns, map[string]string{"rotate": "./rotate"}, flagFiles("rotate", "first", "second"))
+	first := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "first"}}
+	fixture.Edit(g, spoke.Client, "kubectl-edit", first, func() { first.Data["ENABLED"] = "true" })
+	waitHeld(g, f, fixture.Namespace{Env: spoke, Name: ns}, "first")
+
+	rotated := hubUser + "-" + ns + "-rotated"
+	kubeconfig, err := spokeKubeconfig(rotated)
+	g.Expect(err).NotTo(HaveOccurred())
+	secret := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: secretName}, secret)).To(Succeed())
+	secret.Data["value"] = kubeconfig
+	g.Expect(env.Client.Update(ctx, secret)).To(Succeed())
+	g.Eventually(func(g Gomega) []auditv1.Event {
+		return spokeEvents(g, func(e auditv1.Event) bool {
+			return e.User.Username == rotated && strings.HasPrefix(e.UserAgent, "reflux") && e.Verb == "watch"
+		})
+	}, fixture.Timeout, fixture.Interval).ShouldNot(BeEmpty(), "reflux watches the spoke as the rotated user")
+
+	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
+	fixture.Edit(g, spoke.Client, "kubectl-edit", second, func() { second.Data["ENABLED"] = "true" })
+	waitHeld(g, f, fixture.Namespace{Env: spoke, Name: ns}, "second")
+	g.Expect(f.Records(g, "ConfigMap", "first")).To(HaveLen(1), "the first record is carried on, not written again")
+}
+
+// waitHeld waits until the ENABLED change of the spoke's ConfigMap name
+// is recorded in the hub, and the ConfigMap held in the spoke.
+func waitHeld(g Gomega, f *fixture.App, inSpoke fixture.Namespace, name string) {
+	f.WaitRecord(g, "ConfigMap", name, fixture.HasField("/data/ENABLED"))
+	g.Eventually(func() bool { return fixture.Held(inSpoke.ConfigMap(g, name)) }, fixture.Timeout, fixture.Interval).
+		Should(BeTrue(), "%s held in the spoke", name)
+}
+
+// spokeEvents are the spoke's audit events that match.
+func spokeEvents(g Gomega, match func(auditv1.Event) bool) []auditv1.Event {
+	evs, err := spoke.AuditEvents(match)
+	g.Expect(err).NotTo(HaveOccurred())
+	return evs
+}
