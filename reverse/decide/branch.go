@@ -48,6 +48,11 @@ type Branch struct {
 	// PullRequest is the URL of the branch's pull request, when one was
 	// opened.
 	PullRequest string
+	// PullRequestClosed says a reviewer closed PullRequest unmerged. It
+	// decided the records it proposed, not one pushed onto its branch
+	// after the close (issue 22 §3): that record is not recorded with it,
+	// so the branch check leaves it to be written again.
+	PullRequestClosed bool
 	// Reason says why, for Closed (ClosedBranchDeletedReason or
 	// ClosedPullRequestClosedReason), Withdrawn and NotWritten.
 	Reason string
@@ -76,7 +81,7 @@ func OnBranch(rec *refluxv1.Drift, t Branch, heldByUs bool) Decision {
 	case Pushed:
 		s.State = refluxv1.DriftProposed
 		s.Branch, s.Commit, s.BranchFingerprint = t.Branch, t.Commit, t.Fingerprint
-		if t.PullRequest != "" {
+		if t.PullRequest != "" && (!t.PullRequestClosed || s.PullRequest == t.PullRequest) {
 			s.PullRequest = t.PullRequest
 		}
 		setSynced(s, rec.Generation, metav1.ConditionTrue, refluxv1.BranchPushedReason, pushedMessage(t), t.Now)

@@ -374,6 +374,16 @@ func TestOnBranchPullRequest(t *testing.T) {
 	// Moving to another branch forgets the old branch's pull request.
 	d = OnBranch(withPR, Branch{Event: Intended, Branch: "reflux/b/fp2", Fingerprint: "fp2"}, true)
 	g.Expect(d.Record.Status.PullRequest).To(BeEmpty())
+
+	// A push after a reviewer closed the pull request (issue 22 §3): the
+	// record it proposed keeps it, one that joined the branch since is
+	// not recorded with it, so the branch check writes it again.
+	closed := Branch{Event: Pushed, Branch: "reflux/b/fp1", Commit: "c3", Fingerprint: "fp3", PullRequest: url, PullRequestClosed: true}
+	d = OnBranch(withPR, closed, true)
+	g.Expect(d.Record.Status.PullRequest).To(Equal(url))
+	d = OnBranch(intended, closed, true)
+	g.Expect(d.Record.Status.PullRequest).To(BeEmpty(), "the reviewer never saw it")
+	g.Expect(d.Record.Status.Commit).To(Equal("c3"))
 }
 
 func TestDeclares(t *testing.T) {

@@ -64,7 +64,7 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		}
 		present[st.Name] = true
 		pr := prs.of(ctx, st.Name)
-		if pr.Stale(st.Commit) {
+		if pr.Stale(st.Commit, proposals(set.Records, st.Name)...) {
 			// Closed or merged for an earlier branch of this name: the
 			// branch now carries a drift nobody has decided.
 			pr = forge.PullRequest{}
@@ -98,7 +98,13 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			}
 			// A closed pull request decided its branch: left in place, the
 			// next drift would land on it, unseen behind the closed pull
-			// request. Its records are dismissed below either way.
+			// request. Its records are dismissed below either way; the
+			// ones pushed onto it after the close are taken off it first,
+			// to be written again on a branch of their own.
+			if err := h.withdrawLate(ctx, set, st.Name, pr); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			err := b.DeleteClosed(ctx, repo, prefix, set.Source.Branch, st.Name, st.Commit)
 			switch {
 			case errors.Is(err, writeback.ErrMoved):
@@ -150,6 +156,11 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			continue
 		}
 		pr := prs.of(ctx, r.Status.Branch)
+		if pr.State == forge.Closed && !closedFor(pr, r) {
+			// Closed before the record joined its branch: the reviewer
+			// never saw it.
+			pr = forge.PullRequest{}
+		}
 		switch {
 		case pr.State == forge.Closed:
 			out.Closed = append(out.Closed, reverse.ClosedRecord{Name: r.Name, Reason: refluxv1.ClosedPullRequestClosedReason,
@@ -163,6 +174,20 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// withdrawLate takes off branch head, before it is deleted, the open
+// records its closed pull request pr did not propose: pushed onto the
+// branch after the reviewer's close, they were never decided.
+func (h *Writer) withdrawLate(ctx context.Context, set reverse.DriftSet, head string, pr forge.PullRequest) error {
+	late := unproposed(set.Records, head, pr)
+	if len(late) == 0 || set.Withdraw == nil {
+		return nil
+	}
+	if err := set.Withdraw(ctx, head, "", late); err != nil {
+		return fmt.Errorf("taking %v off %s, whose pull request was closed before they joined it: %w", late, head, err)
+	}
+	return nil
 }
 
 // pullRequests asks the forge once per branch and check.

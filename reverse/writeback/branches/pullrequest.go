@@ -34,7 +34,7 @@ var severityRank = map[refluxv1.Severity]int{
 func pullRequest(set reverse.DriftSet, grp group, head, commit string) forge.Request {
 	pr := set.Policy.Spec.Git.PullRequest
 	req := forge.Request{Head: head, Commit: commit, Base: set.Source.Branch, Title: prTitle(set.Kustomization, grp),
-		Body: prBody(set, grp), Draft: grp.action == refluxv1.AlertAction}
+		Body: prBody(set, grp), Draft: grp.action == refluxv1.AlertAction, Proposals: proposals(set.Records, head)}
 	req.Labels = []string{LabelReflux}
 	// The labels that say what the branch carries follow it: a severity
 	// that left with a dismissed record, or a decision no longer needed,

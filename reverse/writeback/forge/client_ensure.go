@@ -27,6 +27,8 @@ func (c *Client) Find(ctx context.Context, head string) (PullRequest, bool, erro
 // merged or closed one is returned as it is: the branch's fate was
 // decided and reflux never reopens it; unless it is Stale, the pull
 // request of an earlier branch of the same name, when a new one is opened.
+// A closed one that proposed req.Proposals is never Stale: a push after
+// the reviewer's close does not undo it.
 func (c *Client) Ensure(ctx context.Context, req Request) (Result, error) {
 	if cl, ok := c.b.(clipper); ok {
 		req.Body = cl.clip(req.Body)
@@ -35,7 +37,7 @@ func (c *Client) Ensure(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, &Error{Op: "finding the pull request of " + req.Head, Err: err}
 	}
-	if pr == nil || pr.Stale(req.Commit) {
+	if pr == nil || pr.Stale(req.Commit, req.Proposals...) {
 		return c.create(ctx, req)
 	}
 	if pr.State != Open {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -34,6 +35,10 @@ type Request struct {
 	// or closed pull request whose head was another commit belonged to an
 	// earlier branch of the same name (see Stale).
 	Commit string
+	// Proposals say where the open records on Head were proposed: a
+	// closed pull request that proposed one of them decided them, and
+	// Ensure never opens another for them (see Stale).
+	Proposals []Proposal
 	// Title and Body are the text reviewers read.
 	Title, Body string
 	// Labels to add; existing labels are kept, unless Exclusive claims them.
@@ -75,8 +80,33 @@ type PullRequest struct {
 // a reviewer closed its pull request (and reflux deleted the branch) gets
 // the same branch name; the closed pull request must not decide the new
 // branch. Without both commits it is taken as current, as before.
-func (pr PullRequest) Stale(commit string) bool {
-	return pr.State != Open && pr.State != "" && pr.HeadCommit != "" && commit != "" && !sameCommit(pr.HeadCommit, commit)
+//
+// A commit alone cannot tell that earlier branch from a push onto this
+// one after the reviewer closed it (reflux adding a field, a human's
+// commit): the forge keeps a closed pull request's head where the close
+// left it. So a closed pull request that proposed one of the open
+// records' proposals is never Stale, whatever the branch holds now
+// (issue 22 §3): reopening it would carry the fields the reviewer closed.
+// A merged one is: what it merged is in the source branch, and the
+// branch, rebuilt from there, carries only what it did not.
+func (pr PullRequest) Stale(commit string, proposed ...Proposal) bool {
+	if pr.State == Open || pr.State == "" || pr.HeadCommit == "" || commit == "" || sameCommit(pr.HeadCommit, commit) {
+		return false
+	}
+	return pr.State != Closed || !slices.ContainsFunc(proposed, pr.Proposed)
+}
+
+// Proposal is where an open record was proposed: the pull request
+// recorded with it and the commit reflux last pushed it at.
+type Proposal struct {
+	PullRequest, Commit string
+}
+
+// Proposed reports whether pr proposed p: it is the pull request p was
+// recorded with, or its head is the commit p was pushed at.
+func (pr PullRequest) Proposed(p Proposal) bool {
+	return p.PullRequest != "" && p.PullRequest == pr.URL ||
+		p.Commit != "" && pr.HeadCommit != "" && sameCommit(p.Commit, pr.HeadCommit)
 }
 
 // sameCommit tells whether two hashes name one commit: equal, or one the

@@ -19,6 +19,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/execute"
 	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/writeback"
+	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 )
 
 // errWriteLater means the run found nothing wrong but must not write yet:
@@ -201,7 +202,8 @@ func (s *Scheduler) applyResult(ctx context.Context, snap reverse.Snapshot, set 
 		ev := decide.Branch{Event: decide.NotWritten, Reason: refluxv1.RefusedReason, Message: why, Now: s.now()}
 		errs = append(errs, s.onBranch(ctx, snap, byName[name], ev))
 	}
-	ev := decide.Branch{Branch: r.Branch, Commit: r.Commit, Fingerprint: r.Fingerprint, PullRequest: r.PullRequest, Now: s.now()}
+	ev := decide.Branch{Branch: r.Branch, Commit: r.Commit, Fingerprint: r.Fingerprint, PullRequest: r.PullRequest,
+		PullRequestClosed: r.PullRequestState == string(forge.Closed), Now: s.now()}
 	switch {
 	// A pull request the forge failed to open leaves the branch pushed.
 	case r.Branch != "" && r.Commit != "" && leftPushed(r.Outcome):
