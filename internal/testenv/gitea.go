@@ -40,6 +40,7 @@ type Gitea struct {
 
 	bin, config, work string
 	ownDir            bool
+	maxItems          int
 	http              *http.Client
 }
 
@@ -53,6 +54,10 @@ type GiteaOptions struct {
 	Dir string
 	// StartTimeout bounds startup. Defaults to 60s.
 	StartTimeout time.Duration
+	// MaxResponseItems caps the items of one page of a list, Gitea's
+	// [api].MAX_RESPONSE_ITEMS, so a test can walk several pages without
+	// making hundreds of items. Zero keeps Gitea's default, 50.
+	MaxResponseItems int
 }
 
 // appINI is the server's configuration: sqlite, loopback HTTP only, no
@@ -92,6 +97,11 @@ INTERNAL_TOKEN = {{.Internal}}
 
 [service]
 DISABLE_REGISTRATION = true
+{{- if .MaxItems}}
+
+[api]
+MAX_RESPONSE_ITEMS = {{.MaxItems}}
+{{- end}}
 
 [mailer]
 ENABLED = false
@@ -133,7 +143,8 @@ func StartGitea(ctx context.Context, opts GiteaOptions) (_ *Gitea, retErr error)
 		}
 	}
 	g := &Gitea{Username: "reflux", Password: "testenv-" + randomHex(8), bin: bin, work: opts.Dir, ownDir: ownDir,
-		config: filepath.Join(opts.Dir, "app.ini"), http: &http.Client{Timeout: 10 * time.Second}}
+		config: filepath.Join(opts.Dir, "app.ini"), http: &http.Client{Timeout: 10 * time.Second},
+		maxItems: opts.MaxResponseItems}
 	defer func() {
 		if retErr != nil && g.Process != nil {
 			retErr = errors.Join(retErr, g.Process.Stop(5*time.Second))
@@ -173,7 +184,7 @@ func (g *Gitea) writeConfig(static string) error {
 	var b bytes.Buffer
 	if err := appINI.Execute(&b, map[string]any{
 		"User": u.Username, "Root": u.Uid == "0", "Work": g.work, "Port": port, "URL": g.URL,
-		"Static": static, "Secret": randomHex(32), "Internal": randomHex(32),
+		"Static": static, "Secret": randomHex(32), "Internal": randomHex(32), "MaxItems": g.maxItems,
 	}); err != nil {
 		return fmt.Errorf("rendering app.ini: %w", err)
 	}

@@ -51,31 +51,51 @@ func (g *giteaBackend) title(req Request) string {
 	return req.Title
 }
 
+// find walks the repository's pull requests newest first, Gitea's order
+// when none is asked for (issue.created_unix, then issue.id, descending:
+// models/issues/issue_search.go applySorts), and stops at the first page
+// holding one of head's: no later page holds a newer one (issue 22 §3).
+// Gitea v1.26 lists pull requests by base branch, not by head, and its
+// GET /repos/{owner}/{repo}/pulls/{base}/{head} takes whichever of the
+// head's pull requests the database returns first, not the newest, so
+// neither is of use here.
 func (g *giteaBackend) find(_ context.Context, head string) (*PullRequest, error) {
-	var best *sdk.PullRequest
 	for page := 1; page <= maxPages; page++ {
 		prs, resp, err := g.raw.ListRepoPullRequests(g.owner, g.repo, sdk.ListPullRequestsOptions{
-			ListOptions: sdk.ListOptions{Page: page, PageSize: 50}, State: sdk.StateAll,
+			ListOptions: sdk.ListOptions{Page: page, PageSize: giteaPageSize}, State: sdk.StateAll,
 		})
 		if err != nil {
 			return nil, withStatus(httpResp(resp), err)
 		}
-		for _, pr := range prs {
-			// Head.Ref turns into refs/pull/N/head once the branch is
-			// deleted (auto-delete after merge); Head.Name, the "label",
-			// keeps the branch name.
-			if pr.Head != nil && (pr.Head.Name == head || pr.Head.Ref == head) && (best == nil || pr.Index > best.Index) {
-				best = pr
-			}
+		if best := newestOf(prs, head); best != nil {
+			return giteaPR(best), nil
 		}
-		if len(prs) < 50 {
+		// Gitea names the next page in its Link header. A short page is
+		// no sign of the last: a server whose [api].MAX_RESPONSE_ITEMS is
+		// under the size asked for answers every page short.
+		if resp == nil || resp.NextPage == 0 {
 			break
 		}
 	}
-	if best == nil {
-		return nil, nil
+	return nil, nil
+}
+
+// giteaPageSize is the page find asks for: Gitea's default
+// [api].MAX_RESPONSE_ITEMS; a server may answer fewer.
+const giteaPageSize = 50
+
+// newestOf returns the pull request of head with the highest number among
+// prs, or nil. Head.Ref turns into refs/pull/N/head once the branch is
+// deleted (auto-delete after merge); Head.Name, the "label", keeps the
+// branch name.
+func newestOf(prs []*sdk.PullRequest, head string) *sdk.PullRequest {
+	var best *sdk.PullRequest
+	for _, pr := range prs {
+		if pr.Head != nil && (pr.Head.Name == head || pr.Head.Ref == head) && (best == nil || pr.Index > best.Index) {
+			best = pr
+		}
 	}
-	return giteaPR(best), nil
+	return best
 }
 
 // create goes through the SDK, not go-git-providers' Create, which

@@ -77,9 +77,15 @@ func pushBranch(t *testing.T, gt *testenv.Gitea, url, branch, file, content stri
 // clone URL.
 func startFleet(t *testing.T) (*testenv.Gitea, string) {
 	t.Helper()
+	return startFleetWith(t, testenv.GiteaOptions{})
+}
+
+// startFleetWith is startFleet with Gitea started with opts.
+func startFleetWith(t *testing.T, opts testenv.GiteaOptions) (*testenv.Gitea, string) {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
-	gt, err := testenv.StartGitea(ctx, testenv.GiteaOptions{})
+	gt, err := testenv.StartGitea(ctx, opts)
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() {
 		if t.Failed() {
