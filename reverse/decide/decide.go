@@ -142,6 +142,22 @@ const LastSeenResolution = time.Minute
 
 // Decide decides for one object.
 func Decide(in Input) Decision {
+	return finishOwed(in.Record, decideObject(in))
+}
+
+// finishOwed turns a release that finishes the owed release of a closed
+// record (OwesRelease) into Expire, so the executor writes that it
+// happened, as the expiry timers' retry does; otherwise the record would
+// say its release is owed until they fire.
+func finishOwed(rec *refluxv1.Drift, d Decision) Decision {
+	if d.Action != Keep || d.Hold != Release || !OwesRelease(rec) {
+		return d
+	}
+	d.Action, d.Record = Expire, rec.DeepCopy()
+	return d
+}
+
+func decideObject(in Input) Decision {
 	rec := in.Record
 	heldByUs := in.Live.Held && in.Live.HeldBy == in.Name
 	if rec != nil && DismissRequested(rec) && rec.Status.State != refluxv1.DriftDismissed {

@@ -132,18 +132,21 @@ func TestDecide(t *testing.T) {
 		{name: "dismissed, same drift while Flux restores: nothing", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State, d.Status.HeldSince = refluxv1.DriftDismissed, nil
 		}), Live: unheld, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep},
+		// The closed records below keep heldSince: their release is owed
+		// (OwesRelease), so finishing it is an Expire, which writes that
+		// it happened.
 		{name: "dismissed, but the release failed: finish it, and Flux restores Git now", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State = refluxv1.DriftDismissed
-		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep, hold: Release, reconc: true},
+		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Expire, hold: Release, reconc: true},
 		{name: "released as its hold expired, but the release failed: the same", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State = refluxv1.DriftExpired
-		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep, hold: Release, reconc: true},
+		}), Live: held, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Expire, hold: Release, reconc: true},
 		{name: "expired, release failed, not evaluated yet: finish it all the same", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State = refluxv1.DriftExpired
-		}), Live: held}, want: Keep, hold: Release, reconc: true},
+		}), Live: held}, want: Expire, hold: Release, reconc: true},
 		{name: "resolved, but the release failed: finish it; Git has the value already", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State = refluxv1.DriftResolved
-		}), Live: held}, want: Keep, hold: Release},
+		}), Live: held}, want: Expire, hold: Release},
 		{name: "resolved, then a new drift: reopen and hold", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State, d.Status.HeldSince = refluxv1.DriftResolved, nil
 		}), Live: unheld, Evaluated: true, Observation: observed(t0.Add(time.Hour), flag(`"later"`)), WantHold: true, Now: t0.Add(time.Hour)},

@@ -54,20 +54,24 @@ type ExpiryInput struct {
 //	expired           True           Alert      nothing: paged once
 //	expired           any            Release    Expire: state Expired, HoldExpired=True (ReleasePending),
 //	                                            page, release, ask Flux to reconcile
-//	Expired, heldSince set (OwesRelease)         Expire: release, ask Flux to reconcile
+//	closed, heldSince set (OwesRelease)          Expire: release; ask Flux to reconcile
+//	                                            unless Resolved
 //
 // A Release is written in two steps: the record closes as Expired with
 // its heldSince kept (the release is owed), the hold is released, and
 // only then does Released clear heldSince. A release that fails leaves
 // the record saying so, and the next decision releases again (issue 22
 // §3: a failed release used to lose its request, the record closed and
-// saying released). Otherwise a closed record (or one being dismissed)
-// has nothing left to expire.
+// saying released). A record Resolved or Dismissed closes the same way,
+// and its owed release rides the same timers. Otherwise a closed record
+// (or one being dismissed) has nothing left to expire.
 func Expiry(in ExpiryInput) Decision {
 	rec := in.Record
-	if OwesRelease(rec) && !DismissRequested(rec) {
-		return Decision{Action: Expire, Record: rec.DeepCopy(), Hold: Release, RequestReconcile: in.LiveExists,
-			Why: "the hold expired and its release is owed: releasing"}
+	if releaseOwed(rec) {
+		// A resolved record's value is Git's: Flux has nothing to restore.
+		return Decision{Action: Expire, Record: rec.DeepCopy(), Hold: Release,
+			RequestReconcile: in.LiveExists && rec.Status.State != refluxv1.DriftResolved,
+			Why:              "the record is " + string(rec.Status.State) + " and its release is owed: releasing"}
 	}
 	if rec == nil || !record.IsOpen(rec) || DismissRequested(rec) {
 		return Decision{Why: "no open record"}
@@ -110,20 +114,40 @@ func Expiry(in ExpiryInput) Decision {
 	return d
 }
 
-// OwesRelease reports whether rec closed as Expired while its hold is
-// still in place: Expiry closes the record before the release, so that
-// the live path never holds the object again for the drift that expired,
-// and keeps status.heldSince until Released.
+// OwesRelease reports whether rec closed (Resolved, Dismissed or
+// Expired) while its hold is still in place. A close that releases writes
+// the closed state first, so that the live path never holds the object
+// again for that drift, and keeps status.heldSince until Released: a
+// release that fails is asked again from the record, by the expiry
+// timers or after a restart, and not lost.
 func OwesRelease(rec *refluxv1.Drift) bool {
-	return rec != nil && rec.Status.State == refluxv1.DriftExpired && rec.Status.HeldSince != nil
+	if rec == nil || rec.Status.HeldSince == nil {
+		return false
+	}
+	switch rec.Status.State {
+	case refluxv1.DriftResolved, refluxv1.DriftDismissed, refluxv1.DriftExpired:
+		return true
+	}
+	return false
 }
 
-// Released is rec once its expired hold was released: heldSince cleared
-// and HoldExpired saying HoldReleased. A record that owes no release is
-// returned as it is.
+// releaseOwed reports whether rec owes a release no other decision
+// carries out: a dismissal requested and not yet written releases the
+// hold itself (Decide).
+func releaseOwed(rec *refluxv1.Drift) bool {
+	return OwesRelease(rec) && !(DismissRequested(rec) && rec.Status.State != refluxv1.DriftDismissed)
+}
+
+// Released is rec once its owed release happened: heldSince cleared and,
+// for an expired hold, HoldExpired saying HoldReleased. A record that
+// owes no release is returned as it is.
 func Released(rec *refluxv1.Drift) *refluxv1.Drift {
 	next := rec.DeepCopy()
 	if !OwesRelease(rec) {
+		return next
+	}
+	next.Status.HeldSince = nil
+	if rec.Status.State != refluxv1.DriftExpired {
 		return next
 	}
 	c := metav1.Condition{Type: refluxv1.HoldExpiredCondition, Status: metav1.ConditionTrue, ObservedGeneration: rec.Generation,
@@ -135,7 +159,6 @@ func Released(rec *refluxv1.Drift) *refluxv1.Drift {
 			rec.Status.HeldSince.UTC().Format(time.RFC3339), exp.UTC().Format(time.RFC3339))
 	}
 	apimeta.SetStatusCondition(&next.Status.Conditions, c)
-	next.Status.HeldSince = nil
 	return next
 }
 
@@ -144,7 +167,7 @@ func Released(rec *refluxv1.Drift) *refluxv1.Drift {
 // is due now. It lets the engine arm one timer per record instead of
 // looking at every record on a schedule.
 func ExpiryDue(rec *refluxv1.Drift, now time.Time) (time.Duration, bool) {
-	if OwesRelease(rec) && !DismissRequested(rec) {
+	if releaseOwed(rec) {
 		return 0, true
 	}
 	if rec == nil || !record.IsOpen(rec) || DismissRequested(rec) {

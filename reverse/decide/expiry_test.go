@@ -106,6 +106,14 @@ func TestExpiry(t *testing.T) {
 		{name: "Expired, its release owed, the policy since says Alert: release all the same", in: ExpiryInput{Record: owed(open),
 			Now: after.Add(time.Minute), LiveExists: true},
 			want: Expire, hold: Release, reconc: true, state: refluxv1.DriftExpired, reason: refluxv1.HoldReleasePendingReason, due: true},
+		// A close that releases keeps heldSince until the release
+		// happened (issue 22 §3), whatever closed the record.
+		{name: "Dismissed, its release owed: release again, reconcile", in: ExpiryInput{Record: closedOwing(open, refluxv1.DriftDismissed, true),
+			Now: after, LiveExists: true}, want: Expire, hold: Release, reconc: true, state: refluxv1.DriftDismissed, due: true},
+		{name: "Resolved, its release owed: release again; Git has the value", in: ExpiryInput{Record: closedOwing(open, refluxv1.DriftResolved, false),
+			Now: after, LiveExists: true}, want: Expire, hold: Release, state: refluxv1.DriftResolved, due: true},
+		{name: "Resolved, owing its release, then asked to be dismissed: left to the dismissal", in: ExpiryInput{
+			Record: closedOwing(open, refluxv1.DriftResolved, true), Now: after, LiveExists: true}, want: Keep},
 		{name: "dismissal asked: left to the dismissal", in: ExpiryInput{Record: with(open, func(d *refluxv1.Drift) {
 			d.DeletionTimestamp = &deleted
 		}), OnExpiry: refluxv1.ExpiryRelease, Now: after}, want: Keep},
@@ -148,6 +156,33 @@ func TestExpiry(t *testing.T) {
 // owed is rec closed as Expired by Expiry, its release not done yet.
 func owed(rec *refluxv1.Drift) *refluxv1.Drift {
 	return Expiry(ExpiryInput{Record: rec, OnExpiry: refluxv1.ExpiryRelease, Now: rec.Status.HoldExpiresAt.Time, LiveExists: true}).Record
+}
+
+// closedOwing is rec closed as state with its hold not released yet,
+// dismissed by annotation when annotated.
+func closedOwing(rec *refluxv1.Drift, state refluxv1.DriftState, annotated bool) *refluxv1.Drift {
+	return with(rec, func(d *refluxv1.Drift) {
+		d.Status.State, d.Status.HoldExpiresAt = state, nil
+		if annotated {
+			d.Annotations = map[string]string{refluxv1.DismissAnnotation: "true"}
+		}
+	})
+}
+
+// TestReleasedAfterClose: a record Resolved or Dismissed owes its release
+// like an Expired one, and once it happened only heldSince goes: it has
+// no expiry to speak of.
+func TestReleasedAfterClose(t *testing.T) {
+	g := NewWithT(t)
+	for _, state := range []refluxv1.DriftState{refluxv1.DriftResolved, refluxv1.DriftDismissed} {
+		pending := closedOwing(limited(time.Hour), state, state == refluxv1.DriftDismissed)
+		g.Expect(OwesRelease(pending)).To(BeTrue(), state)
+		done := Released(pending)
+		g.Expect(OwesRelease(done)).To(BeFalse(), state)
+		want := pending.DeepCopy()
+		want.Status.HeldSince = nil
+		g.Expect(done).To(Equal(want), "%s: only heldSince goes", state)
+	}
 }
 
 // TestReleased: once the release happened the record stops owing it:

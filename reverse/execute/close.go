@@ -14,7 +14,11 @@ import (
 // close moves a record to Resolved or Dismissed, with how and by whom it
 // closed, then releases its hold. The state is written first: once the
 // record is closed the live path never holds the object again for the
-// same drift, so the release is final.
+// same drift, so the release is final. Until the release happened the
+// record keeps status.heldSince (decide.OwesRelease), as expire does: a
+// release that fails is asked again from the record, by the expiry
+// timers or after a restart (issue 22 §3: it used to be lost, the record
+// closed and saying nothing was held).
 func (x *Executor) close(ctx context.Context, p *Plan, d decide.Decision) error {
 	state := refluxv1.DriftResolved
 	if d.Action == decide.Dismiss {
@@ -22,7 +26,10 @@ func (x *Executor) close(ctx context.Context, p *Plan, d decide.Decision) error 
 	}
 	rec := d.Record.DeepCopy()
 	patch := client.MergeFromWithOptions(d.Record, client.MergeFromWithOptimisticLock{})
-	rec.Status.State, rec.Status.HeldSince = state, nil
+	rec.Status.State = state
+	if d.Hold != decide.Release {
+		rec.Status.HeldSince = nil
+	}
 	if c := d.Closed; c != nil {
 		revision := ""
 		if p.Kustomization != nil {
@@ -39,7 +46,7 @@ func (x *Executor) close(ctx context.Context, p *Plan, d decide.Decision) error 
 	if err := x.opts.Client.Status().Patch(ctx, rec, patch); err != nil {
 		return fmt.Errorf("closing drift record %s: %w", rec.Name, err)
 	}
-	if err := x.hold(ctx, p, d); err != nil {
+	if err := x.released(ctx, p, d, rec); err != nil {
 		return err
 	}
 	x.opts.Log.Info("drift record closed", "record", rec.Name, "state", state, "why", d.Why)
@@ -84,13 +91,8 @@ func (x *Executor) expire(ctx context.Context, p *Plan, d decide.Decision) error
 	if err := x.writeStatus(ctx, rec, d.Record.Status); err != nil {
 		return err
 	}
-	if err := x.hold(ctx, p, d); err != nil {
+	if err := x.released(ctx, p, d, rec); err != nil {
 		return err
-	}
-	if d.Hold == decide.Release && decide.OwesRelease(rec) {
-		if err := x.writeStatus(ctx, rec, decide.Released(rec).Status); err != nil {
-			return err
-		}
 	}
 	x.opts.Log.Info("hold expired", "record", rec.Name, "object", p.object(), "state", rec.Status.State, "why", d.Why)
 	if d.Expired && p.Kustomization != nil {
@@ -100,4 +102,20 @@ func (x *Executor) expire(ctx context.Context, p *Plan, d decide.Decision) error
 		return x.requestReconcile(ctx, p.Kustomization)
 	}
 	return nil
+}
+
+// released applies the decision's hold or release to the object of rec,
+// which was just written closed, then writes that the release owed by rec
+// happened (decide.Released). A release that fails leaves rec owing it.
+func (x *Executor) released(ctx context.Context, p *Plan, d decide.Decision, rec *refluxv1.Drift) error {
+	if err := x.hold(ctx, p, d); err != nil {
+		if decide.OwesRelease(rec) {
+			return fmt.Errorf("releasing the hold of %s record %s, retried while it owes the release: %w", rec.Status.State, rec.Name, err)
+		}
+		return err
+	}
+	if d.Hold != decide.Release || !decide.OwesRelease(rec) {
+		return nil
+	}
+	return x.writeStatus(ctx, rec, decide.Released(rec).Status)
 }

@@ -1,0 +1,170 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/execute"
+	"github.com/reflux-dev/reflux/reverse/expiry"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// TestDismissalWhoseReleaseFailsIsRetried (issue 22 §3): a record is
+// dismissed while the apiserver refuses its release, as RBAC refuses an
+// identity that may not patch the object. The record closes Dismissed but
+// keeps status.heldSince, so the release is still owed; once the identity
+// may patch, the expiry timers release the object, clear heldSince and ask
+// Flux to restore Git. Before, the close cleared heldSince first, and the
+// failed release was never asked again.
+func TestDismissalWhoseReleaseFailsIsRetried(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := newNamespace(t)
+	cm := applyAsFlux(t, ns, "flags")
+	ks := kustomization(ns, "web", "repo", nil, false)
+	g.Expect(k8sClient.Create(ctx, ks)).To(Succeed())
+
+	// The identity releases go out as: it may read ConfigMaps, not patch
+	// them, until the binding below is made.
+	user := "tenant-" + ns
+	u, err := testEnv.ControlPlane.AddUser(envtest.User{Name: user}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	tenant, err := client.New(u.Config(), client.Options{Scheme: k8sClient.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	sealer, err := record.NewSealer([]byte("0123456789abcdef0123456789abcdef"))
+	g.Expect(err).NotTo(HaveOccurred())
+	name := "configmap-flags"
+	since := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
+	g.Expect(Holder{Client: k8sClient}.Hold(ctx, refOf(cm), name, since.Time)).To(Succeed())
+	rec := heldRecord(t, sealer, ns, name, refOf(cm), since)
+
+	x, err := execute.New(execute.Options{Client: k8sClient, APIReader: k8sClient, Holder: Holder{Client: tenant},
+		Sealer: sealer, Log: logr.Discard()})
+	g.Expect(err).NotTo(HaveOccurred())
+	p := &execute.Plan{Name: name, Namespace: ns, Object: refOf(cm), Kustomization: ks}
+	err = x.WithRecord(ctx, p, func(cur *refluxv1.Drift) (decide.Decision, error) {
+		return decide.Decide(decide.Input{Name: name, Record: cur, Now: time.Now(),
+			Live: decide.Live{Exists: true, Held: true, HeldBy: name}}), nil
+	})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the release is refused: %v", err)
+
+	got := &refluxv1.Drift{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(rec), got)).To(Succeed())
+	g.Expect(got.Status.State).To(Equal(refluxv1.DriftDismissed), "closed first, as before")
+	g.Expect(got.Status.HeldSince).NotTo(BeNil(), "the record says the release is still owed")
+	g.Expect(isHeld(ctx, cm)).To(BeTrue())
+
+	// The identity may patch now; the expiry timers take the owed release.
+	grantPatch(t, ns, user)
+	timers, err := expiry.New(expiry.Options{Client: k8sClient, Records: x, Live: apiserverLive{}, Log: logr.Discard(),
+		Registry: oneGoverned{reverse.Snapshot{Gov: &reverse.Governed{Kustomization: ks, Policy: &refluxv1.ReverseSyncPolicy{}}}}})
+	g.Expect(err).NotTo(HaveOccurred())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		timers.Start(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	timers.Schedule([]refluxv1.Drift{*got})
+
+	g.Eventually(func() bool { return isHeld(ctx, cm) }, 30*time.Second, 50*time.Millisecond).Should(BeFalse(),
+		"the owed release is retried until it happens")
+	g.Eventually(func() *metav1.Time {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(rec), got)).To(Succeed())
+		return got.Status.HeldSince
+	}, 10*time.Second, 50*time.Millisecond).Should(BeNil(), "and the record says it happened")
+	g.Expect(got.Status.State).To(Equal(refluxv1.DriftDismissed))
+	g.Expect(sealer.Verify(got)).To(Succeed(), "every status write is sealed")
+	g.Eventually(func() map[string]string {
+		cur := &kustomizev1.Kustomization{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ks), cur)).To(Succeed())
+		return cur.Annotations
+	}, 10*time.Second, 50*time.Millisecond).Should(HaveKey(meta.ReconcileRequestAnnotation), "Flux is asked to restore Git")
+}
+
+// heldRecord creates a sealed record of obj, held since since and asked
+// to be dismissed.
+func heldRecord(t *testing.T, sealer *record.Sealer, ns, name string, obj refluxv1.ObjectRef, since metav1.Time) *refluxv1.Drift {
+	t.Helper()
+	ctx := context.Background()
+	rec := &refluxv1.Drift{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Annotations: map[string]string{refluxv1.DismissAnnotation: "true"}},
+		Spec: refluxv1.DriftSpec{Kustomization: refluxv1.KustomizationRef{Namespace: ns, Name: "web"}, Object: obj, FirstSeen: since, LastSeen: since}}
+	if err := sealer.Seal(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Status = refluxv1.DriftStatus{State: refluxv1.DriftHeld, HeldSince: &since}
+	if err := sealer.SealStatus(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8sClient.Status().Update(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func isHeld(ctx context.Context, cm *corev1.ConfigMap) bool {
+	cur := &corev1.ConfigMap{}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), cur); err != nil {
+		return true
+	}
+	_, held := cur.Annotations[refluxv1.HeldByAnnotation]
+	return held
+}
+
+// grantPatch lets user patch ConfigMaps in ns.
+func grantPatch(t *testing.T, ns, user string) {
+	t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "release"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "patch"}}}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "release"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "release"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}
+	for _, obj := range []client.Object{role, binding} {
+		if err := k8sClient.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// oneGoverned governs every Kustomization with one snapshot.
+type oneGoverned struct{ snap reverse.Snapshot }
+
+func (o oneGoverned) Snapshot(types.NamespacedName) (reverse.Snapshot, bool) { return o.snap, true }
+
+// apiserverLive reads live objects from the apiserver itself, where the
+// engine reads its watches' cache.
+type apiserverLive struct{}
+
+func (apiserverLive) Get(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, bool) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+		return nil, false
+	}
+	return u, true
+}
