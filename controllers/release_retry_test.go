@@ -2,12 +2,14 @@ package controllers
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -24,6 +27,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/execute"
 	"github.com/reflux-dev/reflux/reverse/expiry"
+	"github.com/reflux-dev/reflux/reverse/owed"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
@@ -167,4 +171,86 @@ func (apiserverLive) Get(gvk schema.GroupVersionKind, namespace, name string) (*
 		return nil, false
 	}
 	return u, true
+}
+
+// TestOwedReleaseOfAHoldNoRecordOwnsIsRetried (issue 22 §3): reflux stops
+// governing a Kustomization while a change of it is parked and held, and
+// the release, made as the Kustomization's identity, is refused. Forget
+// hands the hold to owed.Releases, which retries it until the identity
+// may patch; it used to log the refusal and leave the hold for good.
+func TestOwedReleaseOfAHoldNoRecordOwnsIsRetried(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := newNamespace(t)
+	cm := applyAsFlux(t, ns, "flags")
+	name := "configmap-flags"
+	g.Expect(Holder{Client: k8sClient}.Hold(ctx, refOf(cm), name, time.Now())).To(Succeed())
+
+	// The Kustomization's identity, impersonated as kustomize-controller
+	// does: it may not patch ConfigMaps until the binding below is made.
+	user := "system:serviceaccount:" + ns + ":tenant"
+	x, err := execute.New(execute.Options{Client: k8sClient, APIReader: k8sClient, Holder: Holder{Client: k8sClient},
+		Sealer: mustSealer(t), Impersonation: impersonating{}, Log: logr.Discard()})
+	g.Expect(err).NotTo(HaveOccurred())
+	logged := &errorLog{}
+	releases, err := owed.New(owed.Options{Records: k8sClient, Holders: x, Log: funcr.New(logged.add, funcr.Options{})})
+	g.Expect(err).NotTo(HaveOccurred())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		releases.Start(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+
+	releases.Add(owed.Release{As: user, Object: refOf(cm), Record: types.NamespacedName{Namespace: ns, Name: name}})
+	g.Eventually(logged.lines, 10*time.Second, 20*time.Millisecond).Should(ContainElement(And(
+		ContainSubstring("forbidden"), ContainSubstring("kubectl -n "+ns+" annotate configmap/flags"))),
+		"the refusal is logged with the command that lifts the hold by hand")
+	g.Expect(isHeld(ctx, cm)).To(BeTrue())
+
+	grantPatch(t, ns, user)
+	g.Eventually(func() bool { return isHeld(ctx, cm) }, 30*time.Second, 50*time.Millisecond).Should(BeFalse(),
+		"retried until released")
+}
+
+// impersonating gives Holders that act as a user through the apiserver's
+// impersonation, as the manager's tenancy clients do.
+type impersonating struct{}
+
+func (impersonating) Holder(user string) (execute.Holder, error) {
+	cfg := rest.CopyConfig(testEnv.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	c, err := client.New(cfg, client.Options{Scheme: k8sClient.Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	return Holder{Client: c}, nil
+}
+
+func mustSealer(t *testing.T) *record.Sealer {
+	t.Helper()
+	s, err := record.NewSealer([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// errorLog keeps what a logger wrote, for a test to wait on.
+type errorLog struct {
+	mu  sync.Mutex
+	out []string
+}
+
+func (l *errorLog) add(prefix, args string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.out = append(l.out, prefix+" "+args)
+}
+
+func (l *errorLog) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.out...)
 }

@@ -19,7 +19,10 @@
 //   - reverse/execute: the single writer of Drift records and holds.
 //   - reverse/writeback/scheduler: write-back off the live path, one worker
 //     per repository; its results come back as decide.OnBranch transitions.
-//   - reverse/expiry: one timer per limited hold.
+//   - reverse/expiry: one timer per limited hold, and the releases a
+//     closed record still owes.
+//   - reverse/owed: the releases Forget owes the holds no record owns,
+//     retried until they happen.
 //
 // Handle (handle.go) is the walk between the intake's worker and the
 // executor: a deletion, an audited Secret write or a live object; skip

@@ -16,6 +16,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/expiry"
 	"github.com/reflux-dev/reflux/reverse/intake"
 	"github.com/reflux-dev/reflux/reverse/metrics"
+	"github.com/reflux-dev/reflux/reverse/owed"
 	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/writeback/scheduler"
 )
@@ -104,6 +105,7 @@ type Governor struct {
 	eval   *evaluate.Evaluator
 	exec   *execute.Executor
 	timers *expiry.Timers
+	owed   *owed.Releases
 	// sched is nil when nothing is written to Git.
 	sched *scheduler.Scheduler
 }
@@ -139,6 +141,9 @@ func New(opts Options) (*Governor, error) {
 		Log: opts.Log, Now: opts.Now}); err != nil {
 		return nil, err
 	}
+	if gv.owed, err = owed.New(owed.Options{Records: opts.APIReader, Holders: gv.exec, Log: opts.Log}); err != nil {
+		return nil, err
+	}
 	if opts.Writer != nil {
 		gv.sched, err = scheduler.New(scheduler.Options{Writer: opts.Writer, Targets: opts.Targets, APIReader: opts.APIReader,
 			Engine: engineView{gv.intake}, Records: gv.exec, Live: opts.Live, Sealer: opts.Sealer, ClosedBy: gv.eval.ClosedBy,
@@ -165,6 +170,7 @@ func (gv *Governor) Start(ctx context.Context) error {
 	}
 	run(gv.intake.Start)
 	run(gv.timers.Start)
+	run(gv.owed.Start)
 	wg.Wait()
 	return nil
 }

@@ -1,4 +1,4 @@
-package governor
+package owed
 
 import (
 	"testing"
@@ -8,10 +8,10 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
-func TestReleaseCommand(t *testing.T) {
+func TestCommand(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(releaseCommand(refluxv1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "checkout", Name: "api"})).
+	g.Expect(Command(refluxv1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "checkout", Name: "api"})).
 		To(Equal("kubectl -n checkout annotate deployment.apps/api kustomize.toolkit.fluxcd.io/reconcile- reflux.dev/held-by- reflux.dev/held-since-"))
-	g.Expect(releaseCommand(refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "checkout", Name: "flags"})).
+	g.Expect(Command(refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "checkout", Name: "flags"})).
 		To(Equal("kubectl -n checkout annotate configmap/flags kustomize.toolkit.fluxcd.io/reconcile- reflux.dev/held-by- reflux.dev/held-since-"))
 }
