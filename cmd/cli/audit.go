@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/reflux-dev/reflux/internal/audit"
 )
@@ -56,6 +58,9 @@ func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, log logr.Logger) (
 		token = strings.TrimSpace(string(raw))
 	}
 	store, senders := audit.NewStore(), audit.NewSenders()
+	if err := registerAuditMetrics(crmetrics.Registry, store); err != nil {
+		return nil, nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/audit", &audit.Handler{Store: store, Token: token, Senders: senders, Log: log.WithName("audit")})
 	srv := &http.Server{Addr: opts.AuditAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -63,4 +68,24 @@ func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, log logr.Logger) (
 		return nil, nil, fmt.Errorf("adding audit webhook server: %w", err)
 	}
 	return store, senders, nil
+}
+
+// registerAuditMetrics exports what the audit store holds, so that its
+// bound under a flood is seen, not assumed (issue 22 §2): the writes it
+// remembers, at most audit.DefaultMaxWrites, and those it dropped early
+// because it was full.
+func registerAuditMetrics(reg prometheus.Registerer, store *audit.Store) error {
+	for _, c := range []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "reflux_audit_writes",
+			Help: fmt.Sprintf("Writes the audit webhook remembers for attribution (at most %d).", audit.DefaultMaxWrites)},
+			func() float64 { return float64(store.Writes()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "reflux_audit_evicted_total",
+			Help: "Writes the audit webhook dropped before their TTL because its store was full."},
+			func() float64 { return float64(store.Evicted()) }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("registering audit metrics: %w", err)
+		}
+	}
+	return nil
 }

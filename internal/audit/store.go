@@ -227,6 +227,14 @@ func (s *Store) Len() int {
 	return len(s.writes)
 }
 
+// Writes returns the number of writes remembered: at most the store's
+// maximum (WithMaxWrites, DefaultMaxWrites).
+func (s *Store) Writes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
 // Evicted counts the writes dropped before their TTL because the store
 // was full: the attribution of a change that old may then be unknown.
 func (s *Store) Evicted() uint64 {
