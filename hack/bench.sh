@@ -41,7 +41,7 @@ echo "+ ${cmd[*]}" >&2
   grep -E '^(Benchmark|goos|goarch|pkg|cpu|ok|PASS|FAIL)' "${raw}" || true
   echo '```'
   echo
-  grep -E 'requests per change by kind|hold seen:|scale case|side-by-side case' "${raw}" | sed 's/^ */    /' || true
+  grep -E 'requests per change by kind|hold seen:|scale case|side-by-side case|audit flood' "${raw}" | sed 's/^ */    /' || true
   cat hack/bench-notes.md
   # hack/bench-compare.sh's before/after section is its own run: keep it.
   if [[ -f "${out}" ]]; then

@@ -132,7 +132,12 @@ const minEdits = 40
 // one, and within a Kustomization at the middle of evenly spaced segments
 // of its file, so edits reach deep into a long one as well as its head.
 func editTargets(c tree) []target {
-	n := max(minEdits, c.kustomizations)
+	return spreadTargets(c, max(minEdits, c.kustomizations))
+}
+
+// spreadTargets returns n distinct ConfigMaps of c, spread as
+// editTargets says.
+func spreadTargets(c tree, n int) []target {
 	perKs := (n + c.kustomizations - 1) / c.kustomizations
 	out := make([]target, 0, n)
 	for i := range n {
