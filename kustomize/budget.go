@@ -73,6 +73,10 @@ type budgetFS struct {
 	mu      sync.Mutex
 	loaded  int64
 	refused error
+	// aliased holds the real paths whose aliases were checked, and the
+	// refusal if any: a base shared by overlays is read once per overlay
+	// and parsed for its aliases once.
+	aliased map[string]error
 }
 
 // newBudgetFS returns the file system for a build of work, refusing paths
@@ -95,13 +99,44 @@ func newBudgetFS(work string, allowRemoteBases bool, maxFile, maxLoad int64) (*b
 	return &budgetFS{FileSystem: fs, work: work, realWork: realWork, maxFile: maxFile, maxLoad: maxLoad}, nil
 }
 
-// ReadFile reads path if it fits the budgets.
+// ReadFile reads path if it fits the budgets and its YAML aliases do not
+// expand past MaxExpandedNodes: kyaml would expand them as it parses.
 func (b *budgetFS) ReadFile(path string) ([]byte, error) {
 	if err := b.charge(path); err != nil {
 		return nil, err
 	}
 	data, err := b.FileSystem.ReadFile(path)
-	return data, b.note(path, err)
+	if err != nil {
+		return data, b.note(path, err)
+	}
+	if err := b.checkAliases(path, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// checkAliases checks data, read from path, once per real path.
+func (b *budgetFS) checkAliases(path string, data []byte) error {
+	key := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		key = real
+	}
+	b.mu.Lock()
+	refused, done := b.aliased[key]
+	b.mu.Unlock()
+	if !done {
+		refused = checkAliases(b.rel(path), data)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.aliased == nil {
+		b.aliased = map[string]error{}
+	}
+	b.aliased[key] = refused
+	if refused != nil {
+		return b.refuse(refused)
+	}
+	return nil
 }
 
 // Open opens path if it fits the budgets.

@@ -56,9 +56,6 @@ func Build(ctx context.Context, opts BuildOptions) (*Result, error) {
 	if err := checkTree(root, rel, maxFile); err != nil {
 		return nil, err
 	}
-	if err := checkAliases(root, maxFile); err != nil {
-		return nil, err
-	}
 	work, err := os.MkdirTemp("", "reflux-build-")
 	if err != nil {
 		return nil, fmt.Errorf("creating build dir: %w", err)

@@ -23,10 +23,12 @@ var ErrTreeTooDeep = errors.New("directories nest too deep")
 
 // checkTree refuses, before anything parses the tree at root, what would
 // make the build unbounded: directories nested deeper than MaxTreeDepth,
-// and files over maxFile that are parsed before krusty's file system
-// (budgetFS) can refuse them: kustomization files, which dropUnbuildable
-// and Flux's generator read, and, when the build directory rel has no
-// kustomization file, the YAML files the generator scans to write one.
+// and files parsed before krusty's file system (budgetFS) can refuse them
+// that are over maxFile or whose aliases expand past MaxExpandedNodes:
+// kustomization files, which dropUnbuildable and Flux's generator read,
+// and, when the build directory rel has no kustomization file, the YAML
+// files the generator scans to write one. Other files are not read here:
+// budgetFS checks what krusty reads, as it reads it.
 func checkTree(root, rel string, maxFile int64) error {
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -39,7 +41,9 @@ func checkTree(root, rel string, maxFile int64) error {
 		case d.IsDir() && depth(r) > MaxTreeDepth:
 			return fmt.Errorf("%s: %w: more than %d levels; refusing to walk them", shortPath(r), ErrTreeTooDeep, MaxTreeDepth)
 		case !d.IsDir() && kustomizationFiles[d.Name()]:
-			return checkSize(p, r, maxFile)
+			// Every kustomization file is read: dropUnbuildable reads
+			// them all, Flux's generator and krusty those it builds.
+			return checkLoaded(root, p, r, maxFile)
 		}
 		return nil
 	})
@@ -50,13 +54,15 @@ func checkTree(root, rel string, maxFile int64) error {
 	if hasKustomization(dir) {
 		return nil
 	}
-	return scannedSizes(root, dir, maxFile)
+	return scanned(root, dir, maxFile)
 }
 
-// scannedSizes checks the files Flux's generator parses in dir: every
-// .yaml and .yml file, except under a directory with its own
-// kustomization, which it names as a resource instead.
-func scannedSizes(root, dir string, maxFile int64) error {
+// scanned checks the files Flux's generator parses in dir: every .yaml
+// and .yml file, except under a directory with its own kustomization,
+// which it names as a resource instead. Each must fit maxFile, and its
+// aliases must not expand past MaxExpandedNodes: the generator parses it
+// with kyaml, which expands them, before krusty reads anything.
+func scanned(root, dir string, maxFile int64) error {
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -71,12 +77,45 @@ func scannedSizes(root, dir string, maxFile int64) error {
 			return nil
 		}
 		r, _ := filepath.Rel(root, p)
-		return checkSize(p, r, maxFile)
+		return checkLoaded(root, p, r, maxFile)
 	})
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // Build names the missing path
 	}
 	return err
+}
+
+// checkLoaded checks a file the build reads before krusty does, at p and
+// named r: it must fit maxFile, and its aliases must not expand past
+// MaxExpandedNodes.
+func checkLoaded(root, p, r string, maxFile int64) error {
+	if err := checkSize(p, r, maxFile); err != nil {
+		return err
+	}
+	data, ok := readInside(root, p)
+	if !ok {
+		return nil // Flux's file system refuses it, or the build names the error
+	}
+	return checkAliases(filepath.ToSlash(r), data)
+}
+
+// readInside reads the regular file p when it resolves inside root, as
+// Flux's secure file system reads it; ok is false for anything else (a
+// symlink out of the root, a device, a missing file), which is never read.
+func readInside(root, p string) ([]byte, bool) {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, false
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || !within(realRoot, real) {
+		return nil, false
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	data, err := os.ReadFile(real)
+	return data, err == nil
 }
 
 // checkSize refuses the file at p, named r, when it is over maxFile.
