@@ -2,6 +2,7 @@ package drift
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/fluxcd/pkg/ssa/normalize"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,10 +27,7 @@ func (d *Detector) mergeInProcess(in Input, obj *unstructured.Unstructured) (*un
 	if err != nil {
 		return nil, fmt.Errorf("in-process apply of %s/%s: %w", in.Live.GetNamespace(), in.Live.GetName(), err)
 	}
-	// The hub is the object's own version: Desired and Live share it
-	// (validate), so nothing is converted but other versions' entries.
-	fm, err := managedfields.NewDefaultFieldManager(tc, sameVersion{}, noDefaults{}, unstructuredCreater{},
-		gvk, gvk.GroupVersion(), "", nil)
+	fm, err := d.opts.managers.get(gvk, tc)
 	if err != nil {
 		return nil, fmt.Errorf("in-process apply of %s/%s: %w", in.Live.GetNamespace(), in.Live.GetName(), err)
 	}
@@ -88,4 +86,45 @@ func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, err
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	return u, nil
+}
+
+// fieldManagers keeps one field manager per kind, as the apiserver keeps
+// one per resource and shares it between requests: building one per
+// comparison cost every live event its construction (issue 22 §3). A
+// manager is rebuilt when its kind's type converter changed (a CRD's new
+// schema). It is safe for concurrent use.
+type fieldManagers struct {
+	mu     sync.Mutex
+	byKind map[schema.GroupVersionKind]cachedManager
+}
+
+type cachedManager struct {
+	tc managedfields.TypeConverter
+	fm *managedfields.FieldManager
+}
+
+// get returns the field manager of gvk typed by tc.
+func (m *fieldManagers) get(gvk schema.GroupVersionKind, tc managedfields.TypeConverter) (*managedfields.FieldManager, error) {
+	m.mu.Lock()
+	c, ok := m.byKind[gvk]
+	m.mu.Unlock()
+	// Converters compare by identity: OpenAPITypes hands out the same one
+	// until the document changes.
+	if ok && c.tc == tc {
+		return c.fm, nil
+	}
+	// The hub is the object's own version: Desired and Live share it
+	// (validate), so nothing is converted but other versions' entries.
+	fm, err := managedfields.NewDefaultFieldManager(tc, sameVersion{}, noDefaults{}, unstructuredCreater{},
+		gvk, gvk.GroupVersion(), "", nil)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byKind == nil {
+		m.byKind = map[schema.GroupVersionKind]cachedManager{}
+	}
+	m.byKind[gvk] = cachedManager{tc: tc, fm: fm}
+	return fm, nil
 }

@@ -70,8 +70,10 @@ type Option func(*options)
 
 type options struct {
 	fieldOwner string
-	// types, when set, selects the in-process comparison.
+	// types, when set, selects the in-process comparison; managers keeps
+	// its field managers, shared by the Detectors WithClient makes.
 	types     TypeResolver
+	managers  *fieldManagers
 	allowed   map[string]bool
 	strip     []ManagerRule
 	inProcess bool
@@ -145,7 +147,7 @@ func WithOverrideManagers(names ...string) Option {
 }
 
 func newOptions(opts []Option) (*options, error) {
-	o := &options{fieldOwner: DefaultFieldOwner}
+	o := &options{fieldOwner: DefaultFieldOwner, managers: &fieldManagers{}}
 	WithAllowedManagers(DefaultAllowedManagers()...)(o)
 	for _, opt := range opts {
 		opt(o)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,6 +37,21 @@ type OpenAPITypes struct {
 	// was built from (the URL carries the document's hash, so a changed
 	// CRD schema gets a new URL).
 	byGV map[schema.GroupVersion]cachedTypes
+	// missing remembers, per kind, why the documents had no type for it
+	// and until when that answer stands (missingRecheck).
+	missing map[schema.GroupVersionKind]missingKind
+	now     func() time.Time
+}
+
+// missingRecheck is how long a kind the documents lack is answered from
+// memory: a live object of a kind whose CRD is not served yet (or no
+// longer) would otherwise list every document again on each of its
+// events (issue 22 §3). A CRD installed meanwhile is found within it.
+const missingRecheck = 30 * time.Second
+
+type missingKind struct {
+	err   error
+	until time.Time
 }
 
 type cachedTypes struct {
@@ -46,32 +62,41 @@ type cachedTypes struct {
 // NewOpenAPITypes returns a TypeResolver reading c, typically
 // discovery.DiscoveryClient.OpenAPIV3().
 func NewOpenAPITypes(c openapi.Client) *OpenAPITypes {
-	return &OpenAPITypes{client: c, byGV: map[schema.GroupVersion]cachedTypes{}}
+	return &OpenAPITypes{client: c, byGV: map[schema.GroupVersion]cachedTypes{},
+		missing: map[schema.GroupVersionKind]missingKind{}, now: time.Now}
 }
 
 var _ TypeResolver = &OpenAPITypes{}
 
 // TypeConverter returns the converter of gvk's group-version. A kind the
-// cached document lacks (a CRD installed since) refreshes it once.
+// cached document lacks (a CRD installed since) refreshes it once; a kind
+// still missing then is answered from memory for missingRecheck.
 func (o *OpenAPITypes) TypeConverter(gvk schema.GroupVersionKind) (managedfields.TypeConverter, error) {
 	gv := gvk.GroupVersion()
 	o.mu.Lock()
 	cached, ok := o.byGV[gv]
+	miss, missed := o.missing[gvk]
 	o.mu.Unlock()
 	if ok && knows(cached.converter, gvk) {
 		return cached.converter, nil
 	}
+	if missed && o.now().Before(miss.until) {
+		return nil, miss.err
+	}
 	// One fetch per group-version at a time, and none under the lock:
 	// a slow document for one group must not stall the others' lookups.
 	v, err, _ := o.fetches.Do(gv.String(), func() (any, error) { return o.fetch(gv) })
+	if err == nil && !knows(v.(cachedTypes).converter, gvk) {
+		err = fmt.Errorf("OpenAPI v3 document for %s has no kind %s", gv, gvk.Kind)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if err != nil {
+		o.missing[gvk] = missingKind{err: err, until: o.now().Add(missingRecheck)}
 		return nil, err
 	}
-	c := v.(cachedTypes)
-	if !knows(c.converter, gvk) {
-		return nil, fmt.Errorf("OpenAPI v3 document for %s has no kind %s", gv, gvk.Kind)
-	}
-	return c.converter, nil
+	delete(o.missing, gvk)
+	return v.(cachedTypes).converter, nil
 }
 
 // fetch reads and caches gv's document, unless the cached one is already

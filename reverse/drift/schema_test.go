@@ -91,3 +91,67 @@ func TestTypeConverterFetchesOneGroupVersionWithoutStallingOthers(t *testing.T) 
 	}
 	g.Expect(docs.reads.Load()).To(BeEquivalentTo(1), "the two apps/v1 misses shared one read")
 }
+
+// countedDocs serves the apiserver's real OpenAPI v3 documents, counting
+// the listings.
+type countedDocs struct {
+	openapi.Client
+	listings atomic.Int32
+}
+
+func (c *countedDocs) Paths() (map[string]openapi.GroupVersion, error) {
+	c.listings.Add(1)
+	return c.Client.Paths()
+}
+
+// TestTypeConverterRemembersAMissingKind (issue 22 §3): a kind the
+// documents lack is answered from memory for missingRecheck, not by
+// listing every document again on each event of its objects; after it,
+// the documents are asked again, and kinds they have are unaffected.
+func TestTypeConverterRemembersAMissingKind(t *testing.T) {
+	g := NewWithT(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	docs := &countedDocs{Client: dc.OpenAPIV3()}
+	types := NewOpenAPITypes(docs)
+	now := time.Now()
+	types.now = func() time.Time { return now }
+	missing := schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "NoSuchKind"}
+	for range 50 {
+		_, err := types.TypeConverter(missing)
+		g.Expect(err).To(MatchError(ContainSubstring("has no kind NoSuchKind")))
+	}
+	g.Expect(docs.listings.Load()).To(BeEquivalentTo(1), "one listing for fifty events")
+	_, err = types.TypeConverter(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
+	g.Expect(err).NotTo(HaveOccurred(), "the group-version's other kinds are cached")
+
+	now = now.Add(missingRecheck)
+	_, err = types.TypeConverter(missing)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(docs.listings.Load()).To(BeEquivalentTo(2), "asked again once the answer is old")
+}
+
+// TestFieldManagerPerKind (issue 22 §3): one field manager per kind and
+// converter, not one per comparison.
+func TestFieldManagerPerKind(t *testing.T) {
+	g := NewWithT(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	types := NewOpenAPITypes(dc.OpenAPIV3())
+	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	tc, err := types.TypeConverter(cm)
+	g.Expect(err).NotTo(HaveOccurred())
+	m := &fieldManagers{}
+	first, err := m.get(cm, tc)
+	g.Expect(err).NotTo(HaveOccurred())
+	again, err := m.get(cm, tc)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again).To(BeIdenticalTo(first))
+
+	// A new schema (another converter) gets a new field manager.
+	other, err := NewOpenAPITypes(dc.OpenAPIV3()).TypeConverter(cm)
+	g.Expect(err).NotTo(HaveOccurred())
+	renewed, err := m.get(cm, other)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(renewed).NotTo(BeIdenticalTo(first))
+}
