@@ -57,7 +57,9 @@ type DriftSet struct {
 	// Withdraw, when set, is called before reflux closes a branch's pull
 	// request and deletes the branch, with the open records that name it:
 	// they are taken off it first, so that no open record names a branch
-	// reflux deleted, which would read as a reviewer's rejection.
+	// reflux deleted, which would read as a reviewer's rejection. Its
+	// second argument, in place of a fingerprint, says why the branch is
+	// closed when it is not that it proposes nothing open.
 	Withdraw IntentFunc
 }
 

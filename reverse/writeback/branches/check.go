@@ -184,7 +184,8 @@ func (h *Writer) withdrawLate(ctx context.Context, set reverse.DriftSet, head st
 	if len(late) == 0 || set.Withdraw == nil {
 		return nil
 	}
-	if err := set.Withdraw(ctx, head, "", late); err != nil {
+	why := "its pull request " + pr.URL + " was closed before the record joined it, so the record is written again on a branch of its own"
+	if err := set.Withdraw(ctx, head, why, late); err != nil {
 		return fmt.Errorf("taking %v off %s, whose pull request was closed before they joined it: %w", late, head, err)
 	}
 	return nil

@@ -55,8 +55,9 @@ func TestPushAfterCloseKeepsTheClose(t *testing.T) {
 	g.Expect(set.Records[1].Status.PullRequest).To(BeEmpty(), "the field that joined after the close was never reviewed")
 
 	var withdrawn []string
-	set.Withdraw = func(_ context.Context, branch, _ string, records []string) error {
+	set.Withdraw = func(_ context.Context, branch, why string, records []string) error {
 		g.Expect(branch).To(Equal(first.Branch))
+		g.Expect(why).To(ContainSubstring(first.PullRequest + " was closed before the record joined it"))
 		withdrawn = append(withdrawn, records...)
 		return nil
 	}

@@ -48,10 +48,13 @@ func (s *Scheduler) intentFunc(snap reverse.Snapshot, set *reverse.DriftSet) rev
 // a reviewer's rejection at the next check.
 func (s *Scheduler) withdrawFunc(snap reverse.Snapshot, set *reverse.DriftSet) reverse.IntentFunc {
 	byName := recordsByName(set.Records)
-	return func(ctx context.Context, branch, _ string, records []string) error {
+	return func(ctx context.Context, branch, why string, records []string) error {
+		if why == "" {
+			why = "it proposed nothing open that the source branch does not already have"
+		}
 		for _, name := range records {
 			ev := decide.Branch{Event: decide.Withdrawn, Branch: branch, Reason: refluxv1.WithdrawnReason,
-				Message: "reflux closed branch " + branch + ": it proposed nothing open that the source branch does not already have"}
+				Message: "reflux closed branch " + branch + ": " + why}
 			if err := s.onBranch(ctx, snap, byName[name], ev); err != nil {
 				return err
 			}
