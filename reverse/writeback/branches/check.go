@@ -100,9 +100,15 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 			// next drift would land on it, unseen behind the closed pull
 			// request. Its records are dismissed below either way; the
 			// ones pushed onto it after the close are taken off it first,
-			// to be written again on a branch of their own.
+			// to be written again.
 			if err := h.withdrawLate(ctx, set, st.Name, pr); err != nil {
 				errs = append(errs, err)
+				continue
+			}
+			if !pr.HeadIs(st.Commit) {
+				// Pushed to since the reviewer closed it: a human's
+				// commit is theirs to clean up, and one of reflux's own
+				// is rebuilt or retired once no open record needs it.
 				continue
 			}
 			err := b.DeleteClosed(ctx, repo, prefix, set.Source.Branch, st.Name, st.Commit)
@@ -184,7 +190,7 @@ func (h *Writer) withdrawLate(ctx context.Context, set reverse.DriftSet, head st
 	if len(late) == 0 || set.Withdraw == nil {
 		return nil
 	}
-	why := "its pull request " + pr.URL + " was closed before the record joined it, so the record is written again on a branch of its own"
+	why := "its pull request " + pr.URL + " was closed before the record joined it, so the record is written again"
 	if err := set.Withdraw(ctx, head, why, late); err != nil {
 		return fmt.Errorf("taking %v off %s, whose pull request was closed before they joined it: %w", late, head, err)
 	}

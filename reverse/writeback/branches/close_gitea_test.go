@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,7 +27,7 @@ import (
 // an earlier branch's. It is not: the open record it proposed makes it
 // current. No pull request opens again for the field the reviewer closed,
 // its record is dismissed, and the field that joined after the close is
-// taken off the branch to be written on one of its own.
+// taken off the branch and written again, under a pull request of its own.
 func TestPushAfterCloseKeepsTheClose(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -66,20 +68,24 @@ func TestPushAfterCloseKeepsTheClose(t *testing.T) {
 	g.Expect(bc.Closed).To(ConsistOf(And(HaveField("Name", flags.Name),
 		HaveField("Reason", refluxv1.ClosedPullRequestClosedReason))), "only the record the reviewer saw is dismissed")
 	g.Expect(bc.Pending).To(BeEmpty())
-	g.Expect(bc.DeletedClosed).To(ConsistOf(HaveField("Branch", first.Branch)))
-	g.Expect(withdrawn).To(ConsistOf(web.Name), "taken off the deleted branch, not read as rejected with it")
+	g.Expect(bc.DeletedClosed).To(BeEmpty(), "pushed to since the close: not the branch the reviewer closed")
+	g.Expect(withdrawn).To(ConsistOf(web.Name), "taken off the branch, not read as rejected with it")
 	g.Expect(giteaPRsOf(t, gt, first.Branch)).To(HaveLen(1))
 
 	// As the governor applies it: flags dismissed, web off the branch.
-	// The next write gives web a branch and a pull request of its own.
+	// The next write rebuilds the branch with web alone, and opens it a
+	// pull request of its own: the closed one proposed none of it.
 	rest := set.Records[1]
 	d := decide.OnBranch(&rest, decide.Branch{Event: decide.Withdrawn, Branch: first.Branch, Now: time.Now()}, false)
 	g.Expect(d.Record).NotTo(BeNil())
 	set.Records, set.Withdraw = []refluxv1.Drift{*d.Record}, nil
 	third := mergeResult(t, newWriter(t), set)
-	g.Expect(third.Branch).NotTo(Equal(first.Branch))
 	g.Expect(third.PullRequestState).To(Equal(string(forge.Open)), third.Reason)
 	g.Expect(third.PullRequest).NotTo(Equal(first.PullRequest))
+	var opened apiPR
+	g.Expect(gt.API(ctx, http.MethodGet, fmt.Sprintf("/repos/reflux/shop/pulls/%d", prNumber(t, third.PullRequest)), nil, &opened)).To(Succeed())
+	g.Expect(opened.Body).To(ContainSubstring("/spec/replicas"))
+	g.Expect(opened.Body).NotTo(ContainSubstring("EXPRESS_SHIPPING"), "the field the reviewer closed is not proposed again")
 }
 
 // mergeResult writes set and returns its Merge branch's result.
@@ -137,4 +143,36 @@ func prNumber(t *testing.T, url string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestHumanPushAfterCloseKeepsTheClose (issue 22 §3): a reviewer closes
+// the pull request, then someone pushes a commit onto its branch before
+// reflux's next check. The check must not read the closed pull request
+// as an earlier branch's and open another for the fields it proposed: the
+// record is dismissed, and the branch, a human's now, is left to them.
+func TestHumanPushAfterCloseKeepsTheClose(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	gt, set := giteaShop(t)
+	set.Records = set.Records[:1]
+	first := mergeResult(t, newWriter(t), set)
+	recordPushed(set.Records, first)
+	g.Expect(gt.API(ctx, http.MethodPatch, fmt.Sprintf("/repos/reflux/shop/pulls/%d", prNumber(t, first.PullRequest)),
+		map[string]any{"state": "closed"}, nil)).To(Succeed())
+
+	dir := t.TempDir()
+	url := strings.Replace(set.Source.URL, "://", "://"+gt.Username+":"+gt.Password+"@", 1)
+	run(t, "", "git", "clone", "-q", "-b", first.Branch, url, dir)
+	g.Expect(os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("why the flag\n"), 0o644)).To(Succeed())
+	run(t, dir, "git", "add", "NOTES.md")
+	run(t, dir, "git", "-c", "user.name=Jane Human", "-c", "user.email=jane@example.com", "commit", "-qm", "notes")
+	run(t, dir, "git", "push", "-q", "origin", first.Branch)
+
+	bc, err := newWriter(t).Check(ctx, set)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bc.Closed).To(ConsistOf(And(HaveField("Name", set.Records[0].Name),
+		HaveField("Reason", refluxv1.ClosedPullRequestClosedReason))), "the reviewer's close stands")
+	g.Expect(bc.Pending).To(BeEmpty())
+	g.Expect(bc.DeletedClosed).To(BeEmpty(), "pushed to after the close: the human's to clean up")
+	g.Expect(giteaPRsOf(t, gt, first.Branch)).To(HaveLen(1), "no pull request reopens the closed field")
 }

@@ -96,6 +96,13 @@ func (pr PullRequest) Stale(commit string, proposed ...Proposal) bool {
 	return pr.State != Closed || !slices.ContainsFunc(proposed, pr.Proposed)
 }
 
+// HeadIs reports whether the forge's head of pr is commit: the branch is
+// as the pull request last showed it. A head the forge did not name is
+// taken as commit, as Stale takes it as current.
+func (pr PullRequest) HeadIs(commit string) bool {
+	return pr.HeadCommit == "" || sameCommit(pr.HeadCommit, commit)
+}
+
 // Proposal is where an open record was proposed: the pull request
 // recorded with it and the commit reflux last pushed it at.
 type Proposal struct {

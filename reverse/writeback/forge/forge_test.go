@@ -47,6 +47,23 @@ func TestStale(t *testing.T) {
 	}
 }
 
+func TestHeadIs(t *testing.T) {
+	tests := []struct {
+		head, commit string
+		want         bool
+	}{
+		{"a1b2c3d4e5f6", "a1b2c3d4e5f6", true},
+		{"a1b2c3d4e5f6", "ffffffffffff", false},
+		{"0123456789ab", "0123456789abcdef0123456789abcdef01234567", true},
+		{"", "a1b2c3d4e5f6", true},
+	}
+	for _, tt := range tests {
+		if got := (PullRequest{HeadCommit: tt.head}).HeadIs(tt.commit); got != tt.want {
+			t.Errorf("HeadIs(%q) of head %q = %v, want %v", tt.commit, tt.head, got, tt.want)
+		}
+	}
+}
+
 func TestStaleLabels(t *testing.T) {
 	exclusive := []string{"needs-decision", "severity/"}
 	tests := []struct {
