@@ -182,9 +182,10 @@ func (h *Writer) Check(ctx context.Context, set reverse.DriftSet) (reverse.Branc
 	return out, errors.Join(errs...)
 }
 
-// withdrawLate takes off branch head, before it is deleted, the open
-// records its closed pull request pr did not propose: pushed onto the
-// branch after the reviewer's close, they were never decided.
+// withdrawLate takes off branch head, before the check deletes it or
+// leaves it to whoever pushed to it, the open records its closed pull
+// request pr did not propose: pushed onto the branch after the reviewer's
+// close, they were never decided.
 func (h *Writer) withdrawLate(ctx context.Context, set reverse.DriftSet, head string, pr forge.PullRequest) error {
 	late := unproposed(set.Records, head, pr)
 	if len(late) == 0 || set.Withdraw == nil {
