@@ -43,6 +43,14 @@ func startControlPlane(o *Options, crdDirs []string, dir string) (*controlPlane,
 	// binaries of another Kubernetes version.
 	api := cp.env.ControlPlane.GetAPIServer()
 	api.Path = apiserver
+	// A certificate directory of our own, not envtest's temporary one:
+	// envtest removes its own at every Stop, and with it the serving and
+	// service-account keys, so a restarted apiserver (RestartAPIServer)
+	// would reject every client and token issued before.
+	api.CertDir = filepath.Join(dir, binKubeAPIServer+"-certs")
+	if err := os.MkdirAll(api.CertDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating kube-apiserver's certificate directory: %w", err)
+	}
 	cp.env.ControlPlane.Etcd = &envtest.Etcd{Path: etcd}
 	if err := cp.attachLogs(dir); err != nil {
 		return nil, err

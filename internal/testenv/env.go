@@ -116,6 +116,7 @@ type Env struct {
 
 	opts     Options
 	cp       *controlPlane
+	cpMu     sync.Mutex // one RestartAPIServer at a time
 	kcmMu    sync.Mutex
 	kcm      *Process
 	usersMu  sync.Mutex
