@@ -91,7 +91,7 @@ RACE_PACKAGES ?= ./controllers/... ./cmd/manager/... ./reverse/...
 # reports a race). They are left out of make test: under -race they take
 # two to four times as long, and with the race build of reflux they cost a
 # cold CI run about 15 of its minutes on 2 cores.
-RACE_JOURNEYS ?= ./e2e/drift/... ./e2e/livepath/... ./e2e/journey/... ./e2e/tenancy/... ./e2e/profiles/... ./e2e/pullrequest/...
+RACE_JOURNEYS ?= ./e2e/drift/... ./e2e/livepath/... ./e2e/journey/... ./e2e/tenancy/... ./e2e/profiles/... ./e2e/pullrequest/... ./e2e/soak/...
 
 .PHONY: test-race
 test-race: testbin build ## Run the engine's packages and the journeys through it under the race detector.
@@ -125,6 +125,34 @@ test-kube-matrix: testbin-kube-matrix build ## Run the smoke, drift and journey 
 .PHONY: bench
 bench: testbin ## Run the benchmarks and write bench/results.md.
 	hack/bench.sh $(BENCH_TIME)
+
+# The soak (issue 22 §1, e2e/soak): two replicas of bin/reflux under the
+# installed RBAC take live edits for SOAK_DURATION while a schedule drawn
+# from SOAK_SEED (random unless set; the run prints it) kills, pauses and
+# cuts them off. Its figures go to bench/results.md, between the soak
+# markers, which make bench keeps. make test-race runs a short variant
+# (2 minutes, a few of each fault) under the race detector.
+SOAK_DURATION ?= 10m
+SOAK_RATE ?= 20
+SOAK_KUSTOMIZATIONS ?= 10
+SOAK_OBJECTS ?= 5000
+SOAK_KILLS ?= 20
+# Two restarts, and a third after an etcd compaction: the forced watch
+# expiry, which informers answer by listing again.
+SOAK_RESTARTS ?= 3
+SOAK_GIT_DOWN ?= 2m
+SOAK_FORGE_ERRORS ?= 2m
+SOAK_REVIEWS ?= merge,close,delete-branch,human-push
+SOAK_FLUX_INTERVAL ?= 1m
+SOAK_DRAIN ?= 10m
+
+.PHONY: soak
+soak: testbin build ## Run the 10-minute soak (faults under live edits) and write its figures to bench/results.md.
+	SOAK_DURATION=$(SOAK_DURATION) SOAK_RATE=$(SOAK_RATE) SOAK_KUSTOMIZATIONS=$(SOAK_KUSTOMIZATIONS) \
+	SOAK_OBJECTS=$(SOAK_OBJECTS) SOAK_KILLS=$(SOAK_KILLS) SOAK_RESTARTS=$(SOAK_RESTARTS) \
+	SOAK_GIT_DOWN=$(SOAK_GIT_DOWN) SOAK_FORGE_ERRORS=$(SOAK_FORGE_ERRORS) SOAK_REVIEWS=$(SOAK_REVIEWS) \
+	SOAK_FLUX_INTERVAL=$(SOAK_FLUX_INTERVAL) SOAK_DRAIN=$(SOAK_DRAIN) SOAK_RESULTS=$(CURDIR)/bench/results.md \
+	go test ./e2e/soak -run '^TestSoak$$' -count=1 -v -timeout 90m $(TEST_FLAGS)
 
 ##@ Demo
 

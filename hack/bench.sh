@@ -43,9 +43,11 @@ echo "+ ${cmd[*]}" >&2
   echo
   grep -E 'requests per change by kind|hold seen:|scale case|side-by-side case|audit flood' "${raw}" | sed 's/^ */    /' || true
   cat hack/bench-notes.md
-  # hack/bench-compare.sh's before/after section is its own run: keep it.
+  # hack/bench-compare.sh's before/after section and make soak's are
+  # their own runs: keep them.
   if [[ -f "${out}" ]]; then
     sed -n '/^<!-- before-after:begin -->$/,/^<!-- before-after:end -->$/p' "${out}" | sed '1s/^/\n/'
+    sed -n '/^<!-- soak:begin -->$/,/^<!-- soak:end -->$/p' "${out}" | sed '1s/^/\n/'
   fi
 } > "${raw}.md"
 mv "${raw}.md" "${out}"

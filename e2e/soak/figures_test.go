@@ -1,0 +1,130 @@
+package soak
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// figures are what the soak measured and found, printed at its end and
+// written to SOAK_RESULTS.
+type figures struct {
+	mu        sync.Mutex
+	faults    []string
+	counts    map[string]int
+	failovers []time.Duration
+	breaches  []string
+	// lines are the invariants' and the run's figures, in order.
+	lines []string
+}
+
+func newFigures() *figures { return &figures{counts: map[string]int{}} }
+
+func (f *figures) fault(line string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.faults = append(f.faults, line)
+}
+
+func (f *figures) count(what string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.counts[what]++
+}
+
+func (f *figures) failover(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failovers = append(f.failovers, d)
+}
+
+// breach records a broken invariant: the soak fails.
+func (f *figures) breach(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.breaches = append(f.breaches, fmt.Sprintf(format, args...))
+}
+
+// add records one figure line.
+func (f *figures) add(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lines = append(f.lines, fmt.Sprintf(format, args...))
+}
+
+// failoverStats is the failovers' count, mean and maximum.
+func (f *figures) failoverStats() string {
+	if len(f.failovers) == 0 {
+		return "none"
+	}
+	var sum, most time.Duration
+	for _, d := range f.failovers {
+		sum += d
+		most = max(most, d)
+	}
+	return fmt.Sprintf("%d, mean %s, max %s", len(f.failovers), (sum / time.Duration(len(f.failovers))).Round(100*time.Millisecond), most.Round(100*time.Millisecond))
+}
+
+// markdown renders the figures as a bench/results.md section.
+func (f *figures) markdown(c config, began time.Time, took time.Duration) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var b strings.Builder
+	verdict := "PASS"
+	if len(f.breaches) > 0 {
+		verdict = fmt.Sprintf("FAIL (%d breaches)", len(f.breaches))
+	}
+	fmt.Fprintf(&b, "## Soak (`make soak`, issue 22 §1): %s\n\n", verdict)
+	fmt.Fprintf(&b, "- started: %s, took %s\n", began.UTC().Format(time.RFC3339), took.Round(time.Second))
+	fmt.Fprintf(&b, "- seed: %d (replay with `SOAK_SEED=%d make soak`)\n", c.Seed, c.Seed)
+	fmt.Fprintf(&b, "- load: %s\n", c)
+	fmt.Fprintf(&b, "- failovers after a kill: %s\n", f.failoverStats())
+	for _, k := range slices.Sorted(maps.Keys(f.counts)) {
+		fmt.Fprintf(&b, "- %s: %d\n", k, f.counts[k])
+	}
+	for _, l := range f.lines {
+		fmt.Fprintf(&b, "- %s\n", l)
+	}
+	b.WriteString("\nFaults, in order:\n\n```text\n")
+	for _, l := range f.faults {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString("```\n")
+	if len(f.breaches) > 0 {
+		b.WriteString("\nBreaches:\n\n```text\n")
+		for _, l := range f.breaches[:min(len(f.breaches), 50)] {
+			b.WriteString(l + "\n")
+		}
+		b.WriteString("```\n")
+	}
+	return b.String()
+}
+
+// Markers around the soak's section of bench/results.md, which
+// hack/bench.sh keeps when it rewrites the rest.
+const (
+	beginMarker = "<!-- soak:begin -->"
+	endMarker   = "<!-- soak:end -->"
+)
+
+// writeResults puts section between the markers of path, replacing what
+// was there, or appends it.
+func writeResults(path, section string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	block := beginMarker + "\n" + section + endMarker + "\n"
+	text := string(old)
+	i, j := strings.Index(text, beginMarker), strings.Index(text, endMarker)
+	if i >= 0 && j > i {
+		text = text[:i] + block + strings.TrimPrefix(text[j+len(endMarker):], "\n")
+	} else {
+		text = strings.TrimRight(text, "\n") + "\n\n" + block
+	}
+	return os.WriteFile(path, []byte(text), 0o644)
+}

@@ -1,0 +1,7 @@
+//go:build race
+
+package soak
+
+// raceEnabled: the short soak runs in `make test-race`, beside the
+// journeys, with reflux built with -race.
+const raceEnabled = true
