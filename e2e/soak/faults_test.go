@@ -169,6 +169,7 @@ func (s *soak) kill(ctx context.Context, kind faultKind) (string, error) {
 	}
 	took := time.Since(killed)
 	s.fig.failover(took)
+	s.fig.noLeader(killed, time.Now())
 	return fmt.Sprintf("%s killed %s; %s leads after %s", leader.Name, where, next.Name, took.Round(100*time.Millisecond)), nil
 }
 
@@ -191,6 +192,7 @@ func (s *soak) pause(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	s.fig.noLeader(paused, time.Now())
 	s.fig.count("leader pauses past the lease")
 	return fmt.Sprintf("%s paused %s, until %s led; resumed", leader.Name, time.Since(paused).Round(100*time.Millisecond), next.Name), nil
 }
@@ -216,6 +218,7 @@ func (s *soak) restartAPI(ctx context.Context, expire bool) (string, error) {
 	if err != nil {
 		return note, err
 	}
+	s.fig.noLeader(began, time.Now())
 	return fmt.Sprintf("%skube-apiserver back after %s; %s leads after %s", note, down.Round(100*time.Millisecond),
 		leader.Name, time.Since(began).Round(100*time.Millisecond)), nil
 }

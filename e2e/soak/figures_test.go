@@ -17,7 +17,10 @@ type figures struct {
 	faults    []string
 	counts    map[string]int
 	failovers []time.Duration
-	breaches  []string
+	// leaderless are the spans no replica led: from a kill, a pause or
+	// an apiserver restart to the next leader.
+	leaderless [][2]time.Time
+	breaches   []string
 	// lines are the invariants' and the run's figures, in order.
 	lines []string
 }
@@ -40,6 +43,32 @@ func (f *figures) failover(d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failovers = append(f.failovers, d)
+}
+
+// noLeader records a span no replica led.
+func (f *figures) noLeader(from, to time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.leaderless = append(f.leaderless, [2]time.Time{from, to})
+}
+
+// whileLeaderless counts the edits made while no replica led, and the
+// deletions among them.
+func (f *figures) whileLeaderless(edits []timedEdit) (n, deletes int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range edits {
+		for _, w := range f.leaderless {
+			if !e.At.Before(w[0]) && !e.At.After(w[1]) {
+				n++
+				if e.Pointer == "" {
+					deletes++
+				}
+				break
+			}
+		}
+	}
+	return n, deletes
 }
 
 // breach records a broken invariant: the soak fails.
