@@ -195,10 +195,13 @@ func (w *world) checkReview(ctx context.Context, r *reviewed, c *clone, prs []pr
 	switch r.action {
 	case reviewMerge, reviewClose, reviewDelete:
 		var errs []error
-		if c.has(r.branch) {
+		// Merging deleted the branch (delete_branch_after_merge), and so
+		// did the reviewer; a closed pull request's branch may stay, but
+		// nothing may open it again.
+		if r.action != reviewClose && c.has(r.branch) {
 			errs = append(errs, fmt.Errorf("%s: branch %s is there again after the reviewer's %s", r.Name, r.branch, r.action))
 		}
-		if open > 0 {
+		if open > 0 && r.action != reviewDelete {
 			errs = append(errs, fmt.Errorf("%s: %d open pull requests for %s after the reviewer's %s", r.Name, open, r.branch, r.action))
 		}
 		if rec != nil && rec.Status.Branch == r.branch {
