@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -124,7 +125,16 @@ func (f *figures) markdown(c config, began time.Time, took time.Duration) string
 	}
 	b.WriteString("```\n")
 	if len(f.breaches) > 0 {
-		b.WriteString("\nBreaches:\n\n```text\n")
+		b.WriteString("\nBreaches by kind:\n\n```text\n")
+		kinds := map[string]int{}
+		for _, l := range f.breaches {
+			kinds[breachKind.ReplaceAllString(l, "#")]++
+		}
+		for _, k := range slices.Sorted(maps.Keys(kinds)) {
+			fmt.Fprintf(&b, "%6d  %s\n", kinds[k], k)
+		}
+		b.WriteString("```\n")
+		b.WriteString("\nBreaches (the first 50):\n\n```text\n")
 		for _, l := range f.breaches[:min(len(f.breaches), 50)] {
 			b.WriteString(l + "\n")
 		}
@@ -132,6 +142,10 @@ func (f *figures) markdown(c config, began time.Time, took time.Duration) string
 	}
 	return b.String()
 }
+
+// breachKind is what differs between breaches of one kind: names,
+// numbers and the fields listed.
+var breachKind = regexp.MustCompile(`[a-z-]+-[0-9]+/cm-[0-9]+|SOAK_M[0-9]+(: v[0-9]+)?|\(has [^)]*\)|[0-9]+`)
 
 // Markers around the soak's section of bench/results.md, which
 // hack/bench.sh keeps when it rewrites the rest.

@@ -24,11 +24,16 @@ type verdict struct {
 	// held, released: edited objects reflux holds, and those whose hold
 	// it released because Flux's apply, already under way, undid the
 	// change (the record keeps it as evidence).
-	held, released, recorded, deletes int
+	held, released, recorded int
+	// deletes and deletesRecorded: objects deleted live, and those a
+	// record says so of.
+	deletes, deletesRecorded int
 	// flags: Merge flags found in Git, of those written.
 	flags, flagsWritten int
 	// prs and branches reflux opened and pushed, over every tenant.
 	prs, openPRs int
+	// byObject are the ledger's timed edits by object.
+	byObject map[objKey][]timedEdit
 }
 
 func (v *verdict) fail(format string, args ...any) {
@@ -38,9 +43,12 @@ func (v *verdict) fail(format string, args ...any) {
 // check evaluates every invariant once, over the ledger and the reviewed
 // tenants.
 func (s *soak) check(ctx context.Context) *verdict {
-	v := &verdict{}
+	v := &verdict{byObject: map[objKey][]timedEdit{}}
 	s.ld.l.mu.Lock()
 	defer s.ld.l.mu.Unlock()
+	for _, e := range s.ld.l.timed {
+		v.byObject[e.Key] = append(v.byObject[e.Key], e)
+	}
 	for _, t := range s.tenants {
 		if err := s.checkTenant(ctx, t, v); err != nil {
 			v.fail("%s: %v", t.Name, err)
@@ -87,8 +95,11 @@ func (s *soak) checkTenant(ctx context.Context, t *tenant, v *verdict) error {
 		live[cms.Items[i].Name] = &cms.Items[i]
 	}
 	for i := range t.Objects {
-		if err := s.checkObject(objKey{Tenant: t.Name, Name: objectName(i)}, records[objectName(i)], live[objectName(i)], v); err != nil {
-			v.fail("%s/%s: %v", t.Name, objectName(i), err)
+		k := objKey{Tenant: t.Name, Name: objectName(i)}
+		if err := s.checkObject(k, records[objectName(i)], live[objectName(i)], v); err != nil {
+			// Which gap it may be: edits made while no replica led.
+			n, _ := s.fig.whileLeaderless(v.byObject[k])
+			v.fail("%s/%s: %v [%d of its %d edits made while no replica led]", t.Name, objectName(i), err, n, len(v.byObject[k]))
 		}
 	}
 	c, err := s.w.clone(t.Name)
@@ -151,6 +162,7 @@ func (s *soak) checkObject(k objKey, recs []*refluxv1.Drift, cm *corev1.ConfigMa
 		for _, d := range recs {
 			for _, f := range d.Spec.Fields {
 				if f.DeletesObject() {
+					v.deletesRecorded++
 					return nil
 				}
 			}

@@ -211,8 +211,8 @@ func (s *soak) drain(ctx context.Context, lastFault time.Time) {
 		case <-time.After(5 * time.Second): // polling a condition that takes seconds to change
 		}
 	}
-	s.fig.add("nothing lost live: %d edited objects recorded (%d held, %d released after Flux's in-flight apply undid them, kept as evidence), %d deletions recorded",
-		v.recorded, v.held, v.released, v.deletes)
+	s.fig.add("nothing lost live: %d edited objects recorded (%d held, %d released after Flux's in-flight apply undid them, kept as evidence); %d of %d deletions recorded",
+		v.recorded, v.held, v.released, v.deletesRecorded, v.deletes)
 	s.fig.add("nothing lost in Git: %d of %d Merge flags on a branch or merged", v.flags, v.flagsWritten)
 	s.fig.add("nothing written twice: %d pull requests, %d open, none two for one branch; reviewed tenants: %d", v.prs, v.openPRs, len(s.reviews))
 	s.fig.add("invariant problems at the end: %d", len(v.problems))
