@@ -7,10 +7,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
 // pacePeriod is how often the paced soak has Flux reconcile each tenant.
@@ -107,6 +110,28 @@ func (s *soak) unrecorded(ctx context.Context, t0 time.Time) ([]timedEdit, error
 		if e.At.Before(t0) && !uncertain[e.Key] && !have[e.Key][e.Pointer] {
 			out = append(out, e)
 		}
+	}
+	return s.unheld(ctx, out)
+}
+
+// unheld leaves out the edits of objects reflux holds: Flux skips them,
+// so their edits wait safely for the resync that records them (reflux
+// reads a held object's new fields at its next resync, which a reconcile
+// of its Kustomization starts).
+func (s *soak) unheld(ctx context.Context, edits []timedEdit) ([]timedEdit, error) {
+	var out []timedEdit
+	for _, e := range edits {
+		if e.Pointer != refluxv1.WholeObjectPointer {
+			cm := &corev1.ConfigMap{}
+			err := env.Client.Get(ctx, client.ObjectKey{Namespace: e.Key.Tenant, Name: e.Key.Name}, cm)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+			if err == nil && fixture.Held(cm) {
+				continue
+			}
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }
