@@ -55,21 +55,31 @@ func (s *soak) runLane(ctx context.Context, start time.Time, l lane) {
 }
 
 // injectQuietly injects f; when the soak paces Flux and f is a process
-// fault, Flux applies nothing from its start until every edit made
-// before its end is recorded (see pacer).
+// fault, Flux applies nothing and the load edits nothing from its start
+// until every edit made before it is recorded (see pacer).
 func (s *soak) injectQuietly(ctx context.Context, f fault) (string, error) {
 	if !s.c.paced() || !f.Kind.process() {
 		return s.inject(ctx, f)
 	}
 	s.pace.mu.Lock()
 	defer s.pace.mu.Unlock()
-	s.pace.faulting.Store(true)
+	// The fault itself sets faulting (quiet) as its leader is about to go:
+	// a kill waiting for write-back needs the load's edits to get there.
 	defer s.pace.faulting.Store(false)
 	note, err := s.inject(ctx, f)
 	if err == nil {
 		err = s.caughtUp(ctx, time.Now())
 	}
 	return note, err
+}
+
+// quiet stops the load's edits until the process fault under way ends,
+// when the soak paces Flux (see pacer).
+func (s *soak) quiet() {
+	if s.c.paced() {
+		s.pace.faulting.Store(true)
+		s.ld.settle()
+	}
 }
 
 // inject makes one fault happen and says what it did.
@@ -158,6 +168,7 @@ func (s *soak) kill(ctx context.Context, kind faultKind) (string, error) {
 	if err != nil {
 		return where, err
 	}
+	s.quiet()
 	if err := leader.Kill(); err != nil {
 		return where, err
 	}
@@ -181,6 +192,7 @@ func (s *soak) pause(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	s.quiet()
 	if err := leader.Pause(); err != nil {
 		return "", err
 	}
@@ -200,6 +212,7 @@ func (s *soak) pause(ctx context.Context) (string, error) {
 // restartAPI restarts kube-apiserver, after compacting etcd when expire,
 // and waits for a leader again.
 func (s *soak) restartAPI(ctx context.Context, expire bool) (string, error) {
+	s.quiet()
 	note := ""
 	if expire {
 		rev, err := env.CompactEtcd(ctx)

