@@ -74,12 +74,17 @@ func (s *soak) injectQuietly(ctx context.Context, f fault) (string, error) {
 }
 
 // quiet stops the load's edits until the process fault under way ends,
-// when the soak paces Flux (see pacer).
-func (s *soak) quiet() {
-	if s.c.paced() {
-		s.pace.faulting.Store(true)
-		s.ld.settle()
+// when the soak paces Flux (see pacer), and waits until the leader has
+// recorded every edit made so far: a deletion is recorded only once the
+// audit log names its writer, up to 3 s later, and one whose leader dies
+// meanwhile is lost (the full soak measures it).
+func (s *soak) quiet(ctx context.Context) error {
+	if !s.c.paced() {
+		return nil
 	}
+	s.pace.faulting.Store(true)
+	s.ld.settle()
+	return s.caughtUp(ctx, time.Now())
 }
 
 // inject makes one fault happen and says what it did.
@@ -168,7 +173,9 @@ func (s *soak) kill(ctx context.Context, kind faultKind) (string, error) {
 	if err != nil {
 		return where, err
 	}
-	s.quiet()
+	if err := s.quiet(ctx); err != nil {
+		return where, err
+	}
 	if err := leader.Kill(); err != nil {
 		return where, err
 	}
@@ -192,7 +199,9 @@ func (s *soak) pause(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.quiet()
+	if err := s.quiet(ctx); err != nil {
+		return "", err
+	}
 	if err := leader.Pause(); err != nil {
 		return "", err
 	}
@@ -212,7 +221,9 @@ func (s *soak) pause(ctx context.Context) (string, error) {
 // restartAPI restarts kube-apiserver, after compacting etcd when expire,
 // and waits for a leader again.
 func (s *soak) restartAPI(ctx context.Context, expire bool) (string, error) {
-	s.quiet()
+	if err := s.quiet(ctx); err != nil {
+		return "", err
+	}
 	note := ""
 	if expire {
 		rev, err := env.CompactEtcd(ctx)
