@@ -11,7 +11,7 @@ import (
 )
 
 // config is one soak's load and faults. The zero SOAK_* environment gives
-// the short variant of `make test-race`; `make soak` sets the full one.
+// the short variant of `make soak-short`; `make soak` sets the full one.
 type config struct {
 	Seed uint64
 	// Duration of the live edits, at Rate per second, over Tenants
@@ -55,7 +55,7 @@ const (
 	reviewPush   review = "human-push"
 )
 
-// shortConfig is the variant `make test-race` runs.
+// shortConfig is the variant `make soak-short` runs.
 func shortConfig() config {
 	return config{Duration: 2 * time.Minute, Rate: 4, Tenants: 2, Objects: 80, Kills: 4, Restarts: 1,
 		GitDown: 20 * time.Second, ForgeErrors: 20 * time.Second, Reviews: []review{reviewMerge, reviewPush},

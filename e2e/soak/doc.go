@@ -11,7 +11,7 @@
 // written twice and no Secret value leaked, that the backlog drained
 // within a stated bound and memory came back, and prints the figures.
 //
-// `make test-race` runs the short variant (SOAK_* unset: two minutes, a
+// `make soak-short` runs the short variant (SOAK_SHORT=1 under -race: two minutes, a
 // few of each fault); `make soak` the full one, which writes its figures
 // to bench/results.md. SOAK_SEED replays a schedule.
 package soak

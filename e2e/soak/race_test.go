@@ -2,6 +2,6 @@
 
 package soak
 
-// raceEnabled: the short soak runs in `make test-race`, beside the
+// raceEnabled: the short soak runs in `make soak-short`, beside the
 // journeys, with reflux built with -race.
 const raceEnabled = true
