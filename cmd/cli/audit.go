@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/reflux-dev/reflux/internal/audit"
@@ -21,6 +23,10 @@ import (
 // not, so attribution survives a leader change.
 type auditReceiver struct {
 	server *http.Server
+	// tls serves HTTPS when set: kube-apiserver sends a webhook's bearer
+	// token over HTTPS only (client-go drops a kubeconfig's credentials
+	// for a plain-HTTP server).
+	tls bool
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
@@ -29,7 +35,14 @@ func (a *auditReceiver) NeedLeaderElection() bool { return false }
 // Start implements manager.Runnable.
 func (a *auditReceiver) Start(ctx context.Context) error {
 	errc := make(chan error, 1)
-	go func() { errc <- a.server.ListenAndServe() }()
+	go func() {
+		if a.tls {
+			// The certificate comes from TLSConfig.GetCertificate.
+			errc <- a.server.ListenAndServeTLS("", "")
+			return
+		}
+		errc <- a.server.ListenAndServe()
+	}()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("audit webhook server: %w", err)
@@ -49,6 +62,16 @@ func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, log logr.Logger) (
 	if opts.AuditAddr == "" {
 		return nil, nil, nil
 	}
+	if (opts.AuditTLSCertFile == "") != (opts.AuditTLSKeyFile == "") {
+		return nil, nil, errors.New("--audit-tls-cert-file and --audit-tls-key-file go together")
+	}
+	serveTLS := opts.AuditTLSCertFile != ""
+	if opts.AuditTokenFile != "" && !serveTLS {
+		// A token over plain HTTP is never sent, so every batch would
+		// be refused: say so at start, not at every batch.
+		return nil, nil, errors.New("--audit-token-file needs --audit-tls-cert-file and --audit-tls-key-file: " +
+			"kube-apiserver sends its audit webhook's bearer token over HTTPS only")
+	}
 	token := ""
 	if opts.AuditTokenFile != "" {
 		raw, err := os.ReadFile(opts.AuditTokenFile)
@@ -64,7 +87,19 @@ func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, log logr.Logger) (
 	mux := http.NewServeMux()
 	mux.Handle("/audit", &audit.Handler{Store: store, Token: token, Senders: senders, Log: log.WithName("audit")})
 	srv := &http.Server{Addr: opts.AuditAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	if err := mgr.Add(&auditReceiver{server: srv}); err != nil {
+	if serveTLS {
+		// Reloaded when the files change, as a cert-manager Secret
+		// mounted into the pod is renewed.
+		certs, err := certwatcher.New(opts.AuditTLSCertFile, opts.AuditTLSKeyFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("loading the audit webhook's TLS certificate: %w", err)
+		}
+		if err := mgr.Add(certs); err != nil {
+			return nil, nil, fmt.Errorf("adding the audit webhook's certificate watcher: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate}
+	}
+	if err := mgr.Add(&auditReceiver{server: srv, tls: serveTLS}); err != nil {
 		return nil, nil, fmt.Errorf("adding audit webhook server: %w", err)
 	}
 	return store, senders, nil

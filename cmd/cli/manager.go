@@ -82,6 +82,8 @@ type ManagerOptions struct {
 	AuditAddr string
 	// AuditTokenFile holds the bearer token the webhook must present.
 	AuditTokenFile string
+	// AuditTLSCertFile and AuditTLSKeyFile make the webhook serve HTTPS.
+	AuditTLSCertFile, AuditTLSKeyFile string
 	// AllowedManagers are field managers whose writes are never drift, in
 	// addition to the control plane's.
 	AllowedManagers []string
@@ -174,7 +176,11 @@ func NewManagerCommand() *cobra.Command {
 	fs.StringVar(&opts.AuditAddr, "audit-addr", "",
 		"The address the kube-apiserver audit webhook endpoint (/audit) binds to; empty disables user attribution.")
 	fs.StringVar(&opts.AuditTokenFile, "audit-token-file", "",
-		"A file holding the bearer token the hub's apiserver must present to the audit webhook. A remote cluster's apiserver presents the token its kubeconfig Secret holds under the key 'audit-token'.")
+		"A file holding the bearer token the hub's apiserver must present to the audit webhook. A remote cluster's apiserver presents the token its kubeconfig Secret holds under the key 'audit-token'. Needs --audit-tls-cert-file: kube-apiserver sends a token over HTTPS only.")
+	fs.StringVar(&opts.AuditTLSCertFile, "audit-tls-cert-file", "",
+		"A PEM certificate the audit webhook serves HTTPS with (reloaded when it changes); with --audit-tls-key-file.")
+	fs.StringVar(&opts.AuditTLSKeyFile, "audit-tls-key-file", "",
+		"The PEM private key of --audit-tls-cert-file.")
 	fs.StringVar(&opts.GitCacheDir, "git-cache-dir", "",
 		"Where write-back keeps one clone per repository between runs (default $TMPDIR/reflux-git).")
 	fs.BoolVar(&opts.InsecureAllowHTTP, "insecure-allow-http", false,

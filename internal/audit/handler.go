@@ -3,6 +3,7 @@ package audit
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,6 +44,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	stores := h.Senders.storesOf(got)
 	if stores == nil {
 		if h.Token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(h.Token)) != 1 {
+			// Said, not only answered: the apiserver logs a 401 where the
+			// reflux operator may not look, and its events are lost.
+			h.Log.Error(errors.New("unauthorized"), "rejecting audit batch: its bearer token is neither --audit-token-file's "+
+				"nor the audit-token of a connected remote cluster's kubeconfig Secret", "remote", r.RemoteAddr)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,19 @@ type AuditWebhook struct {
 	Reads bool
 	// Token, when set, is the bearer token the apiserver sends with each
 	// batch: how a receiver serving several apiservers tells them apart.
+	// kube-apiserver sends it over HTTPS only: with no URL, the
+	// environment makes the receiver a certificate (Env.AuditWebhookTLS)
+	// and uses https://<addr>/audit.
 	Token string
+	// CA is the PEM certificate that verifies an https URL's receiver.
+	CA []byte
+}
+
+// auditEndpoint is where the apiserver sends its audit events.
+type auditEndpoint struct {
+	url, addr string
+	// tls is the receiver's certificate, when the environment made one.
+	tls *AuditTLS
 }
 
 // auditPolicy logs write verbs only. Leases and events are left out: they
@@ -116,6 +129,15 @@ users:
 - name: audit
 %s`
 
+// auditCA is the webhook kubeconfig's cluster line for ca, following the
+// server line.
+func auditCA(ca []byte) string {
+	if len(ca) == 0 {
+		return ""
+	}
+	return "\n    certificate-authority-data: " + base64.StdEncoding.EncodeToString(ca)
+}
+
 // auditUser is the webhook kubeconfig's user entry for token.
 func auditUser(token string) string {
 	if token == "" {
@@ -127,15 +149,22 @@ func auditUser(token string) string {
 // configureAudit writes the policy and webhook files into dir and sets the
 // matching kube-apiserver flags. It returns the reserved address when the
 // caller gave no URL.
-func configureAudit(api *envtest.APIServer, dir string, opts AuditWebhook) (string, string, error) {
-	url, addr := opts.URL, ""
-	if url == "" {
+func configureAudit(api *envtest.APIServer, dir string, opts AuditWebhook) (auditEndpoint, error) {
+	ep := auditEndpoint{url: opts.URL}
+	if ep.url == "" {
 		addrs, err := freeAddrs(1)
 		if err != nil {
-			return "", "", err
+			return ep, err
 		}
-		addr = addrs[0]
-		url = "http://" + addr + "/audit"
+		ep.addr = addrs[0]
+		ep.url = "http://" + ep.addr + "/audit"
+		if opts.Token != "" {
+			if ep.tls, err = newAuditTLS(dir); err != nil {
+				return ep, err
+			}
+			ep.url = "https://" + ep.addr + "/audit"
+			opts.CA = ep.tls.CA
+		}
 	}
 	level := opts.Level
 	if level == "" {
@@ -151,11 +180,11 @@ func configureAudit(api *envtest.APIServer, dir string, opts AuditWebhook) (stri
 		reads = auditReads
 	}
 	if err := os.WriteFile(policyPath, fmt.Appendf(nil, auditPolicy, level, reads), 0o600); err != nil {
-		return "", "", fmt.Errorf("writing audit policy: %w", err)
+		return ep, fmt.Errorf("writing audit policy: %w", err)
 	}
 	webhookPath := filepath.Join(dir, "audit-webhook.kubeconfig")
-	if err := os.WriteFile(webhookPath, fmt.Appendf(nil, auditWebhookConfig, url, auditUser(opts.Token)), 0o600); err != nil {
-		return "", "", fmt.Errorf("writing audit webhook config: %w", err)
+	if err := os.WriteFile(webhookPath, fmt.Appendf(nil, auditWebhookConfig, ep.url+auditCA(opts.CA), auditUser(opts.Token)), 0o600); err != nil {
+		return ep, fmt.Errorf("writing audit webhook config: %w", err)
 	}
 	args := api.Configure()
 	args.Set("audit-policy-file", policyPath)
@@ -170,5 +199,5 @@ func configureAudit(api *envtest.APIServer, dir string, opts AuditWebhook) (stri
 	// The default 10s backoff would delay events for the whole test after
 	// the receiver starts late; retry quickly instead.
 	args.Set("audit-webhook-initial-backoff", "100ms")
-	return url, addr, nil
+	return ep, nil
 }

@@ -12,12 +12,11 @@ import (
 
 // controlPlane is the envtest part of the environment.
 type controlPlane struct {
-	env              *envtest.Environment
-	etcdPath         string
-	apiserverPath    string
-	auditURL         string
-	auditWebhookAddr string
-	logs             []*os.File
+	env           *envtest.Environment
+	etcdPath      string
+	apiserverPath string
+	audit         auditEndpoint
+	logs          []*os.File
 }
 
 // startControlPlane starts etcd and kube-apiserver from o.KubeBinDir with
@@ -56,7 +55,7 @@ func startControlPlane(o *Options, crdDirs []string, dir string) (*controlPlane,
 		return nil, err
 	}
 	if o.AuditWebhook != nil {
-		cp.auditURL, cp.auditWebhookAddr, err = configureAudit(api, dir, *o.AuditWebhook)
+		cp.audit, err = configureAudit(api, dir, *o.AuditWebhook)
 		if err != nil {
 			return nil, cp.closeLogs(err)
 		}

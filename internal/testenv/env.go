@@ -103,6 +103,9 @@ type Env struct {
 	// AuditWebhookAddr is the loopback host:port reserved for the audit
 	// receiver when Options.AuditWebhook.URL was empty.
 	AuditWebhookAddr string
+	// AuditWebhookTLS is the certificate the receiver at AuditWebhookAddr
+	// serves, when Options.AuditWebhook.Token asked for HTTPS.
+	AuditWebhookTLS *AuditTLS
 	// Kubernetes is the kube-apiserver and etcd the environment runs, and
 	// the version the apiserver reports.
 	Kubernetes Kubernetes
@@ -151,7 +154,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, retErr error) {
 	if e.cp, err = startControlPlane(&e.opts, crdDirs, dir); err != nil {
 		return nil, err
 	}
-	e.AuditWebhookURL, e.AuditWebhookAddr = e.cp.auditURL, e.cp.auditWebhookAddr
+	e.AuditWebhookURL, e.AuditWebhookAddr, e.AuditWebhookTLS = e.cp.audit.url, e.cp.audit.addr, e.cp.audit.tls
 	if err := e.connect(); err != nil {
 		return nil, err
 	}
