@@ -81,7 +81,7 @@ type KustomizationReconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 // The objects Flux applies are not granted here: the live watches list
 // and watch them, dry runs and holds patch them, under the aggregated
-// ClusterRole reflux-workloads (config/rbac/workloads_role.yaml), an
+// ClusterRole reflux-workloads (config/rbac/workloads/workloads_role.yaml), an
 // explicit list of kinds users extend. A */* grant would read every
 // Secret in the cluster (issue 11).
 // Dry runs, holds and releases impersonate a Kustomization's

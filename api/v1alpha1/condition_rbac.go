@@ -18,6 +18,6 @@ const (
 )
 
 // WorkloadsAggregationLabel labels the ClusterRoles aggregated into
-// reflux-workloads (config/rbac/workloads_role.yaml), the role under which
+// reflux-workloads (config/rbac/workloads/workloads_role.yaml), the role under which
 // reflux watches, dry-runs and holds the objects Flux applies.
 const WorkloadsAggregationLabel = "rbac.reflux.dev/aggregate-to-workloads"

@@ -116,6 +116,7 @@ func (e *engines) remote(ctx context.Context, c fleet.Cluster) (*controllers.Eng
 		// another cluster's, whatever they share in names.
 		side.audit = audit.NewStore()
 		release = e.opts.AuditSenders.Register(c.AuditToken, side.audit)
+		log.Info("attributing the cluster's changes from the audit events its apiserver sends with the Secret's audit-token")
 	case c.AuditToken != "":
 		log.Info("the kubeconfig Secret names an audit token, but reflux serves no audit webhook (--audit-addr): " +
 			"changes in the cluster are attributed to no user")

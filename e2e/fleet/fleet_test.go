@@ -18,6 +18,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
+	"github.com/reflux-dev/reflux/internal/testenv"
 	"github.com/reflux-dev/reflux/reverse/fleet"
 )
 
@@ -52,7 +53,7 @@ func newSpokeApp(t *testing.T, ns string, paths map[string]string, files map[str
 	ctx := context.Background()
 	g.Expect(env.CreateNamespace(ctx, ns)).To(Succeed())
 	g.Expect(spoke.CreateNamespace(ctx, ns)).To(Succeed())
-	kubeconfig, err := spokeKubeconfig(hubUser + "-" + ns)
+	_, kubeconfig, err := spokeKubeconfig(ctx, hubUser+"-"+ns)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: secretName},
 		Data: map[string][]byte{"value": kubeconfig, fleet.AuditTokenKey: []byte(spokeAuditToken)}})).To(Succeed())
@@ -117,6 +118,11 @@ func TestSpokeEditIsHeldRecordedAndProposed(t *testing.T) {
 	})
 	g.Expect(asTenant).NotTo(BeEmpty(), "reflux's patches in the spoke impersonate the tenant")
 	g.Expect(f.Condition(g, "edge", refluxv1.DriftedCondition)).To(HavePrefix("True/"))
+	// What the README's Fleets section shows.
+	out, err := env.Kubectl(ctx, "-n", ns, "get", "drifts", "-o", "wide")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(out)).To(ContainSubstring("Secret/" + secretName))
+	t.Logf("kubectl -n %s get drifts -o wide:\n%s", ns, out)
 }
 
 // TestSpokeThatStopsAnsweringLosesNothing (issue 24 §2): the spoke stops
@@ -141,6 +147,7 @@ func TestSpokeThatStopsAnsweringLosesNothing(t *testing.T) {
 	}()
 	g.Eventually(func() string { return f.Condition(g, "away", refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
 		Should(HavePrefix("Unknown/" + refluxv1.ClusterUnreachableReason + ": "))
+	t.Logf("Drifted while the spoke does not answer: %s", f.Condition(g, "away", refluxv1.DriftedCondition))
 	during := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "during"}}
 	fixture.Edit(g, spoke.Client, "kubectl-edit", during, func() { during.Data["ENABLED"] = "true" })
 	g.Consistently(func() []refluxv1.Drift { return f.Records(g, "ConfigMap", "during") }, 2*time.Second, 250*time.Millisecond).
@@ -172,7 +179,7 @@ func TestKustomizationsOfOneSpokeShareItsWatches(t *testing.T) {
 		fixture.Edit(g, spoke.Client, "kubectl-edit", cm, func() { cm.Data["ENABLED"] = "true" })
 		waitHeld(g, f, fixture.Namespace{Env: spoke, Name: ns}, name)
 	}
-	user := hubUser + "-" + ns
+	user := "system:serviceaccount:" + testenv.RefluxNamespace + ":" + hubUser + "-" + ns
 	open := func(g Gomega) int {
 		n := 0
 		for _, e := range spokeEvents(g, func(e auditv1.Event) bool {
@@ -203,8 +210,7 @@ func TestRotatedKubeconfigReconnects(t *testing.T) {
 	fixture.Edit(g, spoke.Client, "kubectl-edit", first, func() { first.Data["ENABLED"] = "true" })
 	waitHeld(g, f, fixture.Namespace{Env: spoke, Name: ns}, "first")
 
-	rotated := hubUser + "-" + ns + "-rotated"
-	kubeconfig, err := spokeKubeconfig(rotated)
+	rotated, kubeconfig, err := spokeKubeconfig(ctx, hubUser+"-"+ns+"-rotated")
 	g.Expect(err).NotTo(HaveOccurred())
 	secret := &corev1.Secret{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: secretName}, secret)).To(Succeed())

@@ -8,14 +8,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
-// hubUser is the spoke's user the hub's kubeconfig Secret connects as, as
-// a fleet's hub connects to each spoke with an admin identity of its own.
+// hubUser prefixes the spoke's ServiceAccounts the hub's kubeconfig
+// Secrets connect as (spokeKubeconfig).
 const hubUser = "hub"
 
 // The tokens the hub's and the spoke's apiservers send to reflux's one
@@ -47,11 +50,17 @@ func setup(ctx context.Context, hub *testenv.Env) error {
 	// apiserver does, with a token of its own. The tests read the spoke's
 	// audit log file, which has lists and watches too.
 	spoke, err = testenv.Start(ctx, testenv.Options{WithoutFlux: true, WithoutRefluxCRDs: true,
-		AuditWebhook: &testenv.AuditWebhook{URL: "http://" + hub.AuditWebhookAddr + "/audit", Token: spokeAuditToken, Reads: true}})
+		AuditWebhook: &testenv.AuditWebhook{URL: "https://" + hub.AuditWebhookAddr + "/audit", CA: hub.AuditWebhookTLS.CA,
+			Token: spokeAuditToken, Reads: true}})
 	if err != nil {
 		return fmt.Errorf("starting the spoke: %w", err)
 	}
 	fixture.Defer(spoke.Stop)
+	// reflux's RBAC in the spoke, as a user installs it (config/spoke);
+	// the spoke's aggregation controller fills reflux-workloads in.
+	if err := spoke.InstallProfile(ctx, "spoke"); err != nil {
+		return fmt.Errorf("installing config/spoke in the spoke: %w", err)
+	}
 	for _, p := range spoke.LogPaths() {
 		fixture.AddLog(p)
 	}
@@ -70,27 +79,43 @@ func setup(ctx context.Context, hub *testenv.Env) error {
 		return err
 	}
 	_, err = fixture.StartSuiteReflux(ctx, hub, fixture.Options{Args: []string{"--cluster-probe-interval=1s",
-		"--audit-addr=" + hub.AuditWebhookAddr, "--audit-token-file=" + tokenFile}})
+		"--audit-addr=" + hub.AuditWebhookAddr, "--audit-token-file=" + tokenFile,
+		"--audit-tls-cert-file=" + hub.AuditWebhookTLS.CertFile, "--audit-tls-key-file=" + hub.AuditWebhookTLS.KeyFile}})
 	return err
 }
 
-// spokeKubeconfig returns a kubeconfig for the spoke's user name, in the
-// system:masters group, whose server is the link to the spoke.
-func spokeKubeconfig(name string) ([]byte, error) {
-	u, err := spoke.AddUser(name, "system:masters")
+// spokeKubeconfig returns a kubeconfig for a ServiceAccount name of the
+// spoke's reflux-system namespace, bound to the ClusterRoles config/spoke
+// grants reflux-controller there and to nothing else, whose server is the
+// link to the spoke. Each test connects as its own, so that the spoke's
+// audit log tells the engines apart.
+func spokeKubeconfig(ctx context.Context, name string) (user string, kubeconfig []byte, err error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.RefluxNamespace, Name: name}}
+	if err := spoke.Client.Create(ctx, sa); err != nil {
+		return "", nil, err
+	}
+	for _, role := range []string{"reflux-workloads", "reflux-spoke-impersonation"} {
+		if err := spoke.Client.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-" + role},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: name}}}); err != nil {
+			return "", nil, err
+		}
+	}
+	u, err := testenv.ServiceAccountUser(sa.Namespace, name)(ctx, spoke)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	b, err := os.ReadFile(u.KubeconfigPath)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	cfg, err := clientcmd.Load(b)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	for _, c := range cfg.Clusters {
 		c.Server = "https://" + link.Addr()
 	}
-	return clientcmd.Write(*cfg)
+	kubeconfig, err = clientcmd.Write(*cfg)
+	return u.Name, kubeconfig, err
 }
