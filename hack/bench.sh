@@ -17,7 +17,8 @@ trap 'rm -f "${raw}" "${raw}.md"' EXIT
 # -timeout bounds each package's benchmark binary. e2e/bench runs its
 # benchmarks one after another: BenchmarkScale takes about 25 minutes on 2
 # cores, BenchmarkSideBySide about 20 (kustomize-controller alone needs
-# minutes for the 10,000-object cases) and BenchmarkLiveChange a few, and
+# minutes for the 10,000-object cases), BenchmarkFleet (a hub and three
+# spokes) and BenchmarkLiveChange a few each, and
 # each case gives its waits up to 30 minutes, so a stalled case is
 # reported, not killed.
 cmd=(go test -run '^$' -bench . -benchmem -benchtime "${benchtime}" -timeout 180m ./...)
@@ -41,12 +42,15 @@ echo "+ ${cmd[*]}" >&2
   grep -E '^(Benchmark|goos|goarch|pkg|cpu|ok|PASS|FAIL)' "${raw}" || true
   echo '```'
   echo
-  grep -E 'requests per change by kind|hold seen:|scale case|side-by-side case|audit flood' "${raw}" | sed 's/^ */    /' || true
+  grep -E 'requests per change by kind|hold seen:|scale case|fleet case|side-by-side case|audit flood' "${raw}" | sed 's/^ */    /' || true
   cat hack/bench-notes.md
   # hack/bench-compare.sh's before/after section and make soak's are
-  # their own runs: keep them.
+  # their own runs: keep them. So is the fleet section, BenchmarkFleet's
+  # figures written out with the run that measured them; this run's are
+  # in the block above.
   if [[ -f "${out}" ]]; then
     sed -n '/^<!-- before-after:begin -->$/,/^<!-- before-after:end -->$/p' "${out}" | sed '1s/^/\n/'
+    sed -n '/^<!-- fleet:begin -->$/,/^<!-- fleet:end -->$/p' "${out}" | sed '1s/^/\n/'
     sed -n '/^<!-- soak:begin -->$/,/^<!-- soak:end -->$/p' "${out}" | sed '1s/^/\n/'
   fi
 } > "${raw}.md"
