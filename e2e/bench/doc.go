@@ -16,6 +16,10 @@
 //     installing it: how long a live edit takes to be noticed, API
 //     requests per minute with nothing drifting, memory and processor time
 //     as the tree grows, and a burst of 1,000 live edits in about a second.
+//   - BenchmarkFleet (issue 24): one hub governing three remote clusters
+//     of 2,000 objects each through spec.kubeConfig; the hold latency per
+//     spoke, the hub's memory and the watch connections reflux keeps open
+//     in each spoke.
 //
 // The cases share one tree generator, one observer of holds and records,
 // and one set of statistics (stats_test.go). Environments start only when
