@@ -20,6 +20,7 @@
 //     not current is parked, keyed by object, and evaluated the moment the
 //     render is current (Publish flushes it to the live queue).
 //   - A change whose evaluation fails is put back with its first sighting
-//     and retried with backoff; one a missing permission refuses is kept
-//     without backoff, and looked at again at the next resync or change.
+//     and retried with backoff; one a missing permission refuses is kept,
+//     reported, and looked at again slowly (from 2s, doubling to 5m), and
+//     at the next resync or change.
 package intake

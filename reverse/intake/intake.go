@@ -66,6 +66,8 @@ type Intake struct {
 	resync workqueue.TypedRateLimitingInterface[Key]
 	// syncWait spaces a resync item's looks at a watch not synced yet.
 	syncWait workqueue.TypedRateLimiter[Key]
+	// denyWait spaces the looks again at a change a permission refused.
+	denyWait workqueue.TypedRateLimiter[Key]
 
 	mu      sync.Mutex
 	entries map[types.NamespacedName]*entry
@@ -112,6 +114,7 @@ func New(opts Options) (*Intake, error) {
 		resync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](),
 			workqueue.TypedRateLimitingQueueConfig[Key]{Name: "reflux-resync"}),
 		syncWait:         workqueue.NewTypedItemExponentialFailureRateLimiter[Key](250*time.Millisecond, syncWaitMax),
+		denyWait:         workqueue.NewTypedItemExponentialFailureRateLimiter[Key](denyWaitBase, denyWaitMax),
 		entries:          map[types.NamespacedName]*entry{},
 		pending:          map[Key]Change{},
 		inflight:         map[Key]Change{},

@@ -39,13 +39,23 @@ func (in *Intake) Sighting(owner types.NamespacedName, k Key) time.Time {
 	return c.Seen
 }
 
+// The looks again at a change a permission refused start at denyWaitBase
+// and double up to denyWaitMax.
+const (
+	denyWaitBase = 2 * time.Second
+	denyWaitMax  = 5 * time.Minute
+)
+
 // failed keeps a change whose evaluation failed. A refused permission
-// (Deny) is not retried with backoff: the change stays on the live object,
-// and the object's next change or the resync looks again. An audited
-// change exists nowhere but here, so it is retried either way.
+// (Deny) is looked at again slowly: a permission can come back with no
+// event on the object, when an administrator grants it or when a
+// restarted apiserver's authorizer catches up with its RBAC (seen in
+// e2e/fleet), and the resync at the Kustomization's interval may be an
+// hour away. Any other failure is retried with the queue's backoff.
 func (in *Intake) failed(k Key, c Change, err error) {
-	if in.Deny(c.Owner, k, err) && c.Audited == nil {
-		in.live.Forget(k)
+	if in.Deny(c.Owner, k, err) {
+		in.restore(k, c)
+		in.live.AddAfter(k, in.denyWait.When(k))
 		return
 	}
 	in.opts.Log.Error(err, "evaluating live change", "object", k.String())
@@ -85,5 +95,6 @@ func (in *Intake) processLive(ctx context.Context) bool {
 	}
 	in.Allow(c.Owner, k)
 	in.live.Forget(k)
+	in.denyWait.Forget(k)
 	return true
 }

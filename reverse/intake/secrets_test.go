@@ -110,9 +110,11 @@ func TestForgetGoneKeepsAParkedAuditedChange(t *testing.T) {
 	g.Expect(governed).To(BeFalse())
 }
 
-// A change only the audit log saw is retried even when the failure is a
-// refused permission: no live object carries it for the resync to find.
-func TestFailedAuditedChangeIsRetriedEvenWhenDenied(t *testing.T) {
+// A change a permission refused is kept and looked at again, slowly: a
+// grant, or a restarted apiserver's authorizer catching up with its RBAC,
+// brings the permission back with no event on the object. A change only
+// the audit log saw exists nowhere else, so it is kept the same way.
+func TestFailedDeniedChangeIsLookedAtAgain(t *testing.T) {
 	g := NewWithT(t)
 	in := newTestIntake(t, time.Now())
 	owner := types.NamespacedName{Namespace: "flux-system", Name: "payments"}
@@ -124,8 +126,11 @@ func TestFailedAuditedChangeIsRetriedEvenWhenDenied(t *testing.T) {
 
 	in.failed(secret, Change{Owner: owner, Audited: &reverse.AuditedWrite{Name: "payments-api"}}, refused)
 	in.failed(cm, Change{Owner: owner}, refused)
-	g.Expect(in.pending).To(HaveKey(secret), "kept for the retry")
-	g.Expect(in.pending).NotTo(HaveKey(cm), "left on the live object for the resync")
+	g.Expect(in.pending).To(HaveKey(secret), "kept for the look again")
+	g.Expect(in.pending).To(HaveKey(cm), "kept for the look again")
 	g.Expect(in.statusLocked(in.entries[owner]).Denied).To(HaveLen(2), "both denials are reported")
-	g.Eventually(in.live.Len).Should(Equal(1), "the audited change is queued again")
+	g.Expect(in.live.Len()).To(Equal(0), "not at once")
+	g.Eventually(in.live.Len, 3*denyWaitBase, 100*time.Millisecond).Should(Equal(2), "both are queued again after the wait")
+	// Refused again, the next wait is longer.
+	g.Expect(in.denyWait.When(cm)).To(Equal(2 * denyWaitBase))
 }

@@ -11,8 +11,8 @@ import (
 // Denial is a live change the engine cannot evaluate or hold because the
 // Kustomization's impersonated identity, or reflux's own when it names
 // none, lacks a permission. The change is
-// kept, without a hold, and evaluated again at the next resync or the
-// object's next change.
+// kept, without a hold, and evaluated again slowly (failed), at the next
+// resync, or at the object's next change.
 type Denial struct {
 	// Object names the object, Kind/namespace/name.
 	Object string
@@ -22,11 +22,10 @@ type Denial struct {
 
 // Deny records that a change failed because the Kustomization's identity
 // (its ServiceAccount, or reflux itself) lacks a permission. It reports false when err is not such a refusal, so
-// the caller retries it as any other error. Such a change is not retried
-// with backoff: a missing permission does not come back by itself. It is
-// not lost either: it stays on the live object (and a parked one stays
-// parked), and the resync at the Kustomization's interval, or the
-// object's next change, looks again.
+// the caller retries it as any other error. Such a change is not lost: it
+// stays on the live object (and a parked one stays parked), and the live
+// queue looks at it again slowly (failed), as do the resync at the
+// Kustomization's interval and the object's next change.
 func (in *Intake) Deny(owner types.NamespacedName, k Key, err error) bool {
 	in.mu.Lock()
 	e := in.entries[owner]
