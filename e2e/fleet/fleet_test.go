@@ -162,6 +162,42 @@ func TestSpokeThatStopsAnsweringLosesNothing(t *testing.T) {
 	g.Expect(f.Records(g, "ConfigMap", "before")).To(HaveLen(1))
 }
 
+// TestSpokeAPIServerRestartLosesNothing (issue 24 §3): the spoke's
+// kube-apiserver is stopped, then started again. While it is away the
+// Kustomization says so and the hold taken before stays; an edit made as
+// soon as it is back is held and recorded, whether or not reflux's
+// watches have reconnected yet.
+func TestSpokeAPIServerRestartLosesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := "restart"
+	f := newSpokeApp(t, ns, map[string]string{"restart": "./restart"}, flagFiles("restart", "before", "after"))
+	inSpoke := fixture.Namespace{Env: spoke, Name: ns}
+	before := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "before"}}
+	fixture.Edit(g, spoke.Client, "kubectl-edit", before, func() { before.Data["ENABLED"] = "true" })
+	waitHeld(g, f, inSpoke, "before")
+
+	g.Expect(spoke.StopAPIServer(ctx)).To(Succeed())
+	stopped := true
+	defer func() {
+		if stopped {
+			g.Expect(spoke.StartAPIServer(ctx)).To(Succeed())
+		}
+	}()
+	g.Eventually(func() string { return f.Condition(g, "restart", refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
+		Should(HavePrefix("Unknown/" + refluxv1.ClusterUnreachableReason + ": "))
+
+	g.Expect(spoke.StartAPIServer(ctx)).To(Succeed())
+	stopped = false
+	after := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "after"}}
+	fixture.Edit(g, spoke.Client, "kubectl-edit", after, func() { after.Data["ENABLED"] = "true" })
+	waitHeld(g, f, inSpoke, "after")
+	g.Eventually(func() string { return f.Condition(g, "restart", refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
+		Should(HavePrefix("True/"))
+	g.Expect(fixture.Held(inSpoke.ConfigMap(g, "before"))).To(BeTrue(), "the hold outlived the restart")
+	g.Expect(f.Records(g, "ConfigMap", "before")).To(HaveLen(1))
+}
+
 // TestKustomizationsOfOneSpokeShareItsWatches (issue 24 §2): two
 // Kustomizations target the same spoke through the same Secret; reflux
 // keeps one watch of their kind there, not one each, as the spoke's

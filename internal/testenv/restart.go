@@ -21,6 +21,16 @@ import (
 // valid, but their connections drop and their watches end. It returns
 // once the apiserver answers /readyz again.
 func (e *Env) RestartAPIServer(ctx context.Context) error {
+	if err := e.StopAPIServer(ctx); err != nil {
+		return err
+	}
+	return e.StartAPIServer(ctx)
+}
+
+// StopAPIServer stops kube-apiserver, leaving etcd running, so a test
+// can look at its clients while it is away; StartAPIServer brings it back
+// as RestartAPIServer does.
+func (e *Env) StopAPIServer(ctx context.Context) error {
 	e.cpMu.Lock()
 	defer e.cpMu.Unlock()
 	api := e.cp.env.ControlPlane.GetAPIServer()
@@ -32,6 +42,15 @@ func (e *Env) RestartAPIServer(ctx context.Context) error {
 			return fmt.Errorf("stopping kube-apiserver: %w", errors.Join(err, werr))
 		}
 	}
+	return nil
+}
+
+// StartAPIServer starts the kube-apiserver StopAPIServer stopped, on the
+// same port, and returns once it answers /readyz.
+func (e *Env) StartAPIServer(ctx context.Context) error {
+	e.cpMu.Lock()
+	defer e.cpMu.Unlock()
+	api := e.cp.env.ControlPlane.GetAPIServer()
 	if err := api.Start(); err != nil {
 		return fmt.Errorf("starting kube-apiserver again: %w", err)
 	}
