@@ -81,8 +81,10 @@ type cluster[E Engine] struct {
 	engine      E
 	fingerprint string
 	cfg         *rest.Config
-	stop        context.CancelFunc
-	users       map[types.NamespacedName]bool
+	// ctx is the engine's lifetime, which stop ends.
+	ctx   context.Context
+	stop  context.CancelFunc
+	users map[types.NamespacedName]bool
 	// down is why the last probe failed, nil while the cluster answers.
 	down  error
 	since time.Time
@@ -160,7 +162,7 @@ func (f *Fleet[E]) For(ctx context.Context, ks *kustomizev1.Kustomization) (Assi
 	}
 	id := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
 	f.mu.Lock()
-	c, ok := f.clusters[ref]
+	_, ok := f.clusters[ref]
 	f.mu.Unlock()
 	if !ok {
 		// The first Kustomization of a cluster reads its kubeconfig;
@@ -169,7 +171,7 @@ func (f *Fleet[E]) For(ctx context.Context, ks *kustomizev1.Kustomization) (Assi
 		if err != nil {
 			return Assignment[E]{}, err
 		}
-		if c, err = f.ensure(ctx, ref, kc); err != nil {
+		if err := f.ensure(ctx, ref, kc); err != nil {
 			return Assignment[E]{}, err
 		}
 	}
@@ -178,9 +180,12 @@ func (f *Fleet[E]) For(ctx context.Context, ks *kustomizev1.Kustomization) (Assi
 	if prev, ok := f.assigned[id]; ok && prev != ref {
 		f.releaseLocked(ctx, id, prev)
 	}
-	// The cluster may have been rebuilt (a rotation) since it was read.
-	if cur, ok := f.clusters[ref]; ok {
-		c = cur
+	// The cluster may have been rebuilt (a rotation) since it was read,
+	// or disconnected by another Kustomization's going: then this one
+	// connects it again at its next reconcile.
+	c, ok := f.clusters[ref]
+	if !ok {
+		return Assignment[E]{}, fmt.Errorf("the remote cluster of %s was disconnected while connecting to it; connecting again", ref)
 	}
 	f.assigned[id] = ref
 	c.users[id] = true
@@ -246,24 +251,30 @@ func (f *Fleet[E]) releaseLocked(ctx context.Context, id types.NamespacedName, r
 	}
 }
 
-// ensure returns ref's cluster, building its engine from kc when there is
-// none, and starts its probe.
-func (f *Fleet[E]) ensure(ctx context.Context, ref Ref, kc kubeconfig) (*cluster[E], error) {
+// ensure connects ref's cluster, building its engine from kc, unless it
+// was connected meanwhile, and starts its probe. Connecting asks the cluster, so it
+// is done outside the lock: Of, which the record watch's handler calls,
+// must never wait on a cluster that does not answer.
+func (f *Fleet[E]) ensure(ctx context.Context, ref Ref, kc kubeconfig) error {
+	c, err := f.connect(ctx, ref, kc)
+	if err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if c, ok := f.clusters[ref]; ok {
-		return c, nil
+	if _, ok := f.clusters[ref]; ok {
+		// Another Kustomization connected it meanwhile.
+		c.stop()
+		return nil
 	}
-	c, err := f.connectLocked(ctx, ref, kc, map[types.NamespacedName]bool{})
-	if err != nil {
-		return nil, err
-	}
+	c.users = map[types.NamespacedName]bool{}
 	f.clusters[ref] = c
-	return c, nil
+	f.startProbeLocked(ref, c)
+	return nil
 }
 
-// connectLocked builds an engine for ref from kc and starts its probe.
-func (f *Fleet[E]) connectLocked(ctx context.Context, ref Ref, kc kubeconfig, users map[types.NamespacedName]bool) (*cluster[E], error) {
+// connect builds an engine for ref from kc, without its probe.
+func (f *Fleet[E]) connect(ctx context.Context, ref Ref, kc kubeconfig) (*cluster[E], error) {
 	// Sanitizing asks the cluster whether it has flow control; an
 	// unreachable one must not stall the reconciler for long.
 	sctx, cancel := context.WithTimeout(ctx, f.opts.ProbeTimeout)
@@ -278,14 +289,17 @@ func (f *Fleet[E]) connectLocked(ctx context.Context, ref Ref, kc kubeconfig, us
 		stop()
 		return nil, fmt.Errorf("connecting to the remote cluster of %s: %w", ref, err)
 	}
-	c := &cluster[E]{engine: engine, fingerprint: kc.fingerprint, cfg: cfg, stop: stop, users: users}
-	f.opts.Log.Info("remote cluster connected", "cluster", ref.String(), "namespace", ref.Namespace, "server", cfg.Host)
+	return &cluster[E]{engine: engine, fingerprint: kc.fingerprint, cfg: cfg, ctx: ectx, stop: stop}, nil
+}
+
+// startProbeLocked starts probing c, the engine now in use for ref.
+func (f *Fleet[E]) startProbeLocked(ref Ref, c *cluster[E]) {
+	f.opts.Log.Info("remote cluster connected", "cluster", ref.String(), "namespace", ref.Namespace, "server", c.cfg.Host)
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		f.watch(ectx, ref, c)
+		f.watch(c.ctx, ref, c)
 	}()
-	return c, nil
 }
 
 // watch probes c until ctx ends, reporting a change of reachability and
@@ -352,21 +366,25 @@ func (f *Fleet[E]) rotated(ctx context.Context, ref Ref, c *cluster[E]) bool {
 	if kc.fingerprint == c.fingerprint {
 		return false
 	}
-	f.mu.Lock()
-	if f.clusters[ref] != c {
-		f.mu.Unlock()
-		return true
-	}
-	next, err := f.connectLocked(ctx, ref, kc, c.users)
+	// Connected outside the lock, as in ensure.
+	next, err := f.connect(ctx, ref, kc)
 	if err != nil {
-		f.mu.Unlock()
 		f.setDown(ref, c, err)
 		return false
 	}
+	f.mu.Lock()
+	if f.clusters[ref] != c {
+		// Disconnected meanwhile: no Kustomization targets it any more.
+		f.mu.Unlock()
+		next.stop()
+		return true
+	}
 	// The old engine stops without forgetting: its holds and records
 	// are the new engine's to carry on, as after a restart.
+	next.users = c.users
 	c.stop()
 	f.clusters[ref] = next
+	f.startProbeLocked(ref, next)
 	users := keys(next.users)
 	f.mu.Unlock()
 	f.opts.Log.Info("remote cluster reconnected: its kubeconfig Secret changed", "cluster", ref.String(),
