@@ -22,6 +22,9 @@ type Engine struct {
 // Forget ends the engine's governance of a Kustomization (fleet.Engine).
 func (e *Engine) Forget(ctx context.Context, id types.NamespacedName) { e.Governor.Forget(ctx, id) }
 
+// Owing is how many holds the engine still owes a release (fleet.Engine).
+func (e *Engine) Owing() int { return e.Governor.Owing() }
+
 // RemoteEngines are the engines of the remote clusters governed
 // Kustomizations target through spec.kubeConfig (reverse/fleet.Fleet).
 type RemoteEngines interface {

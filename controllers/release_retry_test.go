@@ -208,10 +208,12 @@ func TestOwedReleaseOfAHoldNoRecordOwnsIsRetried(t *testing.T) {
 		ContainSubstring("forbidden"), ContainSubstring("kubectl -n "+ns+" annotate configmap/flags"))),
 		"the refusal is logged with the command that lifts the hold by hand")
 	g.Expect(isHeld(ctx, cm)).To(BeTrue())
+	g.Expect(releases.Owing()).To(Equal(1), "owed while it waits out its backoff, which the queue does not count")
 
 	grantPatch(t, ns, user)
 	g.Eventually(func() bool { return isHeld(ctx, cm) }, 30*time.Second, 50*time.Millisecond).Should(BeFalse(),
 		"retried until released")
+	g.Eventually(releases.Owing).Should(BeZero(), "nothing owed once released")
 }
 
 // impersonating gives Holders that act as a user through the apiserver's

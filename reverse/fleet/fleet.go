@@ -21,8 +21,12 @@ import (
 // until the context it was built with ends.
 type Engine interface {
 	// Forget ends the engine's governance of a Kustomization: its
-	// watches go, and the holds it took before evaluation are released.
+	// watches go, and the holds it took before evaluation are owed their
+	// release.
 	Forget(ctx context.Context, id types.NamespacedName)
+	// Owing is how many of those releases are not done yet; the fleet
+	// keeps the engine until none is.
+	Owing() int
 }
 
 // Cluster is what an engine is built for.
@@ -243,12 +247,24 @@ func (f *Fleet[E]) releaseLocked(ctx context.Context, id types.NamespacedName, r
 	}
 	c.engine.Forget(ctx, id)
 	delete(c.users, id)
-	if len(c.users) == 0 {
-		c.stop()
-		delete(f.clusters, ref)
-		f.opts.Log.Info("remote cluster disconnected: no governed Kustomization targets it", "cluster", ref.String(),
-			"namespace", ref.Namespace)
+	if !f.disconnectIdleLocked(ref, c) && len(c.users) == 0 {
+		f.opts.Log.Info("remote cluster kept connected, with no governed Kustomization targeting it, until the holds "+
+			"its engine owes a release are released", "cluster", ref.String(), "namespace", ref.Namespace)
 	}
+}
+
+// disconnectIdleLocked disconnects c when no Kustomization targets it and
+// its engine owes no release: stopping it earlier would leave the holds
+// Forget handed to its owed releases in place for good.
+func (f *Fleet[E]) disconnectIdleLocked(ref Ref, c *cluster[E]) bool {
+	if len(c.users) > 0 || c.engine.Owing() > 0 || f.clusters[ref] != c {
+		return false
+	}
+	c.stop()
+	delete(f.clusters, ref)
+	f.opts.Log.Info("remote cluster disconnected: no governed Kustomization targets it", "cluster", ref.String(),
+		"namespace", ref.Namespace)
+	return true
 }
 
 // ensure connects ref's cluster, building its engine from kc, unless it
@@ -312,6 +328,12 @@ func (f *Fleet[E]) watch(ctx context.Context, ref Ref, c *cluster[E]) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		f.mu.Lock()
+		idle := f.disconnectIdleLocked(ref, c)
+		f.mu.Unlock()
+		if idle {
+			return
 		}
 		if f.rotated(ctx, ref, c) {
 			return // the new engine has its own probe
@@ -380,7 +402,10 @@ func (f *Fleet[E]) rotated(ctx context.Context, ref Ref, c *cluster[E]) bool {
 		return true
 	}
 	// The old engine stops without forgetting: its holds and records
-	// are the new engine's to carry on, as after a restart.
+	// are the new engine's to carry on, as after a restart. Releases it
+	// still owed (of a Kustomization gone just before) are lost with it,
+	// as they are with a restart: running it beside its successor would
+	// have two engines handle the same live changes.
 	next.users = c.users
 	c.stop()
 	f.clusters[ref] = next

@@ -41,3 +41,8 @@ func (gv *Governor) Forget(ctx context.Context, id types.NamespacedName) {
 			Record: types.NamespacedName{Namespace: id.Namespace, Name: record.Name(left.Gov.Ref(), obj)}})
 	}
 }
+
+// Owing is how many holds Forget handed to the owed releases and are not
+// released yet: an engine stopped before they are leaves them in place
+// (reverse/fleet waits for zero before it disconnects a cluster).
+func (gv *Governor) Owing() int { return gv.owed.Owing() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,6 +49,10 @@ type Options struct {
 type Releases struct {
 	opts  Options
 	queue workqueue.TypedRateLimitingInterface[Release]
+	// owing are the releases added and not yet done, whether queued, in
+	// flight or waiting out their backoff (which the queue's Len omits).
+	mu    sync.Mutex
+	owing map[Release]bool
 }
 
 // New returns Releases; call Start to run its worker.
@@ -55,14 +60,27 @@ func New(opts Options) (*Releases, error) {
 	if opts.Records == nil || opts.Holders == nil {
 		return nil, errors.New("owed: Records and Holders are required")
 	}
-	return &Releases{opts: opts, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+	return &Releases{opts: opts, owing: map[Release]bool{}, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[Release](),
 		workqueue.TypedRateLimitingQueueConfig[Release]{Name: "reflux-owed-releases"})}, nil
 }
 
 // Add owes r its release. It never blocks; the same hold added twice is
 // released once.
-func (o *Releases) Add(r Release) { o.queue.Add(r) }
+func (o *Releases) Add(r Release) {
+	o.mu.Lock()
+	o.owing[r] = true
+	o.mu.Unlock()
+	o.queue.Add(r)
+}
+
+// Owing is how many releases are owed and not yet done: an engine that
+// stops before it reaches zero leaves holds in place.
+func (o *Releases) Owing() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.owing)
+}
 
 // Len is how many releases are owed and not being tried right now.
 func (o *Releases) Len() int { return o.queue.Len() }
@@ -93,6 +111,9 @@ func (o *Releases) process(ctx context.Context) bool {
 		return true
 	}
 	o.queue.Forget(r)
+	o.mu.Lock()
+	delete(o.owing, r)
+	o.mu.Unlock()
 	return true
 }
 
