@@ -336,7 +336,7 @@ func drifted(in Input, heldByUs, finish bool) Decision {
 		if !rec.DeletionTimestamp.IsZero() || rec.Status.Fingerprint == record.Fingerprint(record.Merge(nil, obs)) {
 			return finishRelease(in, Decision{Why: "the closed drift persists while Flux restores Git"}, finish)
 		}
-		if closedPending(rec) && !writtenAfter(obs.LastModifier(), rec.Status.Closed.Time.Time) {
+		if closedPending(rec) && sawWrite(rec, obs.LastModifier(), liveValues(obs.Fields)) {
 			// Closed before a render said what it was: no fingerprint to
 			// compare, but nobody wrote since, so it is the same change.
 			return finishRelease(in, Decision{Why: "the change closed while pending persists while Flux restores Git"}, finish)
@@ -415,6 +415,15 @@ func status(next *refluxv1.Drift, hold bool, heldSince time.Time) refluxv1.Drift
 // was written, and never what diverged.
 func closedPending(rec *refluxv1.Drift) bool {
 	return rec.Status.Closed != nil && len(rec.Spec.Fields) == 0 && len(rec.Spec.Written) > 0
+}
+
+// liveValues indexes drifted fields' live values by pointer.
+func liveValues(fields []refluxv1.DriftField) map[string]string {
+	out := make(map[string]string, len(fields))
+	for _, f := range fields {
+		out[f.Pointer] = f.LiveValue
+	}
+	return out
 }
 
 // reopened resets a closed record for a new drift on the same object: the

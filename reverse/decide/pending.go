@@ -65,8 +65,10 @@ func Pending(in PendingInput) Decision {
 	case !rec.DeletionTimestamp.IsZero():
 		return hold
 	case !record.IsOpen(rec):
-		if closed := rec.Status.Closed; closed != nil && !writtenAfter(in.Writer, closed.Time.Time) {
-			return hold // what closed it saw this write already
+		if sawWrite(rec, in.Writer, writtenValues(in.Written)) {
+			// What closed it saw this write already: dismissed, expired
+			// or resolved, it is Flux's to revert, so no hold either.
+			return Decision{Why: "closed, and not written since"}
 		}
 		rec, action = reopened(rec, in.Now), Reopen
 	case rec.Status.State != refluxv1.DriftPending:
@@ -113,4 +115,47 @@ func pendingRecord(rec *refluxv1.Drift, in PendingInput) *refluxv1.Drift {
 // never taken for the one already decided.
 func writtenAfter(w *refluxv1.Modifier, t time.Time) bool {
 	return w == nil || w.Time == nil || !w.Time.Time.Before(t.Truncate(time.Second))
+}
+
+// sawWrite reports whether the closed record rec already saw the write
+// w, which left values (pointer to live value) on the object. A write
+// before the second rec closed in was seen. One in that very second is
+// told apart by its content: managedFields keep the second only, and a
+// change dismissed within the second it was made must not come back as
+// new (reopened and held again, for good). It is the write rec holds
+// when the same manager wrote it in the same second and left exactly the
+// values rec says; masked Secret values cannot tell, so there it counts
+// as new.
+func sawWrite(rec *refluxv1.Drift, w *refluxv1.Modifier, values map[string]string) bool {
+	closed := rec.Status.Closed
+	if closed == nil {
+		return false
+	}
+	if !writtenAfter(w, closed.Time.Time) {
+		return true
+	}
+	last := rec.Spec.LastModifier
+	if w == nil || w.Time == nil || last == nil || last.Time == nil || rec.Spec.Object.Kind == "Secret" ||
+		last.Manager != w.Manager || last.Operation != w.Operation || !last.Time.Equal(w.Time) || len(values) == 0 {
+		return false
+	}
+	held := writtenValues(rec.Spec.Written)
+	for _, f := range rec.Spec.Fields {
+		held[f.Pointer] = f.LiveValue
+	}
+	for p, v := range values {
+		if hv, ok := held[p]; !ok || hv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// writtenValues indexes written fields' live values by pointer.
+func writtenValues(fields []refluxv1.WrittenField) map[string]string {
+	out := make(map[string]string, len(fields))
+	for _, f := range fields {
+		out[f.Pointer] = f.LiveValue
+	}
+	return out
 }

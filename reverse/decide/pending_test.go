@@ -60,10 +60,19 @@ func TestPending(t *testing.T) {
 			want: Update, state: refluxv1.DriftPending, written: `"false"`},
 		{name: "evaluated and open: the render says the rest", in: pendingIn(t0.Add(10*time.Second), evaluated, held, false, `"false"`),
 			want: Keep},
-		{name: "closed, and not written since: nothing to record", in: pendingIn(t0, dismissed, unheld, true, `"true"`),
-			want: Keep, hold: Hold},
+		{name: "closed, and not written since: nothing to record or hold", in: pendingIn(t0, dismissed, unheld, true, `"true"`),
+			want: Keep},
 		{name: "closed, written since: reopen Pending", in: pendingIn(dismissedAt.Add(time.Hour), dismissed, unheld, true, `"later"`),
 			want: Reopen, hold: Hold, state: refluxv1.DriftPending, written: `"later"`},
+		{name: "dismissed while pending in the second of the change, the same write seen again: nothing", in: pendingIn(t0,
+			dismissedInItsSecond(pending), unheld, true, `"true"`), want: Keep},
+		{name: "dismissed while pending in the second of the change, another value written in it: reopen", in: pendingIn(t0,
+			dismissedInItsSecond(pending), unheld, true, `"false"`), want: Reopen, hold: Hold, state: refluxv1.DriftPending, written: `"false"`},
+		{name: "dismissed in the second of the change, another writer in it: reopen", in: func() PendingInput {
+			in := pendingIn(t0, dismissedInItsSecond(pending), unheld, true, `"true"`)
+			in.Writer.Manager = "kubectl-patch"
+			return in
+		}(), want: Reopen, hold: Hold, state: refluxv1.DriftPending, written: `"true"`},
 		{name: "dismissal asked: carried out at once", in: pendingIn(t0, with(pending, func(d *refluxv1.Drift) {
 			d.Annotations = map[string]string{refluxv1.DismissAnnotation: "true"}
 		}), held, false, `"true"`), want: Dismiss, hold: Release},
@@ -121,6 +130,18 @@ func TestPendingIsFilledIn(t *testing.T) {
 				d.Status.Closed = Closure(refluxv1.ClosedDismissedReason, "dismissed", "", t0.Add(30*time.Second))
 			}), Live: unheld, Evaluated: true, Observation: observed(t0.Add(time.Minute), withModifier(flag(`"true"`), t0)), WantHold: true},
 			want: Keep},
+		{name: "dismissed while pending in the second of the change, the same change evaluated: stays closed", in: Input{
+			Record: dismissedInItsSecond(pending), Live: unheld, Evaluated: true,
+			Observation: observed(t0.Add(time.Minute), withModifier(flag(`"true"`), t0)), WantHold: true},
+			want: Keep},
+		{name: "dismissed while pending in the second of the change, another value in it: reopened", in: Input{
+			Record: dismissedInItsSecond(pending), Live: unheld, Evaluated: true,
+			Observation: observed(t0.Add(time.Minute), withModifier(flag(`"false"`), t0)), WantHold: true},
+			want: Reopen, hold: Hold, state: refluxv1.DriftHeld},
+		{name: "a Secret dismissed while pending in the second of the change: masked values cannot tell, reopened", in: Input{
+			Record: with(dismissedInItsSecond(pending), func(d *refluxv1.Drift) { d.Spec.Object.Kind = "Secret" }),
+			Live:   unheld, Evaluated: true, Observation: observed(t0.Add(time.Minute), withModifier(flag(`"true"`), t0)), WantHold: true},
+			want: Reopen, hold: Hold, state: refluxv1.DriftHeld},
 		{name: "dismissed while pending, written again since: reopened", in: Input{
 			Record: with(pending, func(d *refluxv1.Drift) {
 				d.Status.State, d.Status.HeldSince = refluxv1.DriftDismissed, nil
@@ -153,6 +174,15 @@ func TestPendingIsFilledIn(t *testing.T) {
 			g.Expect(d.Closed.Reason).To(Equal(tt.closed))
 		})
 	}
+}
+
+// dismissedInItsSecond is the Pending record rec dismissed 300 ms after
+// its change: in the same second of managedFields' time.
+func dismissedInItsSecond(rec *refluxv1.Drift) *refluxv1.Drift {
+	return with(rec, func(d *refluxv1.Drift) {
+		d.Status.State, d.Status.HeldSince = refluxv1.DriftDismissed, nil
+		d.Status.Closed = Closure(refluxv1.ClosedDismissedReason, "dismissed", "", t0.Add(300*time.Millisecond))
+	})
 }
 
 func withModifier(f refluxv1.DriftField, at time.Time) refluxv1.DriftField {
