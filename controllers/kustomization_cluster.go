@@ -9,6 +9,7 @@ import (
 
 	"github.com/reflux-dev/reflux/reverse/fleet"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/owed"
 	"github.com/reflux-dev/reflux/reverse/policy"
 )
 
@@ -24,6 +25,12 @@ func (e *Engine) Forget(ctx context.Context, id types.NamespacedName) { e.Govern
 
 // Owing is how many holds the engine still owes a release (fleet.Engine).
 func (e *Engine) Owing() int { return e.Governor.Owing() }
+
+// Owed lists the releases the engine owes (fleet.Engine).
+func (e *Engine) Owed() []owed.Release { return e.Governor.Owed() }
+
+// Owe takes over releases a predecessor owed (fleet.Engine).
+func (e *Engine) Owe(rs ...owed.Release) { e.Governor.Owe(rs...) }
 
 // RemoteEngines are the engines of the remote clusters governed
 // Kustomizations target through spec.kubeConfig (reverse/fleet.Fleet).

@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/reflux-dev/reflux/reverse/owed"
 )
 
 // Engine is one cluster's drift engine, as the fleet runs it. It runs
@@ -27,6 +29,10 @@ type Engine interface {
 	// Owing is how many of those releases are not done yet; the fleet
 	// keeps the engine until none is.
 	Owing() int
+	// Owed lists them, and Owe takes over those of the engine it
+	// replaces when the kubeconfig rotates.
+	Owed() []owed.Release
+	Owe(rs ...owed.Release)
 }
 
 // Cluster is what an engine is built for.
@@ -402,11 +408,13 @@ func (f *Fleet[E]) rotated(ctx context.Context, ref Ref, c *cluster[E]) bool {
 		return true
 	}
 	// The old engine stops without forgetting: its holds and records
-	// are the new engine's to carry on, as after a restart. Releases it
-	// still owed (of a Kustomization gone just before) are lost with it,
-	// as they are with a restart: running it beside its successor would
-	// have two engines handle the same live changes.
+	// are the new engine's to carry on, as after a restart. So are the
+	// releases it still owed (of a Kustomization gone just before): run
+	// beside its successor until done, it would have two engines handle
+	// the same live changes, and stopped with them it would leave those
+	// holds for good. Under the lock, no Forget adds one meanwhile.
 	next.users = c.users
+	next.engine.Owe(c.engine.Owed()...)
 	c.stop()
 	f.clusters[ref] = next
 	f.startProbeLocked(ref, next)

@@ -46,3 +46,16 @@ func (gv *Governor) Forget(ctx context.Context, id types.NamespacedName) {
 // released yet: an engine stopped before they are leaves them in place
 // (reverse/fleet waits for zero before it disconnects a cluster).
 func (gv *Governor) Owing() int { return gv.owed.Owing() }
+
+// Owed lists the releases Forget owes and are not done yet, for an
+// engine that takes this one's place (Owe).
+func (gv *Governor) Owed() []owed.Release { return gv.owed.Owed() }
+
+// Owe takes over releases another engine of the same cluster owed: a
+// reconnected cluster's old engine stops, and the holds it owed a release
+// must not stay in place for good. Releasing one twice does no harm.
+func (gv *Governor) Owe(rs ...owed.Release) {
+	for _, r := range rs {
+		gv.owed.Add(r)
+	}
+}

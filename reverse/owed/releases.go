@@ -82,6 +82,19 @@ func (o *Releases) Owing() int {
 	return len(o.owing)
 }
 
+// Owed lists the releases owed and not yet done, for a successor to
+// take over (Add) before this one stops: a reconnected cluster's new
+// engine, which releases them as the identities that took the holds.
+func (o *Releases) Owed() []Release {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]Release, 0, len(o.owing))
+	for r := range o.owing {
+		out = append(out, r)
+	}
+	return out
+}
+
 // Len is how many releases are owed and not being tried right now.
 func (o *Releases) Len() int { return o.queue.Len() }
 
