@@ -26,36 +26,37 @@ var fluxGroups = []string{"system:masters", "system:serviceaccounts", "system:se
 // the caller to stop if a later one fails.
 func (e *Env) startFlux(ctx context.Context) error {
 	o := &e.opts
-	var err error
-	e.SourceController, err = startController(o, e.cp, e.Dir, fluxController{
-		name: binSourceController, binDir: o.FluxBinDir, user: SourceControllerUser,
-		args: withArgs(sourceArgs, o.SourceControllerArgs),
-	})
-	if err != nil {
-		return err
-	}
-	e.KustomizeController, err = startController(o, e.cp, e.Dir, fluxController{
-		name: binKustomizeController, binDir: o.FluxBinDir, user: KustomizeControllerUser,
-		args: withArgs(kustomizeArgs, o.KustomizeControllerArgs),
-	})
-	if err != nil {
-		return err
+	started := []struct {
+		p *(*Process)
+		c fluxController
+	}{
+		{&e.SourceController, fluxController{name: binSourceController, binDir: o.FluxBinDir, user: SourceControllerUser,
+			args: withArgs(sourceArgs, o.SourceControllerArgs)}},
+		{&e.KustomizeController, fluxController{name: binKustomizeController, binDir: o.FluxBinDir, user: KustomizeControllerUser,
+			args: withArgs(kustomizeArgs, o.KustomizeControllerArgs)}},
 	}
 	if o.Helm {
-		e.HelmController, err = startController(o, e.cp, e.Dir, fluxController{
-			name: binHelmController, binDir: o.helmBinDir(), user: HelmControllerUser,
-			args: withArgs(helmArgs, o.HelmControllerArgs),
-		})
+		started = append(started, struct {
+			p *(*Process)
+			c fluxController
+		}{&e.HelmController, fluxController{name: binHelmController, binDir: o.helmBinDir(), user: HelmControllerUser,
+			args: withArgs(helmArgs, o.HelmControllerArgs)}})
+	}
+	for _, s := range started {
+		p, err := startController(o, e.cp, e.Dir, s.c)
 		if err != nil {
 			return err
 		}
+		*s.p = p
 	}
 	// All start before any is waited for, so their start-ups overlap.
-	for _, p := range []*Process{e.SourceController, e.KustomizeController, e.HelmController} {
-		if p == nil {
-			continue
-		}
-		if err := p.waitReady(ctx, o.StartTimeout); err != nil {
+	for _, s := range started {
+		c := s.c
+		p, err := readyOrRestart(ctx, o.StartTimeout, *s.p, func() (*Process, error) {
+			return startController(o, e.cp, e.Dir, c)
+		})
+		*s.p = p
+		if err != nil {
 			return err
 		}
 	}

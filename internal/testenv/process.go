@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -95,6 +96,41 @@ func (p *Process) waitReady(ctx context.Context, timeout time.Duration) error {
 		return fmt.Errorf("waiting for %s to be ready at %s: %w", p.Name, url, err)
 	}
 	return nil
+}
+
+// portAttempts bounds how often a process that lost a reserved port is
+// started again.
+const portAttempts = 3
+
+// readyOrRestart waits until p is ready. When p exited because a port
+// reserved for it was taken first, it is started again with start, on
+// fresh ports: freeAddrs can hold a port only until the process starts,
+// and in make test another package's process may bind it meanwhile (seen
+// in CI as source-controller failing to bind its health port). It
+// returns the process it waited for, to stop whatever happened.
+func readyOrRestart(ctx context.Context, timeout time.Duration, p *Process, start func() (*Process, error)) (*Process, error) {
+	for attempt := 1; ; attempt++ {
+		err := p.waitReady(ctx, timeout)
+		if err == nil || attempt == portAttempts || !p.lostPort() {
+			return p, err
+		}
+		if err := p.Stop(0); err != nil {
+			return p, err
+		}
+		if p, err = start(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// lostPort reports whether p exited because an address it was to listen
+// on was in use.
+func (p *Process) lostPort() bool {
+	if !p.exited() {
+		return false
+	}
+	b, err := os.ReadFile(p.LogPath)
+	return err == nil && bytes.Contains(b, []byte("address already in use"))
 }
 
 // Stop asks the process to end with SIGTERM, so controllers release their

@@ -113,10 +113,6 @@ func StartReflux(ctx context.Context, e *Env, opts RefluxOptions) (*RefluxProces
 	if err := e.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating namespace %s: %w", opts.Namespace, err)
 	}
-	addrs, err := freeAddrs(2)
-	if err != nil {
-		return nil, err
-	}
 	home := filepath.Join(e.Dir, opts.Name)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, fmt.Errorf("creating home of %s: %w", opts.Name, err)
@@ -126,22 +122,37 @@ func StartReflux(ctx context.Context, e *Env, opts RefluxOptions) (*RefluxProces
 		return nil, err
 	}
 	env = append(env, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "RUNTIME_NAMESPACE="+opts.Namespace)
-	args := append([]string{
-		"manager",
-		"--metrics-addr=" + addrs[0],
-		"--health-addr=" + addrs[1],
-		"--enable-leader-election=false",
-		"--log-level=info",
-		"--log-encoding=console",
-		"--kustomize-controller-version=" + FluxVersion(),
-	}, opts.Args...)
-	p, err := startProcess(opts.Name, opts.Binary, args, env, e.Dir)
+	start := func() (*Process, error) {
+		addrs, err := freeAddrs(2)
+		if err != nil {
+			return nil, err
+		}
+		args := append([]string{
+			"manager",
+			"--metrics-addr=" + addrs[0],
+			"--health-addr=" + addrs[1],
+			"--enable-leader-election=false",
+			"--log-level=info",
+			"--log-encoding=console",
+			"--kustomize-controller-version=" + FluxVersion(),
+		}, opts.Args...)
+		p, err := startProcess(opts.Name, opts.Binary, args, env, e.Dir)
+		if err != nil {
+			return nil, err
+		}
+		p.MetricsAddr, p.HealthAddr = addrs[0], addrs[1]
+		return p, nil
+	}
+	p, err := start()
 	if err != nil {
 		return nil, err
 	}
-	p.MetricsAddr, p.HealthAddr = addrs[0], addrs[1]
+	p, err = readyOrRestart(ctx, opts.StartTimeout, p, start)
+	if p == nil {
+		return nil, err
+	}
 	r := &RefluxProcess{Process: p, User: user, stopGrace: opts.StopGrace}
-	if err := p.waitReady(ctx, opts.StartTimeout); err != nil {
+	if err != nil {
 		return nil, errors.Join(err, r.Stop())
 	}
 	return r, nil

@@ -3,6 +3,8 @@ package testenv_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"testing"
 
@@ -17,7 +19,27 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(readyzAddrEnv); addr != "" {
+		// Run as a child process by TestReadyOrRestart.
+		os.Exit(serveReadyz(addr))
+	}
 	os.Exit(run(m))
+}
+
+// readyzAddrEnv makes the test binary a process serving /readyz on the
+// address it names (process_test.go).
+const readyzAddrEnv = "TESTENV_SERVE_READYZ"
+
+// serveReadyz serves /readyz on addr, or prints why it cannot listen and
+// fails, as a controller does.
+func serveReadyz(addr string) int {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Println(http.Serve(l, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+	return 1
 }
 
 func run(m *testing.M) int {
