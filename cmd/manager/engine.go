@@ -188,8 +188,10 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 	if side.audit != nil {
 		keepAudited(side.audit, watcher, opts.Secrets == SecretsMetadata)
 	}
-	if opts.Secrets == SecretsMetadata && side.audit == opts.Audit {
-		secretsFromAudit(side.audit, gov, opts.Log)
+	if opts.Secrets == SecretsMetadata {
+		// The hub's audit log or a remote cluster's own (its Secret's
+		// audit-token): either way the only word of its Secret writes.
+		secretsFromAudit(side.audit, gov, side.log)
 	}
 	return gov, watcher, nil
 }
@@ -232,7 +234,8 @@ func keepAudited(store *audit.Store, watcher *controllers.Watcher, secrets bool)
 // says once, at start, naming the flag that would fix it.
 func secretsFromAudit(store *audit.Store, gov *governor.Governor, log logr.Logger) {
 	if store == nil {
-		log.Info("Secret drift is not detected: --secrets=metadata reports it from the audit log, and no audit webhook is configured (--audit-addr)")
+		log.Info("Secret drift is not detected: --secrets=metadata reports it from the audit log, and no audit webhook is " +
+			"configured (--audit-addr) or, for a remote cluster, its kubeconfig Secret names no " + fleet.AuditTokenKey)
 		return
 	}
 	attribution.SecretWrites(store, gov.OnAuditedSecretWrite)

@@ -60,7 +60,7 @@ func newSpokeApp(t *testing.T, ns string, paths map[string]string, files map[str
 	// A Role of its own: the spoke runs no aggregation controller to fill
 	// the built-in admin ClusterRole.
 	g.Expect(spoke.Client.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}}}})).To(Succeed())
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"*"}}}})).To(Succeed())
 	g.Expect(spoke.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: tenant},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: tenant, Namespace: ns}}})).To(Succeed())
@@ -123,6 +123,48 @@ func TestSpokeEditIsHeldRecordedAndProposed(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(out)).To(ContainSubstring("Secret/" + secretName))
 	t.Logf("kubectl -n %s get drifts -o wide:\n%s", ns, out)
+}
+
+// TestSpokeSecretWriteIsReportedFromItsAuditLog (issue 24 §2): under the
+// default --secrets=metadata reflux never reads a Secret, in the hub or a
+// spoke. A write to a Secret Flux applied to the spoke is recorded in the
+// hub from the audit events the spoke's apiserver sends with its token:
+// the whole object, content unknown, attributed, at the document that
+// declares it, and never held.
+func TestSpokeSecretWriteIsReportedFromItsAuditLog(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := "vault"
+	files := map[string]string{
+		"vault/kustomization.yaml": fixture.Kustomization("api-key.yaml"),
+		"vault/api-key.yaml":       "apiVersion: v1\nkind: Secret\nmetadata:\n  name: api-key\ntype: Opaque\ndata:\n  KEY: Z2l0\n",
+	}
+	f := newSpokeApp(t, ns, map[string]string{"vault": "./vault"}, files)
+	key := client.ObjectKey{Namespace: ns, Name: "api-key"}
+	g.Eventually(func() error { return spoke.Client.Get(ctx, key, &corev1.Secret{}) }, fixture.Timeout, fixture.Interval).
+		Should(Succeed(), "Flux applied the Secret to the spoke")
+
+	alice, err := spoke.AddUser(aliceName, "system:masters")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = spoke.KubectlAs(ctx, alice, "-n", ns, "patch", "secret/api-key", "--type=merge", "-p", `{"data":{"KEY":"aG90Zml4"}}`)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	rec := f.WaitRecord(g, "Secret", "api-key", fixture.All(fixture.HasField(refluxv1.WholeObjectPointer),
+		fixture.InState(refluxv1.DriftDetected)))
+	g.Expect(rec.Spec.Kustomization.Cluster).To(Equal("Secret/" + secretName))
+	g.Expect(rec.Spec.Fields).To(HaveLen(1))
+	fl := rec.Spec.Fields[0]
+	g.Expect(fl.ContentUnknown()).To(BeTrue(), "the whole object, changed: %+v", fl)
+	g.Expect(fl.Modifier).NotTo(BeNil())
+	g.Expect(fl.Modifier.User).To(Equal(aliceName), "named from the spoke's audit log")
+	g.Expect(fl.Origin).NotTo(BeNil())
+	g.Expect(fl.Origin.File).To(Equal("vault/api-key.yaml"))
+	g.Expect(fl.LiveValue+fl.GitValue).To(BeEmpty(), "reflux never read a value")
+	g.Expect(rec.Status.HeldSince).To(BeNil())
+	live := &corev1.Secret{}
+	g.Expect(spoke.Client.Get(ctx, key, live)).To(Succeed())
+	g.Expect(fixture.Held(live)).To(BeFalse())
+	g.Expect(env.Client.Get(ctx, key, &corev1.Secret{})).NotTo(Succeed(), "nothing of it in the hub")
 }
 
 // TestSpokeThatStopsAnsweringLosesNothing (issue 24 §2): the spoke stops
