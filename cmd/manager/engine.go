@@ -81,7 +81,7 @@ type clusterSide struct {
 // webhook's store.
 func (e *engines) local() clusterSide {
 	return clusterSide{config: e.mgr.GetConfig(), client: e.mgr.GetClient(), mapper: e.mgr.GetRESTMapper(),
-		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, ""), audit: e.opts.Audit, log: e.opts.Log}
+		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, nil), audit: e.opts.Audit, log: e.opts.Log}
 }
 
 // newEngine builds the hub's drift engine and the live watches that feed
@@ -106,9 +106,9 @@ func (e *engines) remote(ctx context.Context, c fleet.Cluster) (*controllers.Eng
 	if err != nil {
 		return nil, fmt.Errorf("building the client: %w", err)
 	}
-	log := e.opts.Log.WithValues("cluster", c.Ref.String(), "clusterNamespace", c.Ref.Namespace)
+	log := e.opts.Log.WithValues("cluster", c.Ref.String(), "clusterNamespace", c.Ref.Namespace, "server", c.Config.Host)
 	side := clusterSide{config: c.Config, client: cl, mapper: mapper,
-		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, c.Ref.String()), log: log}
+		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, c.Serves), log: log}
 	release := func() {}
 	switch {
 	case c.AuditToken != "" && e.opts.AuditSenders != nil:
@@ -261,16 +261,18 @@ func newBranchWriter(opts Options) (governor.Writer, error) {
 
 // inShard tells an engine whether a Kustomization it does not govern is
 // its to clean up after: one this shard's selector selects (its policy
-// went, say) and that Flux applies to the engine's cluster (cluster, as
-// fleet.Ref names it, "" for the hub), or one that is gone, which is the
-// hub's engine's alone. It reads the apiserver, since the cache holds only
+// went, say) and that Flux applies to the engine's cluster, or one that is
+// gone, which is the hub's engine's alone. serves says which kubeconfig
+// Secrets a remote engine's connection serves (fleet.Cluster.Serves); nil
+// is the hub's engine. It reads the apiserver, since the cache holds only
 // the shard's own Kustomizations.
-func inShard(reader client.Reader, selector labels.Selector, cluster string) func(context.Context, types.NamespacedName) (bool, error) {
+func inShard(reader client.Reader, selector labels.Selector, serves func(fleet.Ref) bool) func(context.Context, types.NamespacedName) (bool, error) {
+	hub := serves == nil
 	return func(ctx context.Context, id types.NamespacedName) (bool, error) {
 		ks := &kustomizev1.Kustomization{}
 		if err := reader.Get(ctx, id, ks); err != nil {
 			if apierrors.IsNotFound(err) {
-				return cluster == "", nil
+				return hub, nil
 			}
 			return false, fmt.Errorf("reading Kustomization %s: %w", id, err)
 		}
@@ -278,8 +280,8 @@ func inShard(reader client.Reader, selector labels.Selector, cluster string) fun
 		switch {
 		case err != nil:
 			// Governed by no engine: what it left is the hub's to clean.
-			return cluster == "", nil
-		case !remote && cluster != "", remote && ref.String() != cluster:
+			return hub, nil
+		case !remote && !hub, remote && (hub || !serves(ref)):
 			return false, nil
 		}
 		return selector == nil || selector.Empty() || selector.Matches(labels.Set(ks.Labels)), nil

@@ -49,12 +49,22 @@ func flagFiles(dir string, names ...string) map[string]string {
 // the tenant.
 func newSpokeApp(t *testing.T, ns string, paths map[string]string, files map[string]string) *fixture.App {
 	t.Helper()
+	return newSpokeAppWith(t, ns, nil, paths, files)
+}
+
+// newSpokeAppWith is newSpokeApp whose kubeconfig Secret holds
+// kubeconfig; nil makes one for a ServiceAccount of its own.
+func newSpokeAppWith(t *testing.T, ns string, kubeconfig []byte, paths map[string]string, files map[string]string) *fixture.App {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	g.Expect(env.CreateNamespace(ctx, ns)).To(Succeed())
 	g.Expect(spoke.CreateNamespace(ctx, ns)).To(Succeed())
-	_, kubeconfig, err := spokeKubeconfig(ctx, hubUser+"-"+ns)
-	g.Expect(err).NotTo(HaveOccurred())
+	if kubeconfig == nil {
+		var err error
+		_, kubeconfig, err = spokeKubeconfig(ctx, hubUser+"-"+ns)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: secretName},
 		Data: map[string][]byte{"value": kubeconfig, fleet.AuditTokenKey: []byte(spokeAuditToken)}})).To(Succeed())
 	// A Role of its own: the spoke runs no aggregation controller to fill
@@ -257,8 +267,15 @@ func TestKustomizationsOfOneSpokeShareItsWatches(t *testing.T) {
 		fixture.Edit(g, spoke.Client, "kubectl-edit", cm, func() { cm.Data["ENABLED"] = "true" })
 		waitHeld(g, f, fixture.Namespace{Env: spoke, Name: ns}, name)
 	}
-	user := "system:serviceaccount:" + testenv.RefluxNamespace + ":" + hubUser + "-" + ns
-	open := func(g Gomega) int {
+	g.Eventually(openWatches(hubUser+"-"+ns), fixture.Timeout, fixture.Interval).
+		Should(Equal(1), "one ConfigMap watch open for both Kustomizations")
+}
+
+// openWatches counts the ConfigMap watches reflux keeps open in the
+// spoke as ServiceAccount name, from the spoke's audit log.
+func openWatches(name string) func(g Gomega) int {
+	user := "system:serviceaccount:" + testenv.RefluxNamespace + ":" + name
+	return func(g Gomega) int {
 		n := 0
 		for _, e := range spokeEvents(g, func(e auditv1.Event) bool {
 			return e.User.Username == user && strings.HasPrefix(e.UserAgent, "reflux") && e.Verb == "watch" &&
@@ -273,7 +290,30 @@ func TestKustomizationsOfOneSpokeShareItsWatches(t *testing.T) {
 		}
 		return n
 	}
-	g.Eventually(open, fixture.Timeout, fixture.Interval).Should(Equal(1), "one ConfigMap watch open for both Kustomizations")
+}
+
+// TestTenantCopiesOfOneKubeconfigShareWatches (issue 24 §2): Flux needs
+// the kubeconfig Secret in each Kustomization's namespace, so two tenants
+// reaching one spoke hold two copies of it. Being one identity, they
+// share one engine: one ConfigMap watch in the spoke for both, and an
+// edit in each tenant's namespace is held and recorded in its own.
+func TestTenantCopiesOfOneKubeconfigShareWatches(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	first := newSpokeApp(t, "copy-a", map[string]string{"a": "./a"}, flagFiles("a", "a-flags"))
+	secret := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: "copy-a", Name: secretName}, secret)).To(Succeed())
+	second := newSpokeAppWith(t, "copy-b", secret.Data["value"], map[string]string{"b": "./b"}, flagFiles("b", "b-flags"))
+	for _, app := range []struct {
+		f        *fixture.App
+		ns, name string
+	}{{first, "copy-a", "a-flags"}, {second, "copy-b", "b-flags"}} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: app.ns, Name: app.name}}
+		fixture.Edit(g, spoke.Client, "kubectl-edit", cm, func() { cm.Data["ENABLED"] = "true" })
+		waitHeld(g, app.f, fixture.Namespace{Env: spoke, Name: app.ns}, app.name)
+	}
+	g.Eventually(openWatches(hubUser+"-copy-a"), fixture.Timeout, fixture.Interval).
+		Should(Equal(1), "one ConfigMap watch open for both tenants")
 }
 
 // TestRotatedKubeconfigReconnects (issue 24 §2): the kubeconfig Secret

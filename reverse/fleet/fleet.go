@@ -37,6 +37,9 @@ type Engine interface {
 
 // Cluster is what an engine is built for.
 type Cluster struct {
+	// Ref is the first kubeconfig Secret the connection was made for,
+	// for logs: Kustomizations naming other Secrets with the same
+	// kubeconfig share it (Serves).
 	Ref Ref
 	// Config connects to the cluster as the kubeconfig says, sanitized
 	// as kustomize-controller sanitizes it.
@@ -44,6 +47,9 @@ type Cluster struct {
 	// AuditToken is the token the cluster's audit events come with
 	// (AuditTokenKey), empty when the Secret names none.
 	AuditToken string
+	// Serves reports whether Kustomizations naming ref are governed
+	// through this connection now: whose records the engine may tidy up.
+	Serves func(ref Ref) bool
 }
 
 // Build builds and starts the engine of a cluster; it runs until ctx
@@ -70,8 +76,13 @@ type Options struct {
 	probe func(ctx context.Context, cfg *rest.Config) error
 }
 
-// Fleet keeps one engine per remote cluster in use, and which cluster
-// each governed remote Kustomization is assigned to.
+// Fleet keeps one engine per connection to a remote cluster in use, and
+// which connection each governed remote Kustomization is assigned to. A
+// connection is a kubeconfig, with its audit token: Kustomizations naming
+// the same Secret, or Secrets holding the same kubeconfig (one copy per
+// tenant namespace, as Flux needs them), share one engine and so one set
+// of watches. Secrets with other credentials for the same cluster get
+// engines of their own: the watches run as the identity they name.
 type Fleet[E Engine] struct {
 	reader client.Reader
 	build  Build[E]
@@ -81,20 +92,27 @@ type Fleet[E Engine] struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	clusters map[Ref]*cluster[E]
+	mu sync.Mutex
+	// clusters are the connections, by their kubeconfig's fingerprint.
+	clusters map[string]*cluster[E]
+	// refs are the Secrets in use, and the fingerprint of the connection
+	// each is on.
+	refs     map[Ref]string
 	assigned map[types.NamespacedName]Ref
 }
 
-// cluster is one remote cluster's engine and what the fleet knows of it.
+// cluster is one connection's engine and what the fleet knows of it.
 type cluster[E Engine] struct {
 	engine      E
 	fingerprint string
 	cfg         *rest.Config
 	// ctx is the engine's lifetime, which stop ends.
-	ctx   context.Context
-	stop  context.CancelFunc
-	users map[types.NamespacedName]bool
+	ctx  context.Context
+	stop context.CancelFunc
+	// refs are the Secrets connected through it; users the
+	// Kustomizations assigned to it, with the Secret each names.
+	refs  map[Ref]bool
+	users map[types.NamespacedName]Ref
 	// down is why the last probe failed, nil while the cluster answers.
 	down  error
 	since time.Time
@@ -123,7 +141,7 @@ func New[E Engine](reader client.Reader, build Build[E], opts Options) *Fleet[E]
 	}
 	base, cancel := context.WithCancel(context.Background())
 	return &Fleet[E]{reader: reader, build: build, opts: opts, base: base, cancel: cancel,
-		clusters: map[Ref]*cluster[E]{}, assigned: map[types.NamespacedName]Ref{}}
+		clusters: map[string]*cluster[E]{}, refs: map[Ref]string{}, assigned: map[types.NamespacedName]Ref{}}
 }
 
 // Start runs until ctx ends, then stops every engine. It implements
@@ -159,9 +177,9 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// For assigns ks to its remote cluster's engine, building the engine when
-// ks is the first to target that cluster, and lets go of ks in the engine
-// it was assigned to before, if another. ks must be remote (RefOf).
+// For assigns ks to its remote cluster's engine, connecting when ks is
+// the first to use that kubeconfig, and lets go of ks in the engine it
+// was assigned to before, if another. ks must be remote (RefOf).
 func (f *Fleet[E]) For(ctx context.Context, ks *kustomizev1.Kustomization) (Assignment[E], error) {
 	ref, remote, err := RefOf(ks)
 	if err != nil {
@@ -172,11 +190,12 @@ func (f *Fleet[E]) For(ctx context.Context, ks *kustomizev1.Kustomization) (Assi
 	}
 	id := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
 	f.mu.Lock()
-	_, ok := f.clusters[ref]
+	_, inUse := f.refs[ref]
 	f.mu.Unlock()
-	if !ok {
-		// The first Kustomization of a cluster reads its kubeconfig;
-		// the probe reads it after, so a rotation is seen without it.
+	fingerprint := ""
+	if !inUse {
+		// The first Kustomization of a Secret reads its kubeconfig; the
+		// probe reads it after, so a rotation is seen without it.
 		kc, err := load(ctx, f.reader, ref)
 		if err != nil {
 			return Assignment[E]{}, err
@@ -184,26 +203,42 @@ func (f *Fleet[E]) For(ctx context.Context, ks *kustomizev1.Kustomization) (Assi
 		if err := f.ensure(ctx, ref, kc); err != nil {
 			return Assignment[E]{}, err
 		}
+		fingerprint = kc.fingerprint
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if _, ok := f.refs[ref]; !ok && fingerprint != "" {
+		if c, ok := f.clusters[fingerprint]; ok {
+			f.refs[ref] = fingerprint
+			c.refs[ref] = true
+		}
+	}
 	if prev, ok := f.assigned[id]; ok && prev != ref {
 		f.releaseLocked(ctx, id, prev)
 	}
-	// The cluster may have been rebuilt (a rotation) since it was read,
-	// or disconnected by another Kustomization's going: then this one
-	// connects it again at its next reconcile.
-	c, ok := f.clusters[ref]
-	if !ok {
+	// The connection may have been replaced (a rotation) since it was
+	// read, or disconnected as idle: then this one connects again at its
+	// next reconcile.
+	c := f.clusterOfLocked(ref)
+	if c == nil {
 		return Assignment[E]{}, fmt.Errorf("the remote cluster of %s was disconnected while connecting to it; connecting again", ref)
 	}
 	f.assigned[id] = ref
-	c.users[id] = true
+	c.users[id] = ref
 	out := Assignment[E]{Engine: c.engine, Ref: ref}
 	if c.down != nil {
 		out.Unreachable = &UnreachableError{Ref: ref, Since: c.since, Err: c.down}
 	}
 	return out, nil
+}
+
+// clusterOfLocked is the connection ref is on, nil if none.
+func (f *Fleet[E]) clusterOfLocked(ref Ref) *cluster[E] {
+	fp, ok := f.refs[ref]
+	if !ok {
+		return nil
+	}
+	return f.clusters[fp]
 }
 
 // Of returns the engine ks is assigned to, if it is remote.
@@ -215,15 +250,15 @@ func (f *Fleet[E]) Of(id types.NamespacedName) (E, bool) {
 	if !ok {
 		return zero, false
 	}
-	c, ok := f.clusters[ref]
-	if !ok {
+	c := f.clusterOfLocked(ref)
+	if c == nil {
 		return zero, false
 	}
 	return c.engine, true
 }
 
-// Forget lets go of id: its engine forgets it, and a cluster no
-// Kustomization targets any more is disconnected.
+// Forget lets go of id: its engine forgets it, and a connection no
+// Kustomization uses any more is closed.
 func (f *Fleet[E]) Forget(ctx context.Context, id types.NamespacedName) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -232,70 +267,129 @@ func (f *Fleet[E]) Forget(ctx context.Context, id types.NamespacedName) {
 	}
 }
 
-// Clusters returns the remote clusters connected, for metrics and tests.
+// Clusters returns the kubeconfig Secrets connected, for tests.
 func (f *Fleet[E]) Clusters() []Ref {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]Ref, 0, len(f.clusters))
-	for ref := range f.clusters {
+	out := make([]Ref, 0, len(f.refs))
+	for ref := range f.refs {
 		out = append(out, ref)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Namespace+"/"+out[i].String() < out[j].Namespace+"/"+out[j].String()
+	})
 	return out
+}
+
+// Connections is how many connections (engines) are open.
+func (f *Fleet[E]) Connections() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.clusters)
+}
+
+// serves reports whether ref is on the connection fingerprint names.
+func (f *Fleet[E]) serves(fingerprint string, ref Ref) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refs[ref] == fingerprint
 }
 
 // releaseLocked unassigns id from ref's engine.
 func (f *Fleet[E]) releaseLocked(ctx context.Context, id types.NamespacedName, ref Ref) {
 	delete(f.assigned, id)
-	c, ok := f.clusters[ref]
-	if !ok {
+	c := f.clusterOfLocked(ref)
+	if c == nil {
 		return
 	}
 	c.engine.Forget(ctx, id)
 	delete(c.users, id)
-	if !f.disconnectIdleLocked(ref, c) && len(c.users) == 0 {
+	if !usesRef(c.users, ref) {
+		// No Kustomization names the Secret now: it is read again, and
+		// connected afresh, when one does.
+		delete(f.refs, ref)
+		delete(c.refs, ref)
+	}
+	if !f.disconnectIdleLocked(c) && len(c.users) == 0 {
 		f.opts.Log.Info("remote cluster kept connected, with no governed Kustomization targeting it, until the holds "+
 			"its engine owes a release are released", "cluster", ref.String(), "namespace", ref.Namespace)
 	}
 }
 
-// disconnectIdleLocked disconnects c when no Kustomization targets it and
+func usesRef(users map[types.NamespacedName]Ref, ref Ref) bool {
+	for _, r := range users {
+		if r == ref {
+			return true
+		}
+	}
+	return false
+}
+
+// disconnectIdleLocked disconnects c when no Kustomization uses it and
 // its engine owes no release: stopping it earlier would leave the holds
 // Forget handed to its owed releases in place for good.
-func (f *Fleet[E]) disconnectIdleLocked(ref Ref, c *cluster[E]) bool {
-	if len(c.users) > 0 || c.engine.Owing() > 0 || f.clusters[ref] != c {
+func (f *Fleet[E]) disconnectIdleLocked(c *cluster[E]) bool {
+	if len(c.users) > 0 || c.engine.Owing() > 0 || f.clusters[c.fingerprint] != c {
 		return false
 	}
-	c.stop()
-	delete(f.clusters, ref)
-	f.opts.Log.Info("remote cluster disconnected: no governed Kustomization targets it", "cluster", ref.String(),
-		"namespace", ref.Namespace)
+	f.closeLocked(c)
+	f.opts.Log.Info("remote cluster disconnected: no governed Kustomization targets it", "server", c.cfg.Host)
 	return true
 }
 
-// ensure connects ref's cluster, building its engine from kc, unless it
-// was connected meanwhile, and starts its probe. Connecting asks the cluster, so it
-// is done outside the lock: Of, which the record watch's handler calls,
-// must never wait on a cluster that does not answer.
+// closeLocked stops c's engine and forgets the connection.
+func (f *Fleet[E]) closeLocked(c *cluster[E]) {
+	c.stop()
+	delete(f.clusters, c.fingerprint)
+	for ref := range c.refs {
+		if f.refs[ref] == c.fingerprint {
+			delete(f.refs, ref)
+		}
+	}
+}
+
+// ensure connects kc, unless it is connected already, and starts its
+// probe. Connecting asks the cluster, so it is done outside the lock: Of,
+// which the record watch's handler calls, must never wait on a cluster
+// that does not answer.
 func (f *Fleet[E]) ensure(ctx context.Context, ref Ref, kc kubeconfig) error {
+	f.mu.Lock()
+	_, ok := f.clusters[kc.fingerprint]
+	f.mu.Unlock()
+	if ok {
+		return nil
+	}
 	c, err := f.connect(ctx, ref, kc)
 	if err != nil {
 		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if _, ok := f.clusters[ref]; ok {
-		// Another Kustomization connected it meanwhile.
-		c.stop()
-		return nil
-	}
-	c.users = map[types.NamespacedName]bool{}
-	f.clusters[ref] = c
-	f.startProbeLocked(ref, c)
+	f.installLocked(ref, c)
 	return nil
 }
 
-// connect builds an engine for ref from kc, without its probe.
+// installLocked makes c the connection for its kubeconfig and starts its
+// probe, unless one was connected meanwhile, which c then gives way to.
+// It returns the connection in use.
+func (f *Fleet[E]) installLocked(ref Ref, c *cluster[E]) *cluster[E] {
+	if in, ok := f.clusters[c.fingerprint]; ok {
+		c.stop()
+		return in
+	}
+	c.refs, c.users = map[Ref]bool{}, map[types.NamespacedName]Ref{}
+	f.clusters[c.fingerprint] = c
+	f.opts.Log.Info("remote cluster connected", "cluster", ref.String(), "namespace", ref.Namespace, "server", c.cfg.Host)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		f.watch(c.ctx, c)
+	}()
+	return c
+}
+
+// connect builds an engine for kc, first read from ref, without its
+// probe.
 func (f *Fleet[E]) connect(ctx context.Context, ref Ref, kc kubeconfig) (*cluster[E], error) {
 	// Sanitizing asks the cluster whether it has flow control; an
 	// unreachable one must not stall the reconciler for long.
@@ -306,27 +400,19 @@ func (f *Fleet[E]) connect(ctx context.Context, ref Ref, kc kubeconfig) (*cluste
 		return nil, err
 	}
 	ectx, stop := context.WithCancel(f.base)
-	engine, err := f.build(ectx, Cluster{Ref: ref, Config: rest.CopyConfig(cfg), AuditToken: kc.auditToken})
+	fp := kc.fingerprint
+	engine, err := f.build(ectx, Cluster{Ref: ref, Config: rest.CopyConfig(cfg), AuditToken: kc.auditToken,
+		Serves: func(r Ref) bool { return f.serves(fp, r) }})
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("connecting to the remote cluster of %s: %w", ref, err)
 	}
-	return &cluster[E]{engine: engine, fingerprint: kc.fingerprint, cfg: cfg, ctx: ectx, stop: stop}, nil
+	return &cluster[E]{engine: engine, fingerprint: fp, cfg: cfg, ctx: ectx, stop: stop}, nil
 }
 
-// startProbeLocked starts probing c, the engine now in use for ref.
-func (f *Fleet[E]) startProbeLocked(ref Ref, c *cluster[E]) {
-	f.opts.Log.Info("remote cluster connected", "cluster", ref.String(), "namespace", ref.Namespace, "server", c.cfg.Host)
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		f.watch(c.ctx, ref, c)
-	}()
-}
-
-// watch probes c until ctx ends, reporting a change of reachability and
-// reconnecting when the kubeconfig Secret changes.
-func (f *Fleet[E]) watch(ctx context.Context, ref Ref, c *cluster[E]) {
+// watch probes c until ctx ends, reporting a change of reachability, and
+// moving the Secrets whose kubeconfig changed to their new connection.
+func (f *Fleet[E]) watch(ctx context.Context, c *cluster[E]) {
 	t := time.NewTicker(f.opts.ProbeInterval)
 	defer t.Stop()
 	for {
@@ -336,13 +422,23 @@ func (f *Fleet[E]) watch(ctx context.Context, ref Ref, c *cluster[E]) {
 		case <-t.C:
 		}
 		f.mu.Lock()
-		idle := f.disconnectIdleLocked(ref, c)
+		idle := f.disconnectIdleLocked(c)
+		refs := make([]Ref, 0, len(c.refs))
+		for ref := range c.refs {
+			refs = append(refs, ref)
+		}
 		f.mu.Unlock()
 		if idle {
 			return
 		}
-		if f.rotated(ctx, ref, c) {
-			return // the new engine has its own probe
+		var unread error
+		for _, ref := range refs {
+			if err := f.rotated(ctx, ref, c); err != nil && unread == nil {
+				unread = err
+			}
+		}
+		if ctx.Err() != nil {
+			return // closed: the last Secret moved to another connection
 		}
 		pctx, cancel := context.WithTimeout(ctx, f.opts.ProbeTimeout)
 		err := f.opts.probe(pctx, c.cfg)
@@ -350,13 +446,16 @@ func (f *Fleet[E]) watch(ctx context.Context, ref Ref, c *cluster[E]) {
 		if ctx.Err() != nil {
 			return
 		}
-		f.setDown(ref, c, err)
+		if err == nil {
+			err = unread
+		}
+		f.setDown(c, err)
 	}
 }
 
 // setDown records the probe's outcome, and tells c's Kustomizations when
 // it changes whether the cluster answers.
-func (f *Fleet[E]) setDown(ref Ref, c *cluster[E], err error) {
+func (f *Fleet[E]) setDown(c *cluster[E], err error) {
 	f.mu.Lock()
 	changed := (c.down == nil) != (err == nil)
 	if changed {
@@ -370,65 +469,103 @@ func (f *Fleet[E]) setDown(ref Ref, c *cluster[E], err error) {
 	}
 	if err != nil {
 		f.opts.Log.Error(err, "remote cluster unreachable: holds stay, changes are found when it answers again",
-			"cluster", ref.String(), "namespace", ref.Namespace)
+			"server", c.cfg.Host)
 	} else {
-		f.opts.Log.Info("remote cluster reachable again", "cluster", ref.String(), "namespace", ref.Namespace)
+		f.opts.Log.Info("remote cluster reachable again", "server", c.cfg.Host)
 	}
 	for _, id := range users {
 		f.opts.Notify(id)
 	}
 }
 
-// rotated reads ref's kubeconfig again and, when it changed, replaces c
-// with an engine built from the new one, and reports true. A Secret that
-// cannot be read keeps the engine it has: the reason is logged and
-// reported as the cluster being unreachable.
-func (f *Fleet[E]) rotated(ctx context.Context, ref Ref, c *cluster[E]) bool {
+// rotated reads ref's kubeconfig again and, when it changed, moves ref's
+// Kustomizations from c to the connection of the new one, connecting it
+// when none is. A Secret that cannot be read, or a new kubeconfig that
+// cannot connect, keeps the connection it has and is returned, for the
+// probe to report as the cluster being unreachable.
+func (f *Fleet[E]) rotated(ctx context.Context, ref Ref, c *cluster[E]) error {
 	kc, err := load(ctx, f.reader, ref)
 	if err != nil {
-		if ctx.Err() == nil {
-			f.setDown(ref, c, err)
-		}
-		return false
+		return err
 	}
 	if kc.fingerprint == c.fingerprint {
-		return false
-	}
-	// Connected outside the lock, as in ensure.
-	next, err := f.connect(ctx, ref, kc)
-	if err != nil {
-		f.setDown(ref, c, err)
-		return false
+		return nil
 	}
 	f.mu.Lock()
-	if f.clusters[ref] != c {
-		// Disconnected meanwhile: no Kustomization targets it any more.
-		f.mu.Unlock()
-		next.stop()
-		return true
+	_, connected := f.clusters[kc.fingerprint]
+	f.mu.Unlock()
+	var next *cluster[E]
+	if !connected {
+		// Connected outside the lock, as in ensure.
+		if next, err = f.connect(ctx, ref, kc); err != nil {
+			return err
+		}
 	}
-	// The old engine stops without forgetting: its holds and records
-	// are the new engine's to carry on, as after a restart. So are the
-	// releases it still owed (of a Kustomization gone just before): run
-	// beside its successor until done, it would have two engines handle
-	// the same live changes, and stopped with them it would leave those
-	// holds for good. Under the lock, no Forget adds one meanwhile.
-	next.users = c.users
-	next.engine.Owe(c.engine.Owed()...)
-	c.stop()
-	f.clusters[ref] = next
-	f.startProbeLocked(ref, next)
-	users := keys(next.users)
+	f.mu.Lock()
+	if f.refs[ref] != c.fingerprint || f.clusters[c.fingerprint] != c {
+		// Let go of, or moved, meanwhile.
+		f.mu.Unlock()
+		if next != nil {
+			next.stop()
+		}
+		return nil
+	}
+	to, ok := f.clusters[kc.fingerprint]
+	switch {
+	case ok && next != nil:
+		next.stop() // connected meanwhile by another Kustomization
+	case !ok && next == nil:
+		// The connection it was to join closed meanwhile: the next
+		// probe connects it.
+		f.mu.Unlock()
+		return nil
+	case !ok:
+		to = f.installLocked(ref, next)
+	}
+	moved := f.moveLocked(ctx, ref, c, to)
 	f.mu.Unlock()
 	f.opts.Log.Info("remote cluster reconnected: its kubeconfig Secret changed", "cluster", ref.String(),
 		"namespace", ref.Namespace)
-	for _, id := range users {
+	for _, id := range moved {
 		f.opts.Notify(id)
 	}
-	return true
+	return nil
 }
 
-func keys(m map[types.NamespacedName]bool) []types.NamespacedName {
+// moveLocked moves ref and its Kustomizations from connection c to to,
+// and returns them. When ref was c's last Secret, c stops without
+// forgetting them: its holds and records are to's to carry on, as after a
+// restart, and so are the releases it still owed (of a Kustomization gone
+// just before); run beside its successor until done, it would have two
+// engines handle the same live changes, and stopped with them it would
+// leave those holds for good. Under the lock, no Forget adds one
+// meanwhile. When c goes on serving other Secrets, it forgets the moved
+// Kustomizations, as a reassignment does.
+func (f *Fleet[E]) moveLocked(ctx context.Context, ref Ref, c, to *cluster[E]) []types.NamespacedName {
+	last := len(c.refs) == 1
+	var moved []types.NamespacedName
+	for id, r := range c.users {
+		if r != ref {
+			continue
+		}
+		moved = append(moved, id)
+		delete(c.users, id)
+		to.users[id] = ref
+		if !last {
+			c.engine.Forget(ctx, id)
+		}
+	}
+	delete(c.refs, ref)
+	to.refs[ref] = true
+	f.refs[ref] = to.fingerprint
+	if last {
+		to.engine.Owe(c.engine.Owed()...)
+		f.closeLocked(c)
+	}
+	return moved
+}
+
+func keys(m map[types.NamespacedName]Ref) []types.NamespacedName {
 	out := make([]types.NamespacedName, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -74,6 +74,24 @@ func (e *engine) released(r owed.Release) {
 
 func (e *engine) stopped() bool { return e.ctx.Err() != nil }
 
+func (e *engine) forgotten() []types.NamespacedName {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]types.NamespacedName(nil), e.forgot...)
+}
+
+// fingerprint is the connection e is the engine of.
+func (e *engine) fingerprint(f *Fleet[*engine]) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for fp, c := range f.clusters {
+		if c.engine == e {
+			return fp
+		}
+	}
+	return ""
+}
+
 // hold is a release an engine owes: the hold of a Kustomization forgotten
 // before its change was evaluated.
 var hold = owed.Release{As: "system:serviceaccount:apps:reconciler",
@@ -145,7 +163,7 @@ func TestRotationHandsOwedReleasesOver(t *testing.T) {
 	g.Expect(next.user).NotTo(Equal(old.user), "the new engine connects as the rotated kubeconfig's user")
 	g.Expect(next.Owed()).To(ConsistOf(hold), "the old engine's owed release is the new one's")
 	g.Eventually(old.stopped, 10*time.Second, 50*time.Millisecond).Should(BeTrue())
-	g.Expect(old.forgot).To(BeEmpty(), "the old engine stops without forgetting: its holds are the new one's")
+	g.Expect(old.forgotten()).To(BeEmpty(), "the old engine stops without forgetting: its holds are the new one's")
 }
 
 // TestIdleClusterKeptUntilItsReleasesAreDone (issue 24 §2): the last
@@ -161,16 +179,17 @@ func TestIdleClusterKeptUntilItsReleasesAreDone(t *testing.T) {
 	e.Owe(hold)
 	id := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
 	f.Forget(ctx, id)
-	g.Expect(e.forgot).To(ConsistOf(id))
+	g.Expect(e.forgotten()).To(ConsistOf(id))
 	_, assigned := f.Of(id)
 	g.Expect(assigned).To(BeFalse())
 
 	// Several probes go by: each finds a release owed.
-	g.Consistently(func() []Ref { return f.Clusters() }, 500*time.Millisecond, 50*time.Millisecond).Should(HaveLen(1))
+	g.Consistently(f.Connections, 500*time.Millisecond, 50*time.Millisecond).Should(Equal(1))
 	g.Expect(e.stopped()).To(BeFalse(), "the engine owing a release still runs")
+	g.Expect(f.Clusters()).To(BeEmpty(), "no Kustomization names the Secret")
 
 	e.released(hold)
-	g.Eventually(func() []Ref { return f.Clusters() }, 10*time.Second, 50*time.Millisecond).Should(BeEmpty())
+	g.Eventually(f.Connections, 10*time.Second, 50*time.Millisecond).Should(BeZero())
 	g.Eventually(e.stopped, 10*time.Second, 50*time.Millisecond).Should(BeTrue())
 }
 
@@ -193,4 +212,95 @@ func TestClusterKeptWhileTargeted(t *testing.T) {
 	f.Forget(ctx, types.NamespacedName{Namespace: other.Namespace, Name: other.Name})
 	g.Eventually(func() []Ref { return f.Clusters() }, 10*time.Second, 50*time.Millisecond).Should(BeEmpty())
 	g.Expect(a.Engine.stopped()).To(BeTrue())
+}
+
+// secretFor makes Secret name in the hub's namespace hold kubeconfig,
+// and a Kustomization named after it that targets the cluster through it.
+func secretFor(g Gomega, env *testenv.Env, name string, kubeconfig []byte) *kustomizev1.Kustomization {
+	g.Expect(env.Client.Create(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "hub", Name: name},
+		Data: map[string][]byte{"value": kubeconfig}})).To(Succeed())
+	return &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Namespace: "hub", Name: name},
+		Spec: kustomizev1.KustomizationSpec{KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: name}}}}
+}
+
+// rotate gives Secret name another kubeconfig.
+func rotate(g Gomega, env *testenv.Env, name string, kubeconfig []byte) {
+	secret := &corev1.Secret{}
+	g.Expect(env.Client.Get(context.Background(), types.NamespacedName{Namespace: "hub", Name: name}, secret)).To(Succeed())
+	secret.Data["value"] = kubeconfig
+	g.Expect(env.Client.Update(context.Background(), secret)).To(Succeed())
+}
+
+// TestOneKubeconfigOneEngine (issue 24 §2): Secrets holding the same
+// kubeconfig (a copy per tenant namespace, as Flux needs) share one
+// engine, so one set of watches; another identity's kubeconfig for the
+// same cluster gets its own, since watches run as the identity.
+func TestOneKubeconfigOneEngine(t *testing.T) {
+	g := NewWithT(t)
+	f, env, ks, kubeconfigs := setup(t)
+	ctx := context.Background()
+	copied := secretFor(g, env, "spoke-copy", kubeconfigs[0])
+	other := secretFor(g, env, "spoke-other-user", kubeconfigs[1])
+
+	a, err := f.For(ctx, ks)
+	g.Expect(err).NotTo(HaveOccurred())
+	b, err := f.For(ctx, copied)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(b.Engine).To(BeIdenticalTo(a.Engine), "the same kubeconfig in another Secret")
+	g.Expect(b.Ref.Secret).To(Equal("spoke-copy"), "records name the Secret their Kustomization names")
+	c, err := f.For(ctx, other)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(c.Engine).NotTo(BeIdenticalTo(a.Engine), "another identity")
+	g.Expect(f.Connections()).To(Equal(2))
+	g.Expect(f.Clusters()).To(HaveLen(3))
+	g.Expect(f.serves(a.Engine.fingerprint(f), Ref{Namespace: "hub", Secret: "spoke-copy"})).To(BeTrue())
+	g.Expect(f.serves(a.Engine.fingerprint(f), Ref{Namespace: "hub", Secret: "spoke-other-user"})).To(BeFalse())
+
+	// The first Kustomization going leaves the connection to the copy's.
+	f.Forget(ctx, types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name})
+	g.Expect(a.Engine.stopped()).To(BeFalse())
+	g.Expect(f.Connections()).To(Equal(2))
+}
+
+// TestRotatingOneSharerMovesOnlyIt (issue 24 §2): of two Secrets sharing
+// a connection, the one rotated moves to the connection of its new
+// kubeconfig, and the engine it left forgets its Kustomization; the other
+// stays. When the last one moves too, the old engine stops and its owed
+// releases go with them.
+func TestRotatingOneSharerMovesOnlyIt(t *testing.T) {
+	g := NewWithT(t)
+	f, env, ks, kubeconfigs := setup(t)
+	ctx := context.Background()
+	copied := secretFor(g, env, "spoke-copy", kubeconfigs[0])
+	a, err := f.For(ctx, ks)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = f.For(ctx, copied)
+	g.Expect(err).NotTo(HaveOccurred())
+	old := a.Engine
+	old.Owe(hold)
+	first := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
+	second := types.NamespacedName{Namespace: copied.Namespace, Name: copied.Name}
+
+	rotate(g, env, "spoke-copy", kubeconfigs[1])
+	var moved *engine
+	g.Eventually(func() bool {
+		moved, _ = f.Of(second)
+		return moved != old
+	}, 30*time.Second, 50*time.Millisecond).Should(BeTrue(), "the rotated Secret's Kustomization moves")
+	stayed, _ := f.Of(first)
+	g.Expect(stayed).To(BeIdenticalTo(old), "the other Secret's stays")
+	g.Expect(old.forgotten()).To(ConsistOf(second), "the engine it left forgets it")
+	g.Expect(old.stopped()).To(BeFalse())
+	g.Expect(moved.Owed()).To(BeEmpty(), "the old engine still runs, and releases what it owes")
+	g.Expect(f.Connections()).To(Equal(2))
+
+	rotate(g, env, "spoke", kubeconfigs[1])
+	g.Eventually(func() *engine {
+		e, _ := f.Of(first)
+		return e
+	}, 30*time.Second, 50*time.Millisecond).Should(BeIdenticalTo(moved), "onto the connection already there")
+	g.Eventually(old.stopped, 10*time.Second, 50*time.Millisecond).Should(BeTrue())
+	g.Expect(old.forgotten()).To(ConsistOf(second), "the last to move is not forgotten: its holds carry on")
+	g.Expect(moved.Owed()).To(ConsistOf(hold))
+	g.Expect(f.Connections()).To(Equal(1))
 }
