@@ -9,6 +9,7 @@ require (
 	filippo.io/age v1.3.1
 	github.com/ProtonMail/go-crypto v1.4.1
 	github.com/cyphar/filepath-securejoin v0.6.1
+	github.com/fluxcd/cli-utils v1.2.3
 	github.com/fluxcd/go-git-providers v0.27.0
 	github.com/fluxcd/helm-controller/api v1.6.2
 	github.com/fluxcd/kustomize-controller/api v1.9.6
@@ -133,7 +134,6 @@ require (
 	github.com/exponent-io/jsonpath v0.0.0-20210407135951-1de76d718b3f // indirect
 	github.com/fatih/color v1.19.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
-	github.com/fluxcd/cli-utils v1.2.3 // indirect
 	github.com/fluxcd/gitkit v0.6.0 // indirect
 	github.com/fluxcd/pkg/sourceignore v0.18.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect

@@ -3,9 +3,11 @@ package reverse
 import (
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/object"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -126,6 +128,23 @@ func IsCurrent(g *Governed, render *desired.Render) bool {
 	ks := g.Kustomization
 	return render != nil && render.Revision == ks.Status.LastAppliedRevision &&
 		render.Generation == ks.Generation && !RollingOut(g)
+}
+
+// Applied reports whether obj is in ks's inventory: Flux applied it, and
+// has not pruned it. An object Flux applied that is not live was deleted
+// by someone else, since Flux recreates what its inventory holds.
+func Applied(ks *kustomizev1.Kustomization, obj *unstructured.Unstructured) bool {
+	inv := ks.Status.Inventory
+	if inv == nil {
+		return false
+	}
+	id := object.UnstructuredToObjMetadata(obj).String()
+	for _, e := range inv.Entries {
+		if e.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // AuditedWrite is a write to an object as the audit log tells it: who,

@@ -9,6 +9,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/kustomize"
@@ -119,6 +120,45 @@ func TestUsable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			snap := Snapshot{Gov: tt.g, Render: tt.render, Current: IsCurrent(tt.g, tt.render)}
 			NewWithT(t).Expect(snap.Usable(tt.key)).To(Equal(tt.want))
+		})
+	}
+}
+
+// TestApplied: an object is Flux's to recreate when its inventory, in
+// Flux's own ID format, holds it.
+func TestApplied(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		return u
+	}
+	inventory := &kustomizev1.ResourceInventory{Entries: []kustomizev1.ResourceRef{
+		{ID: "apps_checkout-flags__ConfigMap", Version: "v1"},
+		{ID: "apps_web_apps_Deployment", Version: "v1"},
+		// kustomize-controller's inventory turns an RBAC name's ':' into "__".
+		{ID: "_system__controller__web_rbac.authorization.k8s.io_ClusterRole", Version: "v1"},
+	}}
+	tests := []struct {
+		name      string
+		inventory *kustomizev1.ResourceInventory
+		obj       *unstructured.Unstructured
+		want      bool
+	}{
+		{"a core kind in the inventory", inventory, obj("v1", "ConfigMap", "apps", "checkout-flags"), true},
+		{"a grouped kind in the inventory", inventory, obj("apps/v1", "Deployment", "apps", "web"), true},
+		{"an RBAC name with colons", inventory, obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "system:controller:web"), true},
+		{"another namespace", inventory, obj("v1", "ConfigMap", "other", "checkout-flags"), false},
+		{"another group, same kind and name", inventory, obj("extensions/v1beta1", "Deployment", "apps", "web"), false},
+		{"no inventory yet", nil, obj("v1", "ConfigMap", "apps", "checkout-flags"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ks := &kustomizev1.Kustomization{}
+			ks.Status.Inventory = tt.inventory
+			NewWithT(t).Expect(Applied(ks, tt.obj)).To(Equal(tt.want))
 		})
 	}
 }

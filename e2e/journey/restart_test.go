@@ -1,11 +1,15 @@
 package journey
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
@@ -65,4 +69,34 @@ func TestKilledRightAfterTheDriftIsSeen(t *testing.T) {
 	dir := fixture.CloneBranch(t, env, f.Repo, rec.Status.Branch)
 	_, added, _ := fixture.DiffLines(fixture.Git(t, dir, "diff", "-U0", "origin/main", "HEAD"))
 	g.Expect(added).To(Equal([]string{`  ONE_CLICK: "true"`}), "the branch carries the change")
+}
+
+// TestDeletedWhileRefluxWasDown (issue 22 §1): an object Flux applied is
+// deleted while no reflux runs, so no watch sees it go. The next reflux
+// finds it declared, in Flux's inventory and not live at its first
+// resync, before Flux recreates it, and records the deletion: the whole
+// object, removed, at the document that declares it. The object left
+// alone gets no record.
+func TestDeletedWhileRefluxWasDown(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	r := fixture.StartReflux(t, env, fixture.Options{Name: "reflux-down", Selector: shardKey + "=down"})
+	f := fixture.NewApp(t, env, "down", fixture.AppOptions{Labels: map[string]string{shardKey: "down"},
+		Files: flagFiles("kept-flags", "deleted-flags")})
+	g.Expect(r.Stop()).To(Succeed())
+
+	g.Expect(alice.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.Name, Name: "deleted-flags"}})).
+		To(Succeed())
+	fixture.StartReflux(t, env, fixture.Options{Name: "reflux-down-2", Selector: shardKey + "=down"})
+
+	rec := f.WaitRecord(g, "ConfigMap", "deleted-flags", fixture.HasField(refluxv1.WholeObjectPointer))
+	g.Expect(rec.Spec.Fields).To(HaveLen(1))
+	fl := rec.Spec.Fields[0]
+	g.Expect(fl.ChangeType).To(Equal(refluxv1.ChangeRemove))
+	g.Expect(fl.Origin).NotTo(BeNil())
+	g.Expect(fl.Origin.File).To(Equal("flags.yaml"))
+	g.Expect(f.Records(g, "ConfigMap", "kept-flags")).To(BeEmpty(), "nothing happened to it")
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.Name, Name: "deleted-flags"}, &corev1.ConfigMap{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "recorded before Flux's next reconcile recreates it: %v", err)
 }

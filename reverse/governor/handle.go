@@ -45,6 +45,15 @@ func (gv *Governor) Handle(ctx context.Context, k intake.Key, c intake.Change, r
 		c.Deleted = nil
 	}
 	if !ok {
+		if last := gv.missing(k, c, resync); last != nil {
+			// Declared and applied, yet not live, and no watch of this
+			// reflux saw it go: deleted while reflux was down or did not
+			// lead. Flux recreates it at its next reconcile, so this is
+			// the last chance to record it (issue 22 §1).
+			c.Deleted, c.Seen = last, gv.now()
+			_, err := gv.deletion(ctx, k, c)
+			return err
+		}
 		return gv.gone(ctx, k, c)
 	}
 	owner := intake.OwnerOf(live)
@@ -149,6 +158,24 @@ func (gv *Governor) wait(k intake.Key, c intake.Change, live *unstructured.Unstr
 		in = decide.PendingInput{Name: p.Name, Record: rec, Live: evaluate.LiveState(live), Hold: hold, Now: gv.now()}
 	}
 	return decide.Pending(in), false
+}
+
+// missing returns the object as the current render declares it when a
+// resync finds it declared, applied by Flux (in its inventory) and not
+// live; nil otherwise.
+func (gv *Governor) missing(k intake.Key, c intake.Change, resync bool) *unstructured.Unstructured {
+	if !resync || c.Deleted != nil || c.Owner.Name == "" {
+		return nil
+	}
+	snap, governed := gv.intake.Snapshot(c.Owner)
+	if !governed || !snap.Current {
+		return nil
+	}
+	want, declared := snap.Render.Object(desired.ObjectKey{Group: k.GVK.Group, Kind: k.GVK.Kind, Namespace: k.Namespace, Name: k.Name})
+	if !declared || !reverse.Applied(snap.Gov.Kustomization, want) {
+		return nil
+	}
+	return want.DeepCopy()
 }
 
 // gone handles an object that is no longer live: a deleted record of it
