@@ -30,7 +30,8 @@ func (h *Writer) connect(ctx context.Context, set reverse.DriftSet) (Forge, erro
 	if spec == nil || set.Source == nil {
 		return nil, nil
 	}
-	opts := forge.Options{Provider: string(spec.Provider), Token: set.ForgeToken, APIURL: spec.APIURL, RepoURL: set.Source.URL}
+	opts := forge.Options{Provider: string(spec.Provider), Token: set.ForgeToken, APIURL: spec.APIURL,
+		RepoURL: set.Source.URL, Base: set.Source.Branch}
 	if h.Forges != nil {
 		return h.Forges(ctx, opts)
 	}

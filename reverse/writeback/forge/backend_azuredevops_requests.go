@@ -22,7 +22,7 @@ func (b *azureBackend) title(req Request) string { return req.Title }
 // find lists the head's pull requests in every status and keeps the
 // newest. The list cuts descriptions to 400 characters, so an open one is
 // read again whole, or every pass would see a changed body.
-func (b *azureBackend) find(ctx context.Context, head string) (*PullRequest, error) {
+func (b *azureBackend) find(ctx context.Context, head, _ string) (*PullRequest, error) {
 	ref, all, top := "refs/heads/"+head, git.PullRequestStatusValues.All, azureFindLimit
 	list, err := b.git.GetPullRequests(ctx, git.GetPullRequestsArgs{Project: &b.project, RepositoryId: &b.repo, Top: &top,
 		SearchCriteria: &git.GitPullRequestSearchCriteria{SourceRefName: &ref, Status: &all}})

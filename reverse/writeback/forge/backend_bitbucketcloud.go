@@ -167,7 +167,7 @@ func (b *bitbucketCloudBackend) title(req Request) string { return req.Title }
 
 // find asks for the branch's pull requests in every state, newest first:
 // Bitbucket Cloud lists only open ones unless each state is asked for.
-func (b *bitbucketCloudBackend) find(ctx context.Context, head string) (*PullRequest, error) {
+func (b *bitbucketCloudBackend) find(ctx context.Context, head, _ string) (*PullRequest, error) {
 	var page struct {
 		Values []bbcPullRequest `json:"values"`
 	}

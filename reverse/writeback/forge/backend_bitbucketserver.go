@@ -144,7 +144,7 @@ func (b *bitbucketServerBackend) do(ctx context.Context, method, path string, qu
 
 func (b *bitbucketServerBackend) title(req Request) string { return req.Title }
 
-func (b *bitbucketServerBackend) find(ctx context.Context, head string) (*PullRequest, error) {
+func (b *bitbucketServerBackend) find(ctx context.Context, head, _ string) (*PullRequest, error) {
 	var page struct {
 		Values []bbsPullRequest `json:"values"`
 	}

@@ -16,8 +16,8 @@ import (
 // pull request: Gitea's API has no draft flag.
 const giteaDraft = "WIP: "
 
-// maxPages bounds the walk over a repository's pull requests when a
-// provider cannot filter them by head.
+// maxPages bounds the walk over a repository's pull requests or labels
+// where a provider cannot filter them.
 const maxPages = 20
 
 type giteaBackend struct {
@@ -51,15 +51,62 @@ func (g *giteaBackend) title(req Request) string {
 	return req.Title
 }
 
-// find walks the repository's pull requests newest first, Gitea's order
+// find returns the newest pull request from head into base (the
+// repository's default branch when base is ""). Gitea v1.26 lists pull
+// requests by base, not by head, so walking the list for a branch that
+// has none read every page, up to maxPages: every write and branch check
+// of a new branch did (issue 22 §3). Instead find asks
+// GET /repos/{owner}/{repo}/pulls/{base}/{head}, which answers 404 when
+// head has no pull request into base: one request. When it has, the answer is whichever of them the database
+// returns first (models/issues/pull.go GetPullRequestByBaseHeadInfo has
+// no ORDER BY; the oldest, in practice):
+//   - an open one is taken as the newest: Gitea opens no second pull
+//     request from a head into a base while one is open
+//     (services/pull/pull.go NewPullRequest), so a newer one can only be
+//     one closed before this one was reopened. Ensure must follow the
+//     open one then: the newer closed one would have it open a second,
+//     which Gitea refuses.
+//   - a merged or closed one may have newer ones: the same drift made
+//     again gets a branch of the same name (PullRequest.Stale). find then
+//     walks the list newest first to the first page holding one of them,
+//     the page of the one Gitea answered at the latest, within maxPages.
+//
+// A pull request from head into another branch (a reviewer retargeted
+// it) is not found; the README's forge table says so.
+func (g *giteaBackend) find(_ context.Context, head, base string) (*PullRequest, error) {
+	if base == "" {
+		repo, resp, err := g.raw.GetRepo(g.owner, g.repo)
+		if err != nil {
+			return nil, withStatus(httpResp(resp), fmt.Errorf("reading the default branch: %w", err))
+		}
+		if base = repo.DefaultBranch; base == "" {
+			return nil, nil // an empty repository: no branch, no pull request
+		}
+	}
+	pr, resp, err := g.raw.GetPullRequestByBaseHead(g.owner, g.repo, base, head)
+	switch {
+	case err != nil && httpResp(resp) != nil && resp.StatusCode == http.StatusNotFound:
+		return nil, nil
+	case err != nil:
+		return nil, withStatus(httpResp(resp), err)
+	case pr.State == sdk.StateOpen && !pr.HasMerged:
+		return giteaPR(pr), nil
+	}
+	newest, err := g.newest(base, head)
+	if err != nil || newest != nil {
+		return newest, err
+	}
+	// Older than maxPages pages of pull requests: the one Gitea answered
+	// is the best known.
+	return giteaPR(pr), nil
+}
+
+// newest walks the repository's pull requests newest first, Gitea's order
 // when none is asked for (issue.created_unix, then issue.id, descending:
-// models/issues/issue_search.go applySorts), and stops at the first page
-// holding one of head's: no later page holds a newer one (issue 22 §3).
-// Gitea v1.26 lists pull requests by base branch, not by head, and its
-// GET /repos/{owner}/{repo}/pulls/{base}/{head} takes whichever of the
-// head's pull requests the database returns first, not the newest, so
-// neither is of use here.
-func (g *giteaBackend) find(_ context.Context, head string) (*PullRequest, error) {
+// models/issues/issue_search.go applySorts), and returns the first from
+// head into base: no later page holds a newer one. nil when none is
+// within maxPages pages.
+func (g *giteaBackend) newest(base, head string) (*PullRequest, error) {
 	for page := 1; page <= maxPages; page++ {
 		prs, resp, err := g.raw.ListRepoPullRequests(g.owner, g.repo, sdk.ListPullRequestsOptions{
 			ListOptions: sdk.ListOptions{Page: page, PageSize: giteaPageSize}, State: sdk.StateAll,
@@ -67,7 +114,7 @@ func (g *giteaBackend) find(_ context.Context, head string) (*PullRequest, error
 		if err != nil {
 			return nil, withStatus(httpResp(resp), err)
 		}
-		if best := newestOf(prs, head); best != nil {
+		if best := newestOf(prs, base, head); best != nil {
 			return giteaPR(best), nil
 		}
 		// Gitea names the next page in its Link header. A short page is
@@ -80,18 +127,21 @@ func (g *giteaBackend) find(_ context.Context, head string) (*PullRequest, error
 	return nil, nil
 }
 
-// giteaPageSize is the page find asks for: Gitea's default
+// giteaPageSize is the page newest asks for: Gitea's default
 // [api].MAX_RESPONSE_ITEMS; a server may answer fewer.
 const giteaPageSize = 50
 
-// newestOf returns the pull request of head with the highest number among
-// prs, or nil. Head.Ref turns into refs/pull/N/head once the branch is
-// deleted (auto-delete after merge); Head.Name, the "label", keeps the
-// branch name.
-func newestOf(prs []*sdk.PullRequest, head string) *sdk.PullRequest {
+// newestOf returns the pull request from head into base with the highest
+// number among prs, or nil. Head.Ref turns into refs/pull/N/head once the
+// branch is deleted (auto-delete after merge); Head.Name, the "label",
+// keeps the branch name.
+func newestOf(prs []*sdk.PullRequest, base, head string) *sdk.PullRequest {
 	var best *sdk.PullRequest
 	for _, pr := range prs {
-		if pr.Head != nil && (pr.Head.Name == head || pr.Head.Ref == head) && (best == nil || pr.Index > best.Index) {
+		if pr.Base == nil || pr.Base.Ref != base || pr.Head == nil || pr.Head.Name != head && pr.Head.Ref != head {
+			continue
+		}
+		if best == nil || pr.Index > best.Index {
 			best = pr
 		}
 	}

@@ -44,7 +44,7 @@ func newGitHub(opts Options, owner, repo string, copts []gitprovider.ClientOptio
 // title: GitHub has a real draft flag, so the title is left alone.
 func (g *githubBackend) title(req Request) string { return req.Title }
 
-func (g *githubBackend) find(ctx context.Context, head string) (*PullRequest, error) {
+func (g *githubBackend) find(ctx context.Context, head, _ string) (*PullRequest, error) {
 	// head=owner:branch filters server-side; reflux pushes to the
 	// repository itself, never to a fork.
 	prs, _, err := g.raw.PullRequests.List(ctx, g.owner, g.repo, &github.PullRequestListOptions{

@@ -46,7 +46,7 @@ func (g *gitlabBackend) title(req Request) string {
 	return req.Title
 }
 
-func (g *gitlabBackend) find(ctx context.Context, head string) (*PullRequest, error) {
+func (g *gitlabBackend) find(ctx context.Context, head, _ string) (*PullRequest, error) {
 	mrs, _, err := g.raw.MergeRequests.ListProjectMergeRequests(g.pid, &gitlab.ListProjectMergeRequestsOptions{
 		SourceBranch: gitlab.Ptr(head), State: gitlab.Ptr("all"), ListOptions: gitlab.ListOptions{PerPage: 100},
 	}, gitlab.WithContext(ctx))

@@ -14,7 +14,7 @@ import (
 // fails after the comment was posted, the pull request stays open and a
 // retry posts the comment again.
 func (c *Client) Close(ctx context.Context, head, comment string) (PullRequest, error) {
-	pr, err := c.b.find(ctx, head)
+	pr, err := c.b.find(ctx, head, c.base)
 	if err != nil {
 		return PullRequest{}, &Error{Op: "finding the pull request of " + head, Err: err}
 	}

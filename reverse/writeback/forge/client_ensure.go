@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"cmp"
 	"context"
 	"strings"
 )
@@ -8,7 +9,7 @@ import (
 // Find returns the newest pull request whose head is branch, in any
 // state; ok is false when the branch never had one.
 func (c *Client) Find(ctx context.Context, head string) (PullRequest, bool, error) {
-	pr, err := c.b.find(ctx, head)
+	pr, err := c.b.find(ctx, head, c.base)
 	if err != nil {
 		return PullRequest{}, false, &Error{Op: "finding the pull request of " + head, Err: err}
 	}
@@ -33,7 +34,7 @@ func (c *Client) Ensure(ctx context.Context, req Request) (Result, error) {
 	if cl, ok := c.b.(clipper); ok {
 		req.Body = cl.clip(req.Body)
 	}
-	pr, err := c.b.find(ctx, req.Head)
+	pr, err := c.b.find(ctx, req.Head, cmp.Or(req.Base, c.base))
 	if err != nil {
 		return Result{}, &Error{Op: "finding the pull request of " + req.Head, Err: err}
 	}

@@ -148,6 +148,12 @@ type Options struct {
 	// RepoURL is the repository's clone URL (https or ssh), from the
 	// GitRepository.
 	RepoURL string
+	// Base is the branch reflux's pull requests target, the
+	// GitRepository's; "" when unknown. Find and Close look for a
+	// branch's pull request into it where the forge cannot look by head
+	// alone (Gitea); without it they look into the repository's default
+	// branch. Ensure uses its Request's Base.
+	Base string
 	// Transport, when set, carries the requests (tests, proxies).
 	Transport http.RoundTripper
 }
@@ -222,8 +228,10 @@ func withStatus(resp *http.Response, err error) error {
 // backend is one provider's way to do what go-git-providers does not.
 type backend interface {
 	// find returns the newest pull request whose head is branch, in any
-	// state, or nil.
-	find(ctx context.Context, head string) (*PullRequest, error)
+	// state, or nil. base is the branch it targets, "" when unknown: most
+	// forges list pull requests by head and ignore it; Gitea cannot, and
+	// asks by base and head instead (giteaBackend.find).
+	find(ctx context.Context, head, base string) (*PullRequest, error)
 	// create opens the pull request, as a draft when asked.
 	create(ctx context.Context, req Request) (*PullRequest, error)
 	// title is the title the forge shows for req: Gitea and GitLab read a
@@ -248,6 +256,8 @@ type backend interface {
 // Client opens and follows pull requests in one repository.
 type Client struct {
 	b backend
+	// base is Options.Base.
+	base string
 }
 
 // New returns a Client for the repository. Creating one reads nothing
@@ -292,7 +302,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		}
 		return nil, &Error{Op: "connecting to " + opts.Provider, Err: err}
 	}
-	return &Client{b: b}, nil
+	return &Client{b: b, base: opts.Base}, nil
 }
 
 // Check proves that the token works and reaches the repository. Where

@@ -6,8 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,75 +20,118 @@ import (
 	"github.com/reflux-dev/reflux/reverse/writeback/forge"
 )
 
-// listCounter counts the requests that list a repository's pull
-// requests, passing every request on to the real Gitea.
-type listCounter struct{ lists atomic.Int32 }
+// requestCounter counts the requests a Client sends, passing each on to
+// the real Gitea.
+type requestCounter struct {
+	mu    sync.Mutex
+	paths []string
+}
 
-func (c *listCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/pulls") {
-		c.lists.Add(1)
-	}
+func (c *requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.paths = append(c.paths, r.Method+" "+r.URL.EscapedPath())
+	c.mu.Unlock()
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// TestGiteaFindReadsFromTheNewest (issue 22 §3): with more pull requests
-// than one page, find stops at the first page holding the branch's, and
-// that is its newest; only a branch with none, or an old one, reads on.
-func TestGiteaFindReadsFromTheNewest(t *testing.T) {
+// take returns the requests sent since the last take.
+func (c *requestCounter) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.paths
+	c.paths = nil
+	return out
+}
+
+// TestGiteaFindIsBounded (issue 22 §3): find asks Gitea by base and head,
+// so a branch with no pull request, or an open one, costs one request
+// however many pull requests the repository has, where walking the list
+// read every page. Only a branch whose pull request Gitea answers closed
+// walks the list newest first, to the first page holding one of the
+// branch's: the newest, not the closed one before it.
+func TestGiteaFindIsBounded(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	// Pages of 10, where Gitea's default is 50: the walk is the same, with
-	// a fifth of the pull requests to make.
+	// Pages of 10, where Gitea's default is 50: 16 pull requests fill two
+	// pages, which a walk of the list would read for a branch with none.
 	gt, url := startFleetWith(t, testenv.GiteaOptions{MaxResponseItems: 10})
 
-	// The oldest pull request is the one a reviewer closed on "again";
-	// 11 others follow it, then a new one on "again": 14 in all, more than
-	// one page.
-	const fillers = 11
-	branches := []string{"reflux/again", "reflux/old"}
+	const fillers = 10
+	branches := []string{"reflux/again", "reflux/old", "reflux/done", "reflux/other", "release/v1"}
 	for i := range fillers {
 		branches = append(branches, fmt.Sprintf("reflux/filler-%02d", i))
 	}
 	pushBranches(t, gt, url, branches)
-	open := func(head string) int {
+	open := func(head, base string) int {
 		var pr giteaPR
 		g.Expect(gt.API(ctx, http.MethodPost, "/repos/reflux/fleet/pulls",
-			map[string]any{"head": head, "base": "main", "title": head}, &pr)).To(Succeed())
+			map[string]any{"head": head, "base": base, "title": head}, &pr)).To(Succeed())
 		return pr.Number
 	}
-	closed := open("reflux/again")
-	g.Expect(gt.API(ctx, http.MethodPatch, fmt.Sprintf("/repos/reflux/fleet/pulls/%d", closed),
-		map[string]any{"state": "closed"}, nil)).To(Succeed())
-	old := open("reflux/old")
-	for _, b := range branches[2:] {
-		open(b)
+	closePR := func(n int) {
+		g.Expect(gt.API(ctx, http.MethodPatch, fmt.Sprintf("/repos/reflux/fleet/pulls/%d", n),
+			map[string]any{"state": "closed"}, nil)).To(Succeed())
 	}
-	newest := open("reflux/again")
+	// The oldest pull request is the one a reviewer closed on "again", as
+	// is the next on "done"; "other" targets release/v1. The fillers
+	// follow, then a new one on "again" and on "done", the latter closed too.
+	closePR(open("reflux/again", "main"))
+	closePR(open("reflux/done", "main"))
+	old := open("reflux/old", "main")
+	other := open("reflux/other", "release/v1")
+	for _, b := range branches[5:] {
+		open(b, "main")
+	}
+	newest := open("reflux/again", "main")
+	done := open("reflux/done", "main")
+	closePR(done)
 
-	counter := &listCounter{}
-	c, err := forge.New(ctx, forge.Options{Provider: "gitea", Token: gt.Token, APIURL: gt.URL, RepoURL: url, Transport: counter})
-	g.Expect(err).NotTo(HaveOccurred())
-	find := func(head string) (forge.PullRequest, bool, int32) {
-		counter.lists.Store(0)
+	counter := &requestCounter{}
+	connect := func(base string) *forge.Client {
+		c, err := forge.New(ctx, forge.Options{Provider: "gitea", Token: gt.Token, APIURL: gt.URL, RepoURL: url,
+			Base: base, Transport: counter})
+		g.Expect(err).NotTo(HaveOccurred())
+		counter.take() // New reads Gitea's version
+		return c
+	}
+	c := connect("main")
+	find := func(c *forge.Client, head string) (forge.PullRequest, bool, []string) {
 		pr, ok, err := c.Find(ctx, head)
 		g.Expect(err).NotTo(HaveOccurred())
-		return pr, ok, counter.lists.Load()
+		return pr, ok, counter.take()
 	}
 
-	pr, ok, lists := find("reflux/again")
-	g.Expect(ok).To(BeTrue())
-	g.Expect(pr.Number).To(Equal(newest), "the newest of the branch's pull requests, not the one closed before")
-	g.Expect(pr.State).To(Equal(forge.Open))
-	g.Expect(lists).To(BeEquivalentTo(1), "the first page holds it: no later page holds a newer one")
+	_, ok, sent := find(c, "reflux/never")
+	g.Expect(ok).To(BeFalse())
+	g.Expect(sent).To(HaveLen(1), "a branch with none costs one request, not a walk of every page: %v", sent)
 
-	pr, ok, lists = find("reflux/old")
+	pr, ok, sent := find(c, "reflux/again")
+	g.Expect(ok).To(BeTrue())
+	g.Expect(pr.Number).To(Equal(newest), "the open one, not the one closed before")
+	g.Expect(pr.State).To(Equal(forge.Open))
+	g.Expect(sent).To(HaveLen(2), "Gitea answers the closed one; the first page holds the newest: %v", sent)
+
+	pr, ok, sent = find(c, "reflux/old")
 	g.Expect(ok).To(BeTrue())
 	g.Expect(pr.Number).To(Equal(old))
-	g.Expect(lists).To(BeEquivalentTo(2), "12 newer pull requests fill the first page")
+	g.Expect(sent).To(HaveLen(1), "an open one is found in one request, however old: %v", sent)
 
-	_, ok, lists = find("reflux/never")
+	pr, ok, sent = find(c, "reflux/done")
+	g.Expect(ok).To(BeTrue())
+	g.Expect(pr.Number).To(Equal(done), "the newest of the branch's closed pull requests")
+	g.Expect(pr.State).To(Equal(forge.Closed))
+	g.Expect(sent).To(HaveLen(2), "the answer, then the first page, which holds the newest: %v", sent)
+
+	_, ok, _ = find(c, "reflux/other")
+	g.Expect(ok).To(BeFalse(), "a pull request into another branch than the base is not found (README)")
+	pr, ok, sent = find(connect("release/v1"), "reflux/other")
+	g.Expect(ok).To(BeTrue(), "a base with a slash in its name: %v", sent)
+	g.Expect(pr.Number).To(Equal(other))
+
+	// Without a base, find asks into the repository's default branch.
+	_, ok, sent = find(connect(""), "reflux/never")
 	g.Expect(ok).To(BeFalse())
-	g.Expect(lists).To(BeEquivalentTo(2), "a branch with none reads every page, up to the bound")
+	g.Expect(sent).To(HaveLen(2), "the repository, then the pull request: %v", sent)
 }
 
 // pushBranches commits a file on top of main and pushes the commit as
