@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,14 +32,42 @@ import (
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
-// TestDismissalWhoseReleaseFailsIsRetried (issue 22 §3): a record is
-// dismissed while the apiserver refuses its release, as RBAC refuses an
-// identity that may not patch the object. The record closes Dismissed but
-// keeps status.heldSince, so the release is still owed; once the identity
-// may patch, the expiry timers release the object, clear heldSince and ask
-// Flux to restore Git. Before, the close cleared heldSince first, and the
-// failed release was never asked again.
-func TestDismissalWhoseReleaseFailsIsRetried(t *testing.T) {
+// TestCloseWhoseReleaseFailsIsRetried (issue 22 §3): a record is
+// dismissed, or resolved, while the apiserver refuses its release, as
+// RBAC refuses an identity that may not patch the object. The record
+// closes but keeps status.heldSince, so the release is still owed; the
+// expiry timers ask for it again, refused again and again, the record
+// still saying it is owed; once the identity may patch, they release the
+// object, clear heldSince and, for a dismissal, ask Flux to restore Git.
+// Before, the close cleared heldSince first, and the failed release was
+// never asked again.
+func TestCloseWhoseReleaseFailsIsRetried(t *testing.T) {
+	tests := []struct {
+		name    string
+		dismiss bool
+		// input decides for the record cur of the held object.
+		input func(name string, cur *refluxv1.Drift) decide.Input
+		state refluxv1.DriftState
+	}{
+		{name: "dismissed", dismiss: true, state: refluxv1.DriftDismissed,
+			input: func(name string, cur *refluxv1.Drift) decide.Input {
+				return decide.Input{Name: name, Record: cur, Now: time.Now(), Live: decide.Live{Exists: true, Held: true, HeldBy: name}}
+			}},
+		{name: "resolved: the applied revision declares the live value", state: refluxv1.DriftResolved,
+			input: func(name string, cur *refluxv1.Drift) decide.Input {
+				return decide.Input{Name: name, Record: cur, Now: time.Now(), Live: decide.Live{Exists: true, Held: true, HeldBy: name},
+					Evaluated: true, Declared: true, Revision: "main@sha1:0123456789abcdef0123456789abcdef01234567"}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			testCloseWhoseReleaseFails(t, tt.dismiss, tt.state, tt.input)
+		})
+	}
+}
+
+func testCloseWhoseReleaseFails(t *testing.T, dismiss bool, state refluxv1.DriftState,
+	input func(name string, cur *refluxv1.Drift) decide.Input) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -60,26 +89,29 @@ func TestDismissalWhoseReleaseFailsIsRetried(t *testing.T) {
 	name := "configmap-flags"
 	since := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
 	g.Expect(Holder{Client: k8sClient}.Hold(ctx, refOf(cm), name, since.Time)).To(Succeed())
-	rec := heldRecord(t, sealer, ns, name, refOf(cm), since)
+	rec := heldRecord(t, sealer, ns, name, refOf(cm), since, dismiss)
 
-	x, err := execute.New(execute.Options{Client: k8sClient, APIReader: k8sClient, Holder: Holder{Client: tenant},
+	holder := &refusals{Holder: Holder{Client: tenant}}
+	x, err := execute.New(execute.Options{Client: k8sClient, APIReader: k8sClient, Holder: holder,
 		Sealer: sealer, Log: logr.Discard()})
 	g.Expect(err).NotTo(HaveOccurred())
 	p := &execute.Plan{Name: name, Namespace: ns, Object: refOf(cm), Kustomization: ks}
 	err = x.WithRecord(ctx, p, func(cur *refluxv1.Drift) (decide.Decision, error) {
-		return decide.Decide(decide.Input{Name: name, Record: cur, Now: time.Now(),
-			Live: decide.Live{Exists: true, Held: true, HeldBy: name}}), nil
+		return decide.Decide(input(name, cur)), nil
 	})
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "the release is refused: %v", err)
 
 	got := &refluxv1.Drift{}
-	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(rec), got)).To(Succeed())
-	g.Expect(got.Status.State).To(Equal(refluxv1.DriftDismissed), "closed first, as before")
-	g.Expect(got.Status.HeldSince).NotTo(BeNil(), "the record says the release is still owed")
+	owes := func() *metav1.Time {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(rec), got)).To(Succeed())
+		return got.Status.HeldSince
+	}
+	g.Expect(owes()).NotTo(BeNil(), "the record says the release is still owed")
+	g.Expect(got.Status.State).To(Equal(state), "closed first, as before")
 	g.Expect(isHeld(ctx, cm)).To(BeTrue())
 
-	// The identity may patch now; the expiry timers take the owed release.
-	grantPatch(t, ns, user)
+	// The expiry timers take the owed release, refused until the identity
+	// may patch.
 	timers, err := expiry.New(expiry.Options{Client: k8sClient, Records: x, Live: apiserverLive{}, Log: logr.Discard(),
 		Registry: oneGoverned{reverse.Snapshot{Gov: &reverse.Governed{Kustomization: ks, Policy: &refluxv1.ReverseSyncPolicy{}}}}})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -91,29 +123,57 @@ func TestDismissalWhoseReleaseFailsIsRetried(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	timers.Schedule([]refluxv1.Drift{*got})
 
+	g.Eventually(holder.refused.Load, 10*time.Second, 10*time.Millisecond).Should(BeNumerically(">=", 4),
+		"the refused release is asked again, with backoff")
+	g.Expect(owes()).NotTo(BeNil(), "each refusal leaves the release owed")
+	g.Expect(isHeld(ctx, cm)).To(BeTrue())
+
+	grantPatch(t, ns, user)
 	g.Eventually(func() bool { return isHeld(ctx, cm) }, 30*time.Second, 50*time.Millisecond).Should(BeFalse(),
 		"the owed release is retried until it happens")
-	g.Eventually(func() *metav1.Time {
-		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(rec), got)).To(Succeed())
-		return got.Status.HeldSince
-	}, 10*time.Second, 50*time.Millisecond).Should(BeNil(), "and the record says it happened")
-	g.Expect(got.Status.State).To(Equal(refluxv1.DriftDismissed))
+	g.Eventually(owes, 10*time.Second, 50*time.Millisecond).Should(BeNil(), "and the record says it happened")
+	g.Expect(got.Status.State).To(Equal(state))
 	g.Expect(sealer.Verify(got)).To(Succeed(), "every status write is sealed")
-	g.Eventually(func() map[string]string {
+	reconcileAsked := func() map[string]string {
 		cur := &kustomizev1.Kustomization{}
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ks), cur)).To(Succeed())
 		return cur.Annotations
-	}, 10*time.Second, 50*time.Millisecond).Should(HaveKey(meta.ReconcileRequestAnnotation), "Flux is asked to restore Git")
+	}
+	if !dismiss {
+		// Written with the release, before heldSince went: a resolved
+		// record's value is Git's, nothing for Flux to restore.
+		g.Expect(reconcileAsked()).NotTo(HaveKey(meta.ReconcileRequestAnnotation), "a resolved record's value is Git's")
+		return
+	}
+	g.Eventually(reconcileAsked, 10*time.Second, 50*time.Millisecond).Should(HaveKey(meta.ReconcileRequestAnnotation),
+		"Flux is asked to restore Git")
 }
 
-// heldRecord creates a sealed record of obj, held since since and asked
-// to be dismissed.
-func heldRecord(t *testing.T, sealer *record.Sealer, ns, name string, obj refluxv1.ObjectRef, since metav1.Time) *refluxv1.Drift {
+// refusals is the real Holder, counting the releases the apiserver
+// refused.
+type refusals struct {
+	Holder
+	refused atomic.Int32
+}
+
+func (r *refusals) Release(ctx context.Context, obj refluxv1.ObjectRef) error {
+	err := r.Holder.Release(ctx, obj)
+	if apierrors.IsForbidden(err) {
+		r.refused.Add(1)
+	}
+	return err
+}
+
+// heldRecord creates a sealed record of obj, held since since and, when
+// dismiss, asked to be dismissed.
+func heldRecord(t *testing.T, sealer *record.Sealer, ns, name string, obj refluxv1.ObjectRef, since metav1.Time, dismiss bool) *refluxv1.Drift {
 	t.Helper()
 	ctx := context.Background()
-	rec := &refluxv1.Drift{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-		Annotations: map[string]string{refluxv1.DismissAnnotation: "true"}},
+	rec := &refluxv1.Drift{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: refluxv1.DriftSpec{Kustomization: refluxv1.KustomizationRef{Namespace: ns, Name: "web"}, Object: obj, FirstSeen: since, LastSeen: since}}
+	if dismiss {
+		rec.Annotations = map[string]string{refluxv1.DismissAnnotation: "true"}
+	}
 	if err := sealer.Seal(rec); err != nil {
 		t.Fatal(err)
 	}

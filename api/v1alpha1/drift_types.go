@@ -274,7 +274,10 @@ type DriftStatus struct {
 	// +optional
 	Action DriftAction `json:"action,omitempty"`
 
-	// HeldSince is when the hold was applied.
+	// HeldSince is when the hold was applied. On a closed record
+	// (Resolved, Dismissed or Expired) it says the hold's release is
+	// still owed: reflux retries the release until it happens, then
+	// clears heldSince.
 	// +optional
 	HeldSince *metav1.Time `json:"heldSince,omitempty"`
 
