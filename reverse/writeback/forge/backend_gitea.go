@@ -57,8 +57,8 @@ func (g *giteaBackend) title(req Request) string {
 // has none read every page, up to maxPages: every write and branch check
 // of a new branch did (issue 22 §3). Instead find asks
 // GET /repos/{owner}/{repo}/pulls/{base}/{head}, which answers 404 when
-// head has no pull request into base: one request. When it has, the answer is whichever of them the database
-// returns first (models/issues/pull.go GetPullRequestByBaseHeadInfo has
+// head has no pull request into base. When it has, the answer is
+// whichever of them the database returns first (models/issues/pull.go GetPullRequestByBaseHeadInfo has
 // no ORDER BY; the oldest, in practice):
 //   - an open one is taken as the newest: Gitea opens no second pull
 //     request from a head into a base while one is open
@@ -71,8 +71,10 @@ func (g *giteaBackend) title(req Request) string {
 //     walks the list newest first to the first page holding one of them,
 //     the page of the one Gitea answered at the latest, within maxPages.
 //
-// A pull request from head into another branch (a reviewer retargeted
-// it) is not found; the README's forge table says so.
+// A branch with none into base costs one more look, at the open pull
+// requests (usually one page): one from head a reviewer retargeted to
+// another branch is still the branch's. A closed one into another branch
+// is not found; the README's forge table says so.
 func (g *giteaBackend) find(_ context.Context, head, base string) (*PullRequest, error) {
 	if base == "" {
 		repo, resp, err := g.raw.GetRepo(g.owner, g.repo)
@@ -86,13 +88,16 @@ func (g *giteaBackend) find(_ context.Context, head, base string) (*PullRequest,
 	pr, resp, err := g.raw.GetPullRequestByBaseHead(g.owner, g.repo, base, head)
 	switch {
 	case err != nil && httpResp(resp) != nil && resp.StatusCode == http.StatusNotFound:
-		return nil, nil
+		// None into base; an open one a reviewer retargeted to another
+		// branch still counts, or Ensure would open a second pull
+		// request of the branch. Open ones are few: usually one page.
+		return g.newestWhere(head, sdk.StateOpen, nil)
 	case err != nil:
 		return nil, withStatus(httpResp(resp), err)
 	case pr.State == sdk.StateOpen && !pr.HasMerged:
 		return giteaPR(pr), nil
 	}
-	newest, err := g.newest(base, head)
+	newest, err := g.newestWhere(head, sdk.StateAll, func(pr *sdk.PullRequest) bool { return pr.Base != nil && pr.Base.Ref == base })
 	if err != nil || newest != nil {
 		return newest, err
 	}
@@ -101,20 +106,20 @@ func (g *giteaBackend) find(_ context.Context, head, base string) (*PullRequest,
 	return giteaPR(pr), nil
 }
 
-// newest walks the repository's pull requests newest first, Gitea's order
-// when none is asked for (issue.created_unix, then issue.id, descending:
-// models/issues/issue_search.go applySorts), and returns the first from
-// head into base: no later page holds a newer one. nil when none is
-// within maxPages pages.
-func (g *giteaBackend) newest(base, head string) (*PullRequest, error) {
+// newestWhere walks the repository's pull requests in state newest
+// first, Gitea's order when none is asked for (issue.created_unix, then
+// issue.id, descending: models/issues/issue_search.go applySorts), and
+// returns the first from head that into (nil: any base) accepts: no later
+// page holds a newer one. nil when none is within maxPages pages.
+func (g *giteaBackend) newestWhere(head string, state sdk.StateType, into func(*sdk.PullRequest) bool) (*PullRequest, error) {
 	for page := 1; page <= maxPages; page++ {
 		prs, resp, err := g.raw.ListRepoPullRequests(g.owner, g.repo, sdk.ListPullRequestsOptions{
-			ListOptions: sdk.ListOptions{Page: page, PageSize: giteaPageSize}, State: sdk.StateAll,
+			ListOptions: sdk.ListOptions{Page: page, PageSize: giteaPageSize}, State: state,
 		})
 		if err != nil {
 			return nil, withStatus(httpResp(resp), err)
 		}
-		if best := newestOf(prs, base, head); best != nil {
+		if best := newestOf(prs, head, into); best != nil {
 			return giteaPR(best), nil
 		}
 		// Gitea names the next page in its Link header. A short page is
@@ -131,14 +136,14 @@ func (g *giteaBackend) newest(base, head string) (*PullRequest, error) {
 // [api].MAX_RESPONSE_ITEMS; a server may answer fewer.
 const giteaPageSize = 50
 
-// newestOf returns the pull request from head into base with the highest
-// number among prs, or nil. Head.Ref turns into refs/pull/N/head once the
-// branch is deleted (auto-delete after merge); Head.Name, the "label",
-// keeps the branch name.
-func newestOf(prs []*sdk.PullRequest, base, head string) *sdk.PullRequest {
+// newestOf returns the pull request from head that into accepts (nil:
+// any) with the highest number among prs, or nil. Head.Ref turns into
+// refs/pull/N/head once the branch is deleted (auto-delete after merge);
+// Head.Name, the "label", keeps the branch name.
+func newestOf(prs []*sdk.PullRequest, head string, into func(*sdk.PullRequest) bool) *sdk.PullRequest {
 	var best *sdk.PullRequest
 	for _, pr := range prs {
-		if pr.Base == nil || pr.Base.Ref != base || pr.Head == nil || pr.Head.Name != head && pr.Head.Ref != head {
+		if pr.Head == nil || pr.Head.Name != head && pr.Head.Ref != head || into != nil && !into(pr) {
 			continue
 		}
 		if best == nil || pr.Index > best.Index {

@@ -44,9 +44,9 @@ func (c *requestCounter) take() []string {
 }
 
 // TestGiteaFindIsBounded (issue 22 §3): find asks Gitea by base and head,
-// so a branch with no pull request, or an open one, costs one request
-// however many pull requests the repository has, where walking the list
-// read every page. Only a branch whose pull request Gitea answers closed
+// so an open pull request costs one request however many the repository
+// has, and a branch with none costs that and the open ones' pages, where
+// walking the list read every page. Only a branch whose pull request Gitea answers closed
 // walks the list newest first, to the first page holding one of the
 // branch's: the newest, not the closed one before it.
 func TestGiteaFindIsBounded(t *testing.T) {
@@ -101,9 +101,11 @@ func TestGiteaFindIsBounded(t *testing.T) {
 		return pr, ok, counter.take()
 	}
 
+	// 13 pull requests are open: two pages of 10.
 	_, ok, sent := find(c, "reflux/never")
 	g.Expect(ok).To(BeFalse())
-	g.Expect(sent).To(HaveLen(1), "a branch with none costs one request, not a walk of every page: %v", sent)
+	g.Expect(sent).To(HaveLen(3), "a branch with none costs the lookup and the open pull requests' pages, "+
+		"not a walk of every page: %v", sent)
 
 	pr, ok, sent := find(c, "reflux/again")
 	g.Expect(ok).To(BeTrue())
@@ -122,8 +124,9 @@ func TestGiteaFindIsBounded(t *testing.T) {
 	g.Expect(pr.State).To(Equal(forge.Closed))
 	g.Expect(sent).To(HaveLen(2), "the answer, then the first page, which holds the newest: %v", sent)
 
-	_, ok, _ = find(c, "reflux/other")
-	g.Expect(ok).To(BeFalse(), "a pull request into another branch than the base is not found (README)")
+	pr, ok, _ = find(c, "reflux/other")
+	g.Expect(ok).To(BeTrue(), "an open pull request a reviewer retargeted to another branch is the branch's")
+	g.Expect(pr.Number).To(Equal(other))
 	pr, ok, sent = find(connect("release/v1"), "reflux/other")
 	g.Expect(ok).To(BeTrue(), "a base with a slash in its name: %v", sent)
 	g.Expect(pr.Number).To(Equal(other))
@@ -131,7 +134,10 @@ func TestGiteaFindIsBounded(t *testing.T) {
 	// Without a base, find asks into the repository's default branch.
 	_, ok, sent = find(connect(""), "reflux/never")
 	g.Expect(ok).To(BeFalse())
-	g.Expect(sent).To(HaveLen(2), "the repository, then the pull request: %v", sent)
+	g.Expect(sent).To(HaveLen(4), "the repository, the lookup, then the open pull requests: %v", sent)
+	closePR(other)
+	_, ok, _ = find(c, "reflux/other")
+	g.Expect(ok).To(BeFalse(), "a closed pull request into another branch than the base is not found (README)")
 }
 
 // pushBranches commits a file on top of main and pushes the commit as
