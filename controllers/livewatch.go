@@ -216,6 +216,30 @@ func (w *Watcher) Synced(gvk schema.GroupVersionKind) bool {
 	return !ok || inf.hasSynced()
 }
 
+// Complete reports whether objects of gvk in namespace are watched, the
+// watch allowed and listed: only then is one missing from the store known
+// not to exist. A kind reflux does not watch (Secrets under
+// --secrets=metadata), a namespace outside --watch-namespace, or a watch
+// refused or still listing cannot tell.
+func (w *Watcher) Complete(gvk schema.GroupVersionKind, namespace string) bool {
+	w.mu.Lock()
+	g, ok := w.informers[gvk]
+	w.mu.Unlock()
+	if !ok {
+		return false
+	}
+	key := namespace
+	if _, all := g.byNamespace[""]; all {
+		key = ""
+	}
+	inf, ok := g.byNamespace[key]
+	if !ok || !inf.HasSynced() {
+		return false
+	}
+	a := g.access[key]
+	return a == nil || a.refused() == nil
+}
+
 // Watches reports whether a kind of the API resource gr is watched: the
 // audit webhook keeps only writes to such objects, so the rest of the
 // cluster's writes cost nothing that grows.

@@ -76,14 +76,17 @@ func TestKilledRightAfterTheDriftIsSeen(t *testing.T) {
 // finds it declared, in Flux's inventory and not live at its first
 // resync, before Flux recreates it, and records the deletion: the whole
 // object, removed, at the document that declares it. The object left
-// alone gets no record.
+// alone gets no record, nor does a Secret, which reflux does not watch
+// under --secrets=metadata: its absence from the live store says nothing.
 func TestDeletedWhileRefluxWasDown(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
 	r := fixture.StartReflux(t, env, fixture.Options{Name: "reflux-down", Selector: shardKey + "=down"})
-	f := fixture.NewApp(t, env, "down", fixture.AppOptions{Labels: map[string]string{shardKey: "down"},
-		Files: flagFiles("kept-flags", "deleted-flags")})
+	files := flagFiles("kept-flags", "deleted-flags")
+	files["kustomization.yaml"] = fixture.Kustomization("flags.yaml", "payments-api.yaml")
+	files["payments-api.yaml"] = paymentsSecretYAML
+	f := fixture.NewApp(t, env, "down", fixture.AppOptions{Labels: map[string]string{shardKey: "down"}, Files: files})
 	g.Expect(r.Stop()).To(Succeed())
 
 	g.Expect(alice.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.Name, Name: "deleted-flags"}})).
@@ -97,6 +100,8 @@ func TestDeletedWhileRefluxWasDown(t *testing.T) {
 	g.Expect(fl.Origin).NotTo(BeNil())
 	g.Expect(fl.Origin.File).To(Equal("flags.yaml"))
 	g.Expect(f.Records(g, "ConfigMap", "kept-flags")).To(BeEmpty(), "nothing happened to it")
+	g.Consistently(func() []refluxv1.Drift { return f.Records(g, "Secret", "payments-api") }, 3*time.Second, 250*time.Millisecond).
+		Should(BeEmpty(), "a Secret reflux does not watch is not taken for deleted")
 	err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.Name, Name: "deleted-flags"}, &corev1.ConfigMap{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "recorded before Flux's next reconcile recreates it: %v", err)
 }

@@ -164,7 +164,7 @@ func (gv *Governor) wait(k intake.Key, c intake.Change, live *unstructured.Unstr
 // resync finds it declared, applied by Flux (in its inventory) and not
 // live; nil otherwise.
 func (gv *Governor) missing(k intake.Key, c intake.Change, resync bool) *unstructured.Unstructured {
-	if !resync || c.Deleted != nil || c.Owner.Name == "" {
+	if !resync || c.Deleted != nil || c.Owner.Name == "" || !gv.opts.Live.Complete(k.GVK, k.Namespace) {
 		return nil
 	}
 	snap, governed := gv.intake.Snapshot(c.Owner)

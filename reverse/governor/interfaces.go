@@ -37,6 +37,9 @@ type LiveStore interface {
 	Get(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, bool)
 	// Synced reports whether the watch of gvk has listed every object.
 	Synced(gvk schema.GroupVersionKind) bool
+	// Complete reports whether objects of gvk in namespace are watched
+	// and listed: only then does one missing from the store not exist.
+	Complete(gvk schema.GroupVersionKind, namespace string) bool
 	// Forget stops the watches a Kustomization alone used.
 	Forget(ks types.NamespacedName)
 }
