@@ -24,6 +24,9 @@ import (
 // LiveHandler receives the live watches' events, on the informers'
 // goroutines: it must not block.
 type LiveHandler interface {
+	// OnLiveAdd is called for each object a watch lists as it starts,
+	// and for each object created after.
+	OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstructured, seen time.Time)
 	OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructured.Unstructured, seen time.Time)
 	OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.Unstructured)
 }
@@ -358,6 +361,11 @@ func (w *Watcher) informerFor(gvk schema.GroupVersionKind, gr schema.GroupResour
 	}
 	h := w.handler
 	_, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) {
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				h.OnLiveAdd(gvk, u, time.Now())
+			}
+		},
 		UpdateFunc: func(oldObj, newObj interface{}) {
 			seen := time.Now()
 			u, ok := newObj.(*unstructured.Unstructured)

@@ -61,6 +61,8 @@ func TestAccessReportsEachChangeOnce(t *testing.T) {
 
 type ignoreLive struct{}
 
+func (ignoreLive) OnLiveAdd(schema.GroupVersionKind, *unstructured.Unstructured, time.Time) {}
+
 func (ignoreLive) OnLiveUpdate(schema.GroupVersionKind, *unstructured.Unstructured, *unstructured.Unstructured, time.Time) {
 }
 func (ignoreLive) OnLiveDelete(schema.GroupVersionKind, *unstructured.Unstructured) {}

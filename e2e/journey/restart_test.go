@@ -2,6 +2,8 @@ package journey
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -104,4 +106,39 @@ func TestDeletedWhileRefluxWasDown(t *testing.T) {
 		Should(BeEmpty(), "a Secret reflux does not watch is not taken for deleted")
 	err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.Name, Name: "deleted-flags"}, &corev1.ConfigMap{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "recorded before Flux's next reconcile recreates it: %v", err)
+}
+
+// TestEditedWhileRefluxWasDownIsHeldBeforeItsRender (issue 22 §1): alice
+// edits an object while no reflux runs, so no watch sees the edit. The
+// next reflux's first render is held back (its hidden
+// --render-gate-file), as a large tree's takes minutes. The edit is held
+// and recorded as Pending from the watch's first list, before any render,
+// so that Flux's next reconcile cannot erase it meanwhile; once the render
+// lands, the record says what changed.
+func TestEditedWhileRefluxWasDownIsHeldBeforeItsRender(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	r := fixture.StartReflux(t, env, fixture.Options{Name: "reflux-down-edit", Selector: shardKey + "=down-edit"})
+	f := fixture.NewApp(t, env, "down-edit", fixture.AppOptions{Labels: map[string]string{shardKey: "down-edit"},
+		Files: flagFiles("edited-flags", "other-flags")})
+	g.Expect(r.Stop()).To(Succeed())
+
+	f.AddKey(g, alice.Client, "edited-flags", "HOTFIX", "on")
+	gate := filepath.Join(t.TempDir(), "hold-renders")
+	g.Expect(os.WriteFile(gate, nil, 0o600)).To(Succeed())
+	fixture.StartReflux(t, env, fixture.Options{Name: "reflux-down-edit-2", Selector: shardKey + "=down-edit",
+		Args: []string{"--render-gate-file=" + gate}})
+
+	rec := f.WaitRecord(g, "ConfigMap", "edited-flags", fixture.InState(refluxv1.DriftPending))
+	g.Expect(rec.Spec.Written).To(ContainElement(refluxv1.WrittenField{Pointer: "/data/HOTFIX", LiveValue: `"on"`}))
+	g.Eventually(func() bool { return fixture.Held(f.Get(g, "edited-flags", &corev1.ConfigMap{})) }, fixture.Timeout, fixture.Interval).
+		Should(BeTrue(), "held before any render")
+	g.Expect(fixture.Held(f.Get(g, "other-flags", &corev1.ConfigMap{}))).To(BeFalse(), "only what someone edited")
+	g.Expect(f.Records(g, "ConfigMap", "other-flags")).To(BeEmpty())
+
+	g.Expect(os.Remove(gate)).To(Succeed())
+	rec = f.WaitRecord(g, "ConfigMap", "edited-flags", fixture.HasField("/data/HOTFIX"))
+	g.Expect(rec.Status.State).NotTo(Equal(refluxv1.DriftPending))
+	g.Expect(f.Get(g, "edited-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).To(HaveKeyWithValue("HOTFIX", "on"),
+		"nothing lost")
 }

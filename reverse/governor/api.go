@@ -85,6 +85,11 @@ func (gv *Governor) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstruct
 	gv.intake.OnLiveUpdate(gvk, old, cur, seen)
 }
 
+// OnLiveAdd is the live watches' add handler (intake).
+func (gv *Governor) OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstructured, seen time.Time) {
+	gv.intake.OnLiveAdd(gvk, cur, seen)
+}
+
 // OnLiveDelete is the live watches' delete handler (intake).
 func (gv *Governor) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.Unstructured) {
 	gv.intake.OnLiveDelete(gvk, last)

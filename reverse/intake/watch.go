@@ -3,6 +3,7 @@ package intake
 import (
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +30,32 @@ func (in *Intake) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructur
 		// Flux (which takes over what it declares), removed a field.
 		c.Benign, c.Reverted = false, true
 	}
+	in.classify(&c, writers)
+	in.enqueue(KeyOf(gvk, cur), c)
+}
+
+// OnLiveAdd is the live watches' add handler: an object listed as a watch
+// starts, or created. One that a writer Flux reverts has written is a
+// change no watch of this reflux saw being made: made while it was down,
+// or before this replica led. It is taken as a live change at once, so it
+// is held (and recorded as Pending) before Flux's next reconcile, which
+// would otherwise erase it while the first render is still being built.
+// The rest, Flux's own objects, cost nothing.
+func (in *Intake) OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstructured, seen time.Time) {
+	owner := OwnerOf(cur)
+	if !in.Governs(owner) {
+		return
+	}
+	c := Change{Owner: owner, Object: ObjectRef(gvk, cur), Seen: seen, Benign: true}
+	in.classify(&c, drift.Writers(nil, cur))
+	if c.Reverted {
+		in.enqueue(KeyOf(gvk, cur), c)
+	}
+}
+
+// classify marks c as not benign when a writer's writes can be drift, and
+// reverted when Flux reverts one of those.
+func (in *Intake) classify(c *Change, writers []metav1.ManagedFieldsEntry) {
 	for _, w := range writers {
 		if !in.opts.Writers.Allowed(w.Manager) {
 			c.Benign = false
@@ -37,7 +64,6 @@ func (in *Intake) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructur
 			c.Reverted = true
 		}
 	}
-	in.enqueue(KeyOf(gvk, cur), c)
 }
 
 // OnLiveDelete is the live watches' delete handler. A deletion is queued
