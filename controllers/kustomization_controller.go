@@ -175,6 +175,16 @@ func (r *KustomizationReconciler) reconcile(ctx context.Context, obj *kustomizev
 		conditions.MarkUnknown(obj, refluxv1.DriftedCondition, meta.ProgressingWithRetryReason, "%s", err)
 		return ctrl.Result{}, err
 	}
+	if tgt.cluster != "" {
+		// A rotated kubeconfig Secret may have moved the Kustomization to
+		// another engine after the fleet handed this one out, and that
+		// engine has already forgotten it: it must not go on governing
+		// it beside its successor. The next reconcile publishes to that.
+		if now, ok := r.Remote.Of(keyOf(obj)); !ok || now != eng {
+			eng.Forget(ctx, keyOf(obj))
+			return ctrl.Result{Requeue: true}, nil
+		}
+	}
 	open, err := r.report(ctx, obj, eng, rendering, status, eng.Watcher.Forbidden(keyOf(obj)))
 	if err != nil {
 		return ctrl.Result{}, err

@@ -214,7 +214,17 @@ func (f *Fleet[E]) For(ctx context.Context, ks *kustomizev1.Kustomization) (Assi
 		}
 	}
 	if prev, ok := f.assigned[id]; ok && prev != ref {
-		f.releaseLocked(ctx, id, prev)
+		if was := f.clusterOfLocked(prev); was != nil && was == f.clusterOfLocked(ref) {
+			// Another Secret with the same kubeconfig: the same engine
+			// goes on governing it, with nothing to forget or close.
+			delete(was.users, id)
+			if !usesRef(was.users, prev) {
+				delete(f.refs, prev)
+				delete(was.refs, prev)
+			}
+		} else {
+			f.releaseLocked(ctx, id, prev)
+		}
 	}
 	// The connection may have been replaced (a rotation) since it was
 	// read, or disconnected as idle: then this one connects again at its

@@ -304,3 +304,25 @@ func TestRotatingOneSharerMovesOnlyIt(t *testing.T) {
 	g.Expect(moved.Owed()).To(ConsistOf(hold))
 	g.Expect(f.Connections()).To(Equal(1))
 }
+
+// TestSwitchingToACopyKeepsTheEngine: a Kustomization that names another
+// Secret holding the same kubeconfig stays with its engine, which neither
+// forgets it nor disconnects.
+func TestSwitchingToACopyKeepsTheEngine(t *testing.T) {
+	g := NewWithT(t)
+	f, env, ks, kubeconfigs := setup(t)
+	ctx := context.Background()
+	secretFor(g, env, "spoke-copy", kubeconfigs[0])
+	a, err := f.For(ctx, ks)
+	g.Expect(err).NotTo(HaveOccurred())
+	moved := ks.DeepCopy()
+	moved.Spec.KubeConfig.SecretRef.Name = "spoke-copy"
+	b, err := f.For(ctx, moved)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(b.Engine).To(BeIdenticalTo(a.Engine))
+	g.Expect(b.Ref.Secret).To(Equal("spoke-copy"))
+	g.Expect(a.Engine.forgotten()).To(BeEmpty(), "nothing to forget: the same engine governs it")
+	g.Expect(a.Engine.stopped()).To(BeFalse())
+	g.Expect(f.Clusters()).To(ConsistOf(Ref{Namespace: "hub", Secret: "spoke-copy"}), "the first Secret is no longer in use")
+	g.Expect(f.Connections()).To(Equal(1))
+}
