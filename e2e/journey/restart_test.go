@@ -79,15 +79,19 @@ func TestKilledRightAfterTheDriftIsSeen(t *testing.T) {
 // resync, before Flux recreates it, and records the deletion: the whole
 // object, removed, at the document that declares it. The object left
 // alone gets no record, nor does a Secret, which reflux does not watch
-// under --secrets=metadata: its absence from the live store says nothing.
+// under --secrets=metadata (its absence from the live store says
+// nothing), nor an object Git marks ssa: Ignore, which Flux never creates.
 func TestDeletedWhileRefluxWasDown(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
 	r := fixture.StartReflux(t, env, fixture.Options{Name: "reflux-down", Selector: shardKey + "=down"})
 	files := flagFiles("kept-flags", "deleted-flags")
-	files["kustomization.yaml"] = fixture.Kustomization("flags.yaml", "payments-api.yaml")
+	files["kustomization.yaml"] = fixture.Kustomization("flags.yaml", "payments-api.yaml", "ignored.yaml")
 	files["payments-api.yaml"] = paymentsSecretYAML
+	// Flux never creates an object Git marks ssa: Ignore, yet lists it.
+	files["ignored.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ignored-flags\n  annotations:\n" +
+		"    kustomize.toolkit.fluxcd.io/ssa: Ignore\ndata:\n  ENABLED: \"false\"\n"
 	f := fixture.NewApp(t, env, "down", fixture.AppOptions{Labels: map[string]string{shardKey: "down"}, Files: files})
 	g.Expect(r.Stop()).To(Succeed())
 
@@ -104,6 +108,7 @@ func TestDeletedWhileRefluxWasDown(t *testing.T) {
 	g.Expect(f.Records(g, "ConfigMap", "kept-flags")).To(BeEmpty(), "nothing happened to it")
 	g.Consistently(func() []refluxv1.Drift { return f.Records(g, "Secret", "payments-api") }, 3*time.Second, 250*time.Millisecond).
 		Should(BeEmpty(), "a Secret reflux does not watch is not taken for deleted")
+	g.Expect(f.Records(g, "ConfigMap", "ignored-flags")).To(BeEmpty(), "nor is an object Flux never applies")
 	err := env.Client.Get(ctx, client.ObjectKey{Namespace: f.Name, Name: "deleted-flags"}, &corev1.ConfigMap{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "recorded before Flux's next reconcile recreates it: %v", err)
 }

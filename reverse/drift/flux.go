@@ -84,6 +84,19 @@ func desiredSkip(desired *unstructured.Unstructured) SkipReason {
 	return ""
 }
 
+// DesiredSkip reports why Flux never applies desired over an existing
+// object, "" when it does. Such an object may be in Flux's inventory
+// (as skipped) without existing live.
+func DesiredSkip(desired *unstructured.Unstructured) SkipReason { return desiredSkip(desired) }
+
+// Unreverted reports whether Flux leaves the live object's other writers
+// alone: it is excluded (reconcile: disabled, which is also reflux's
+// hold, or ssa: Ignore) or merged (ssa: Merge), so a writer's entry in
+// its managedFields is no sign of a change Flux will revert.
+func Unreverted(live *unstructured.Unstructured) bool {
+	return excluded(live) != "" || inMetadata(live, ssaKey, kustomizev1.MergeValue)
+}
+
 // merges reports whether Flux skips its managedFields cleanup for the
 // object (ApplyCleanupOptions.Exclusions: ssa: Merge on either side), so
 // that no manager's additions are reverted.

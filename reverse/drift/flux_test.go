@@ -155,3 +155,37 @@ func imageDrift() want {
 		GitValue: `"ghcr.io/example/web:1.0.0"`, LiveValue: `"ghcr.io/example/web:1.0.1"`,
 		FluxReverts: true, Manager: "kubectl-edit", Operation: "Update"}
 }
+
+// TestSkipAndUnreverted: which declared objects Flux never applies, and
+// which live ones it leaves other writers' fields on.
+func TestSkipAndUnreverted(t *testing.T) {
+	with := func(key, value string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		u.SetName("flags")
+		if key != "" {
+			u.SetAnnotations(map[string]string{key: value})
+		}
+		return u
+	}
+	tests := []struct {
+		name       string
+		obj        *unstructured.Unstructured
+		skip       SkipReason
+		unreverted bool
+	}{
+		{"plain", with("", ""), "", false},
+		{"ssa: Ignore", with("kustomize.toolkit.fluxcd.io/ssa", "Ignore"), SkipIgnore, true},
+		{"ssa: IfNotPresent", with("kustomize.toolkit.fluxcd.io/ssa", "IfNotPresent"), SkipIfNotPresent, false},
+		{"ssa: Merge", with("kustomize.toolkit.fluxcd.io/ssa", "merge"), "", true},
+		{"reconcile: disabled (a hold)", with("kustomize.toolkit.fluxcd.io/reconcile", "disabled"), SkipReconcileDisabled, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(DesiredSkip(tt.obj)).To(Equal(tt.skip))
+			g.Expect(Unreverted(tt.obj)).To(Equal(tt.unreverted))
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/evaluate"
 	"github.com/reflux-dev/reflux/reverse/execute"
 	"github.com/reflux-dev/reflux/reverse/intake"
@@ -172,7 +173,10 @@ func (gv *Governor) missing(k intake.Key, c intake.Change, resync bool) *unstruc
 		return nil
 	}
 	want, declared := snap.Render.Object(desired.ObjectKey{Group: k.GVK.Group, Kind: k.GVK.Kind, Namespace: k.Namespace, Name: k.Name})
-	if !declared || !reverse.Applied(snap.Gov.Kustomization, want) {
+	if !declared || drift.DesiredSkip(want) != "" || !reverse.Applied(snap.Gov.Kustomization, want) {
+		// Flux's inventory lists an object Git marks ssa: Ignore,
+		// IfNotPresent or reconcile: disabled even when Flux never
+		// created it.
 		return nil
 	}
 	return want.DeepCopy()

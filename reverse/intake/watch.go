@@ -43,7 +43,8 @@ func (in *Intake) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructur
 // The rest, Flux's own objects, cost nothing.
 func (in *Intake) OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstructured, seen time.Time) {
 	owner := OwnerOf(cur)
-	if !in.Governs(owner) {
+	if !in.Governs(owner) || drift.Unreverted(cur) {
+		// Also held already, by reflux or a person: nothing Flux erases.
 		return
 	}
 	c := Change{Owner: owner, Object: ObjectRef(gvk, cur), Seen: seen, Benign: true}
