@@ -23,8 +23,23 @@ const attributionRetries = 10
 const attributionSettling = -1
 
 // attributionDelay is how soon an object is looked at again for its user:
-// the apiserver batches audit events.
-const attributionDelay = 500 * time.Millisecond
+// the apiserver batches audit events. Each later look waits twice as long,
+// up to attributionDelayMax, so that the audit log has about half a
+// minute to deliver: a loaded apiserver's webhook batches lag by seconds,
+// and a user given up on stays unnamed until the next resync.
+const (
+	attributionDelay    = 500 * time.Millisecond
+	attributionDelayMax = 4 * time.Second
+)
+
+// attributionWait is how long the try-th look (from 1) waits.
+func attributionWait(try int) time.Duration {
+	d := attributionDelay
+	for i := 1; i < try && d < attributionDelayMax; i++ {
+		d *= 2
+	}
+	return min(d, attributionDelayMax)
+}
 
 // RetryAttribution looks at an object again shortly when some field has no
 // user yet (missing): the record is written within milliseconds of the
@@ -45,7 +60,7 @@ func (in *Intake) RetryAttribution(k Key, owner types.NamespacedName, missing bo
 		in.attributionTries[k] = 0 // a new unattributed change while settling
 	}
 	in.attributionTries[k]++
-	in.again(k, Change{Owner: owner}, attributionDelay)
+	in.again(k, Change{Owner: owner}, attributionWait(in.attributionTries[k]))
 }
 
 // AwaitingAttribution reports whether an object's writer is still being
