@@ -87,6 +87,10 @@ func (g *giteaBackend) find(_ context.Context, head, base string) (*PullRequest,
 	}
 	pr, resp, err := g.raw.GetPullRequestByBaseHead(g.owner, g.repo, base, head)
 	switch {
+	case err != nil && httpResp(resp) == nil && strings.Contains(err.Error(), "is older than"):
+		// Gitea before 1.22 has no such lookup, and the SDK refuses to
+		// send it: walk the pull requests, as before it existed.
+		return g.newestWhere(head, sdk.StateAll, nil)
 	case err != nil && httpResp(resp) != nil && resp.StatusCode == http.StatusNotFound:
 		// None into base; an open one a reviewer retargeted to another
 		// branch still counts, or Ensure would open a second pull
@@ -96,6 +100,11 @@ func (g *giteaBackend) find(_ context.Context, head, base string) (*PullRequest,
 		return nil, withStatus(httpResp(resp), err)
 	case pr.State == sdk.StateOpen && !pr.HasMerged:
 		return giteaPR(pr), nil
+	}
+	// Closed or merged: an open one the branch has since, into any base,
+	// is the one to follow (a reviewer may have retargeted it).
+	if open, err := g.newestWhere(head, sdk.StateOpen, nil); err != nil || open != nil {
+		return open, err
 	}
 	newest, err := g.newestWhere(head, sdk.StateAll, func(pr *sdk.PullRequest) bool { return pr.Base != nil && pr.Base.Ref == base })
 	if err != nil || newest != nil {

@@ -111,7 +111,7 @@ func TestGiteaFindIsBounded(t *testing.T) {
 	g.Expect(ok).To(BeTrue())
 	g.Expect(pr.Number).To(Equal(newest), "the open one, not the one closed before")
 	g.Expect(pr.State).To(Equal(forge.Open))
-	g.Expect(sent).To(HaveLen(2), "Gitea answers the closed one; the first page holds the newest: %v", sent)
+	g.Expect(sent).To(HaveLen(2), "Gitea answers the closed one; the first page of open ones holds the newest: %v", sent)
 
 	pr, ok, sent = find(c, "reflux/old")
 	g.Expect(ok).To(BeTrue())
@@ -122,7 +122,8 @@ func TestGiteaFindIsBounded(t *testing.T) {
 	g.Expect(ok).To(BeTrue())
 	g.Expect(pr.Number).To(Equal(done), "the newest of the branch's closed pull requests")
 	g.Expect(pr.State).To(Equal(forge.Closed))
-	g.Expect(sent).To(HaveLen(2), "the answer, then the first page, which holds the newest: %v", sent)
+	g.Expect(sent).To(HaveLen(4), "the answer, the open ones (two pages: none is the branch's), then the first page, "+
+		"which holds the newest: %v", sent)
 
 	pr, ok, _ = find(c, "reflux/other")
 	g.Expect(ok).To(BeTrue(), "an open pull request a reviewer retargeted to another branch is the branch's")
