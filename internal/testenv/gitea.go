@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"text/template"
 	"time"
@@ -358,13 +359,42 @@ func (g *Gitea) MintToken(ctx context.Context, user string, scopes ...string) (s
 	if err != nil {
 		return "", fmt.Errorf("gitea admin user generate-access-token for %s: %w: %s", user, err, stderr.Bytes())
 	}
-	// Gitea logs to the console too: the token is the last line.
-	lines := strings.Fields(string(out))
-	if len(lines) == 0 {
-		return "", fmt.Errorf("gitea admin user generate-access-token for %s printed no token: %s", user, stderr.Bytes())
+	// Gitea logs to the console too: the token is the last word that
+	// looks like one (40 hex digits), wherever a log line lands.
+	token := ""
+	for _, w := range strings.Fields(string(out)) {
+		if tokenPattern.MatchString(w) {
+			token = w
+		}
 	}
-	return lines[len(lines)-1], nil
+	if token == "" {
+		return "", fmt.Errorf("gitea admin user generate-access-token for %s printed no token: %s%s", user, out, stderr.Bytes())
+	}
+	// The CLI writes the token into the database beside the running
+	// server: wait until the server takes it, or a test's first request
+	// with it may be refused (seen in CI as a 401 right after minting).
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL+"/api/v1/user", nil)
+		if err != nil {
+			return false, err
+		}
+		req.Header.Set("Authorization", "token "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close() // the status is all we read
+		// 403 is a token Gitea knows whose scopes exclude the user API.
+		return resp.StatusCode != http.StatusUnauthorized, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("gitea does not take the token minted for %s: %w", user, err)
+	}
+	return token, nil
 }
+
+// tokenPattern is a Gitea access token.
+var tokenPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 // AddGPGKey registers an armored OpenPGP public key (SigningKey.Public)
 // as the admin user's, so Gitea shows the commits it signs as verified.
