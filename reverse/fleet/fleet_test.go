@@ -115,10 +115,7 @@ func setup(t *testing.T) (*Fleet[*engine], *testenv.Env, *kustomizev1.Kustomizat
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "hub"}}
 	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
-	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "hub", Name: "spoke"},
-		Data: map[string][]byte{"value": kubeconfigs[0]}})).To(Succeed())
-	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Namespace: "hub", Name: "apps"},
-		Spec: kustomizev1.KustomizationSpec{KubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "spoke"}}}}
+	ks := secretFor(g, env, "spoke", kubeconfigs[0])
 
 	build := func(ctx context.Context, c Cluster) (*engine, error) {
 		return &engine{ctx: ctx, user: string(c.Config.CertData), owed: map[owed.Release]bool{}}, nil
@@ -149,10 +146,7 @@ func TestRotationHandsOwedReleasesOver(t *testing.T) {
 	old := a.Engine
 	old.Owe(hold)
 
-	secret := &corev1.Secret{}
-	g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: "hub", Name: "spoke"}, secret)).To(Succeed())
-	secret.Data["value"] = kubeconfigs[1]
-	g.Expect(env.Client.Update(ctx, secret)).To(Succeed())
+	rotate(g, env, "spoke", kubeconfigs[1])
 
 	id := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
 	var next *engine
