@@ -42,7 +42,7 @@ trap 'rm -f "${log}"' EXIT
 summarize() {
   echo
   echo "=== failures (repeated from above) ==="
-  grep -E -A 12 '^[[:space:]]*--- FAIL|^panic:|^FAIL[[:space:]]' "${log}" | grep -v -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T' | head -n 200 || true
+  grep -E -A 12 '^[[:space:]]*--- FAIL|^panic:|^FAIL[[:space:]]|^=== harness:' "${log}" | grep -v -E '^[0-9]{4}-[0-9]{2}-[0-9]{2}T' | head -n 200 || true
 }
 
 status=0

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -23,6 +24,9 @@ import (
 // not, so attribution survives a leader change.
 type auditReceiver struct {
 	server *http.Server
+	// l is bound before the manager starts: a port already in use ends
+	// reflux at start, before /readyz ever answers, not after it.
+	l net.Listener
 	// tls serves HTTPS when set: kube-apiserver sends a webhook's bearer
 	// token over HTTPS only (client-go drops a kubeconfig's credentials
 	// for a plain-HTTP server).
@@ -38,10 +42,10 @@ func (a *auditReceiver) Start(ctx context.Context) error {
 	go func() {
 		if a.tls {
 			// The certificate comes from TLSConfig.GetCertificate.
-			errc <- a.server.ListenAndServeTLS("", "")
+			errc <- a.server.ServeTLS(a.l, "", "")
 			return
 		}
-		errc <- a.server.ListenAndServe()
+		errc <- a.server.Serve(a.l)
 	}()
 	select {
 	case err := <-errc:
@@ -99,8 +103,12 @@ func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, log logr.Logger) (
 		}
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate}
 	}
-	if err := mgr.Add(&auditReceiver{server: srv, tls: serveTLS}); err != nil {
-		return nil, nil, fmt.Errorf("adding audit webhook server: %w", err)
+	l, err := net.Listen("tcp", opts.AuditAddr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listening for the audit webhook (--audit-addr): %w", err)
+	}
+	if err := mgr.Add(&auditReceiver{server: srv, l: l, tls: serveTLS}); err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("adding audit webhook server: %w", err), l.Close())
 	}
 	return store, senders, nil
 }

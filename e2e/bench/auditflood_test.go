@@ -84,7 +84,6 @@ func runAuditFlood(b *testing.B, c tree) {
 	r := &floodRun{scaleRun: scaleRun{b: b, c: c}}
 	r.env = fixture.NewEnv(b, testenv.Options{StartTimeout: 2 * time.Minute, WaitTimeout: fluxApplyTimeout,
 		AuditWebhook: &testenv.AuditWebhook{}})
-	r.url = "http://" + r.env.AuditWebhookAddr + "/audit"
 	blocks := []step{{"Flux applying the tree", r.applyTree}, {"reflux starting", r.start}}
 	for i := range floodRounds {
 		blocks = append(blocks, step{fmt.Sprintf("round %d without the flood", i+1), r.block(false)},
@@ -101,7 +100,10 @@ func runAuditFlood(b *testing.B, c tree) {
 // editor, a user who may edit ConfigMaps only.
 func (r *floodRun) start(ctx context.Context) error {
 	r.reflux = fixture.StartReflux(r.b, r.env, fixture.Options{AsDeployed: true, StartTimeout: 5 * time.Minute,
-		Args: []string{"--audit-addr=" + r.env.AuditWebhookAddr}})
+		AuditWebhook: true})
+	// The flood goes to reflux itself; the apiserver's events reach it
+	// through the environment's forwarding address.
+	r.url = "http://" + r.reflux.AuditAddr + "/audit"
 	if _, err := r.obs.waitAll(ctx, r.c.ksNames(), cleanAt, scaleReadyTimeout); err != nil {
 		return fmt.Errorf("waiting for reflux to report NoDrift: %w", err)
 	}

@@ -44,7 +44,7 @@ func startSpoke(ctx context.Context) (*testenv.Env, func() error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting a spoke: %w", err)
 	}
-	rec, err := testenv.StartAuditRecorder(spoke.AuditWebhookAddr)
+	rec, err := testenv.StartAuditRecorder(spoke)
 	if err != nil {
 		return nil, nil, errors.Join(err, spoke.Stop())
 	}

@@ -69,5 +69,5 @@ func shopPolicy(p *refluxv1.ReverseSyncPolicy) {
 
 // startReflux starts the suite's reflux, receiving the audit webhook.
 func startReflux(ctx context.Context, name string) (*testenv.RefluxProcess, error) {
-	return fixture.StartSuiteReflux(ctx, env, fixture.Options{Name: name, Args: []string{"--audit-addr=" + env.AuditWebhookAddr}})
+	return fixture.StartSuiteReflux(ctx, env, fixture.Options{Name: name, AuditWebhook: true})
 }

@@ -78,8 +78,8 @@ func setup(ctx context.Context, hub *testenv.Env) error {
 	if err := os.WriteFile(tokenFile, []byte(hubAuditToken), 0o600); err != nil {
 		return err
 	}
-	_, err = fixture.StartSuiteReflux(ctx, hub, fixture.Options{Args: []string{"--cluster-probe-interval=1s",
-		"--audit-addr=" + hub.AuditWebhookAddr, "--audit-token-file=" + tokenFile,
+	_, err = fixture.StartSuiteReflux(ctx, hub, fixture.Options{AuditWebhook: true, Args: []string{"--cluster-probe-interval=1s",
+		"--audit-token-file=" + tokenFile,
 		"--audit-tls-cert-file=" + hub.AuditWebhookTLS.CertFile, "--audit-tls-key-file=" + hub.AuditWebhookTLS.KeyFile}})
 	return err
 }

@@ -47,6 +47,6 @@ func setup(ctx context.Context, env *testenv.Env) error {
 		return err
 	}
 	suiteReflux, err = fixture.StartSuiteReflux(ctx, env, fixture.Options{Selector: "!" + shardKey,
-		Args: []string{"--events-addr=" + sink.URL(), "--audit-addr=" + env.AuditWebhookAddr}})
+		AuditWebhook: true, Args: []string{"--events-addr=" + sink.URL()}})
 	return err
 }

@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
-// auditFanout receives kube-apiserver's audit webhook at the address the
-// environment reserved and posts every batch to each replica's
+// auditFanout receives kube-apiserver's audit webhook from the address the
+// environment holds and posts every batch to each replica's
 // --audit-addr, as a webhook Service in front of both pods whose
 // receivers share what they learn would: reflux records a deletion only
 // when the audit log says who deleted (kustomize-controller's prunes are
@@ -24,11 +26,15 @@ type auditFanout struct {
 	client  *http.Client
 }
 
-// startAuditFanout serves on addr and forwards to targets.
-func startAuditFanout(addr string, targets []string) (*auditFanout, error) {
-	l, err := net.Listen("tcp", addr)
+// startAuditFanout receives e's audit webhook (Env.RouteAudit) and
+// forwards to targets.
+func startAuditFanout(e *testenv.Env, targets []string) (*auditFanout, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
+	}
+	if err := e.RouteAudit(l.Addr().String()); err != nil {
+		return nil, errors.Join(err, l.Close())
 	}
 	f := &auditFanout{targets: targets, client: &http.Client{Timeout: 2 * time.Second}}
 	f.srv = &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}

@@ -47,7 +47,7 @@ func startReplicas(ctx context.Context, t testing.TB) (*replicas, error) {
 	if err != nil {
 		return nil, err
 	}
-	fan, err := startAuditFanout(env.AuditWebhookAddr, audit)
+	fan, err := startAuditFanout(env, audit)
 	if err != nil {
 		return nil, err
 	}

@@ -23,10 +23,10 @@ func (d *demo) startReflux(ctx context.Context) error {
 		Name:         refluxName,
 		StartTimeout: readinessTimeout,
 		StopGrace:    refluxStopGrace,
+		AuditWebhook: true,
 		Args: []string{
 			"--watch-all-namespaces=true",
 			"--log-level=debug",
-			"--audit-addr=" + d.env.AuditWebhookAddr,
 			// Gitea speaks plain HTTP on loopback.
 			"--insecure-allow-http",
 		},

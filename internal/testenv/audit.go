@@ -46,6 +46,8 @@ type auditEndpoint struct {
 	url, addr string
 	// tls is the receiver's certificate, when the environment made one.
 	tls *AuditTLS
+	// front holds addr, when the environment chose it.
+	front *auditFront
 }
 
 // auditPolicy logs write verbs only. Leases and events are left out: they
@@ -147,20 +149,20 @@ func auditUser(token string) string {
 }
 
 // configureAudit writes the policy and webhook files into dir and sets the
-// matching kube-apiserver flags. It returns the reserved address when the
-// caller gave no URL.
+// matching kube-apiserver flags. When the caller gave no URL, it holds an
+// address of its own (auditFront) and returns it.
 func configureAudit(api *envtest.APIServer, dir string, opts AuditWebhook) (auditEndpoint, error) {
 	ep := auditEndpoint{url: opts.URL}
 	if ep.url == "" {
-		addrs, err := freeAddrs(1)
+		front, err := listenAuditFront()
 		if err != nil {
 			return ep, err
 		}
-		ep.addr = addrs[0]
+		ep.front, ep.addr = front, front.addr()
 		ep.url = "http://" + ep.addr + "/audit"
 		if opts.Token != "" {
 			if ep.tls, err = newAuditTLS(dir); err != nil {
-				return ep, err
+				return ep, errors.Join(err, front.close())
 			}
 			ep.url = "https://" + ep.addr + "/audit"
 			opts.CA = ep.tls.CA

@@ -2,10 +2,12 @@ package testenv
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
@@ -20,14 +22,19 @@ type AuditRecorder struct {
 	events []auditv1.Event
 }
 
-// StartAuditRecorder serves the audit webhook on addr until Close.
-func StartAuditRecorder(addr string) (*AuditRecorder, error) {
-	l, err := net.Listen("tcp", addr)
+// StartAuditRecorder receives e's audit webhook until Close: it listens
+// on a loopback port of its own, which e's address forwards to
+// (Env.RouteAudit).
+func StartAuditRecorder(e *Env) (*AuditRecorder, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("listening for audit events on %s: %w", addr, err)
+		return nil, fmt.Errorf("listening for audit events: %w", err)
+	}
+	if err := e.RouteAudit(l.Addr().String()); err != nil {
+		return nil, errors.Join(err, l.Close())
 	}
 	r := &AuditRecorder{}
-	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve)}
+	r.srv = &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
 	go r.srv.Serve(l) //nolint:errcheck // ends with Close
 	return r, nil
 }

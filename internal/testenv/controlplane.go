@@ -61,7 +61,7 @@ func startControlPlane(o *Options, crdDirs []string, dir string) (*controlPlane,
 		}
 	}
 	if _, err := cp.env.Start(); err != nil {
-		return nil, cp.closeLogs(fmt.Errorf("starting etcd and kube-apiserver: %w", err))
+		return nil, cp.closeLogs(errors.Join(fmt.Errorf("starting etcd and kube-apiserver: %w", err), cp.closeAudit()))
 	}
 	return cp, nil
 }
@@ -120,5 +120,14 @@ func (cp *controlPlane) stop() error {
 	if serr := cp.env.Stop(); serr != nil {
 		err = fmt.Errorf("stopping etcd and kube-apiserver: %w", serr)
 	}
-	return cp.closeLogs(err)
+	return cp.closeLogs(errors.Join(err, cp.closeAudit()))
+}
+
+// closeAudit lets go of the audit webhook's address, if the environment
+// held it.
+func (cp *controlPlane) closeAudit() error {
+	if cp.audit.front == nil {
+		return nil
+	}
+	return cp.audit.front.close()
 }

@@ -58,9 +58,13 @@ type RefluxOptions struct {
 	// RefluxNamespace.
 	Namespace string
 	// Args are appended to `reflux manager`'s flags; a repeated flag
-	// overrides the default, e.g. "--log-level=debug" or
-	// "--audit-addr=" + env.AuditWebhookAddr.
+	// overrides the default, e.g. "--log-level=debug".
 	Args []string
+	// AuditWebhook makes reflux receive the environment's audit webhook:
+	// it listens on a port of its own (--audit-addr), which
+	// Env.AuditWebhookAddr forwards to (Env.RouteAudit). Needs
+	// Options.AuditWebhook without a URL.
+	AuditWebhook bool
 	// StartTimeout bounds the wait for /readyz. Defaults to the
 	// environment's Options.StartTimeout.
 	StartTimeout time.Duration
@@ -88,6 +92,8 @@ type RefluxProcess struct {
 	// Process is the child process; its MetricsAddr and HealthAddr are
 	// loopback ports of its own.
 	*Process
+	// AuditAddr is its --audit-addr with RefluxOptions.AuditWebhook.
+	AuditAddr string
 	// User is the identity reflux connects as.
 	User User
 
@@ -122,12 +128,24 @@ func StartReflux(ctx context.Context, e *Env, opts RefluxOptions) (*RefluxProces
 		return nil, err
 	}
 	env = append(env, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "RUNTIME_NAMESPACE="+opts.Namespace)
+	auditAddr := ""
 	start := func() (*Process, error) {
-		addrs, err := freeAddrs(2)
+		addrs, err := freeAddrs(3)
 		if err != nil {
 			return nil, err
 		}
-		args := append([]string{
+		var audit []string
+		if opts.AuditWebhook {
+			// A port of this start's own: one a restart cannot take
+			// again is picked afresh, and the environment's address
+			// forwards to it.
+			auditAddr = addrs[2]
+			if err := e.RouteAudit(auditAddr); err != nil {
+				return nil, err
+			}
+			audit = []string{"--audit-addr=" + auditAddr}
+		}
+		args := append(append([]string{
 			"manager",
 			"--metrics-addr=" + addrs[0],
 			"--health-addr=" + addrs[1],
@@ -135,7 +153,7 @@ func StartReflux(ctx context.Context, e *Env, opts RefluxOptions) (*RefluxProces
 			"--log-level=info",
 			"--log-encoding=console",
 			"--kustomize-controller-version=" + FluxVersion(),
-		}, opts.Args...)
+		}, audit...), opts.Args...)
 		p, err := startProcess(opts.Name, opts.Binary, args, env, e.Dir)
 		if err != nil {
 			return nil, err
@@ -151,7 +169,7 @@ func StartReflux(ctx context.Context, e *Env, opts RefluxOptions) (*RefluxProces
 	if p == nil {
 		return nil, err
 	}
-	r := &RefluxProcess{Process: p, User: user, stopGrace: opts.StopGrace}
+	r := &RefluxProcess{Process: p, User: user, AuditAddr: auditAddr, stopGrace: opts.StopGrace}
 	if err != nil {
 		return nil, errors.Join(err, r.Stop())
 	}

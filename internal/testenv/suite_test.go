@@ -54,7 +54,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
-	audit, err = testenv.StartAuditRecorder(env.AuditWebhookAddr)
+	audit, err = testenv.StartAuditRecorder(env)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
