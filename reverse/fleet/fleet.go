@@ -116,6 +116,16 @@ type cluster[E Engine] struct {
 	// down is why the last probe failed, nil while the cluster answers.
 	down  error
 	since time.Time
+	// unread are the Secrets on it that the last probe could not read
+	// again: only their Kustomizations are told, since the others'
+	// Secrets, and the connection, are sound.
+	unread map[Ref]unreadSecret
+}
+
+// unreadSecret is a kubeconfig Secret that cannot be read, since when.
+type unreadSecret struct {
+	err   error
+	since time.Time
 }
 
 // New returns a Fleet that reads kubeconfig Secrets with reader (an
@@ -163,16 +173,25 @@ type Assignment[E Engine] struct {
 	Unreachable *UnreachableError
 }
 
-// UnreachableError is a remote cluster that does not answer.
+// UnreachableError is a remote cluster that does not answer, or a
+// kubeconfig Secret that can no longer be read.
 type UnreachableError struct {
 	Ref   Ref
 	Since time.Time
 	Err   error
+	// Unread is a Secret that cannot be read again: the connection made
+	// from what it held before goes on.
+	Unread bool
 }
 
 func (e *UnreachableError) Error() string {
+	since := e.Since.UTC().Format(time.RFC3339)
+	if e.Unread {
+		return fmt.Sprintf("the kubeconfig %s cannot be read since %s: %v; reflux goes on governing the "+
+			"cluster with the kubeconfig it read before, which a rotation would no longer be seen in", e.Ref, since, e.Err)
+	}
 	return fmt.Sprintf("the remote cluster of %s does not answer since %s: %v; holds stay where they are, and what "+
-		"changed meanwhile is found when it answers again", e.Ref, e.Since.UTC().Format(time.RFC3339), e.Err)
+		"changed meanwhile is found when it answers again", e.Ref, since, e.Err)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
@@ -235,11 +254,21 @@ func (f *Fleet[E]) For(ctx context.Context, ks *kustomizev1.Kustomization) (Assi
 	}
 	f.assigned[id] = ref
 	c.users[id] = ref
-	out := Assignment[E]{Engine: c.engine, Ref: ref}
-	if c.down != nil {
-		out.Unreachable = &UnreachableError{Ref: ref, Since: c.since, Err: c.down}
-	}
+	out := Assignment[E]{Engine: c.engine, Ref: ref, Unreachable: c.unreachableLocked(ref)}
 	return out, nil
+}
+
+// unreachableLocked is why the Kustomizations naming ref are not
+// governed as they should be: the cluster does not answer, or ref cannot
+// be read; nil when neither.
+func (c *cluster[E]) unreachableLocked(ref Ref) *UnreachableError {
+	if c.down != nil {
+		return &UnreachableError{Ref: ref, Since: c.since, Err: c.down}
+	}
+	if u, ok := c.unread[ref]; ok {
+		return &UnreachableError{Ref: ref, Since: u.since, Err: u.err, Unread: true}
+	}
+	return nil
 }
 
 // clusterOfLocked is the connection ref is on, nil if none.
@@ -441,10 +470,10 @@ func (f *Fleet[E]) watch(ctx context.Context, c *cluster[E]) {
 		if idle {
 			return
 		}
-		var unread error
+		unread := map[Ref]error{}
 		for _, ref := range refs {
-			if err := f.rotated(ctx, ref, c); err != nil && unread == nil {
-				unread = err
+			if err := f.rotated(ctx, ref, c); err != nil {
+				unread[ref] = err
 			}
 		}
 		if ctx.Err() != nil {
@@ -456,34 +485,64 @@ func (f *Fleet[E]) watch(ctx context.Context, c *cluster[E]) {
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil {
-			err = unread
-		}
-		f.setDown(c, err)
+		f.setDown(c, err, unread)
 	}
 }
 
-// setDown records the probe's outcome, and tells c's Kustomizations when
-// it changes whether the cluster answers.
-func (f *Fleet[E]) setDown(c *cluster[E], err error) {
+// setDown records the probe's outcome, the cluster's and each of its
+// Secrets', and tells each Kustomization of c whose own state changed:
+// one tenant's broken Secret says nothing of another's.
+func (f *Fleet[E]) setDown(c *cluster[E], err error, unread map[Ref]error) {
 	f.mu.Lock()
+	before := map[types.NamespacedName]bool{}
+	for id, ref := range c.users {
+		before[id] = c.unreachableLocked(ref) != nil
+	}
 	changed := (c.down == nil) != (err == nil)
 	if changed {
 		c.since = time.Now()
 	}
 	c.down = err
-	users := keys(c.users)
-	f.mu.Unlock()
-	if !changed {
-		return
+	now := time.Now()
+	var newlyUnread, readAgain []Ref
+	next := map[Ref]unreadSecret{}
+	for ref, uerr := range unread {
+		u, was := c.unread[ref]
+		if !was {
+			u.since = now
+			newlyUnread = append(newlyUnread, ref)
+		}
+		u.err = uerr
+		next[ref] = u
 	}
-	if err != nil {
+	for ref := range c.unread {
+		if _, still := unread[ref]; !still {
+			readAgain = append(readAgain, ref)
+		}
+	}
+	c.unread = next
+	var tell []types.NamespacedName
+	for id, ref := range c.users {
+		if (c.unreachableLocked(ref) != nil) != before[id] {
+			tell = append(tell, id)
+		}
+	}
+	f.mu.Unlock()
+	switch {
+	case changed && err != nil:
 		f.opts.Log.Error(err, "remote cluster unreachable: holds stay, changes are found when it answers again",
 			"server", c.cfg.Host)
-	} else {
+	case changed:
 		f.opts.Log.Info("remote cluster reachable again", "server", c.cfg.Host)
 	}
-	for _, id := range users {
+	for _, ref := range newlyUnread {
+		f.opts.Log.Error(unread[ref], "kubeconfig Secret cannot be read: its Kustomizations go on with the kubeconfig "+
+			"read before", "cluster", ref.String(), "namespace", ref.Namespace)
+	}
+	for _, ref := range readAgain {
+		f.opts.Log.Info("kubeconfig Secret read again", "cluster", ref.String(), "namespace", ref.Namespace)
+	}
+	for _, id := range tell {
 		f.opts.Notify(id)
 	}
 }
@@ -573,14 +632,6 @@ func (f *Fleet[E]) moveLocked(ctx context.Context, ref Ref, c, to *cluster[E]) [
 		f.closeLocked(c)
 	}
 	return moved
-}
-
-func keys(m map[types.NamespacedName]Ref) []types.NamespacedName {
-	out := make([]types.NamespacedName, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // probe asks the cluster its version: any authenticated user may, so a

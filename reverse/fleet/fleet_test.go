@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -101,7 +102,7 @@ var hold = owed.Release{As: "system:serviceaccount:apps:reconciler",
 // setup starts a fleet over a real apiserver that serves as both hub
 // (the kubeconfig Secret) and spoke (the probe), and returns it with the
 // kubeconfig Secret's key and two users' kubeconfigs to rotate between.
-func setup(t *testing.T) (*Fleet[*engine], *testenv.Env, *kustomizev1.Kustomization, [2][]byte) {
+func setup(t *testing.T, notify ...func(types.NamespacedName)) (*Fleet[*engine], *testenv.Env, *kustomizev1.Kustomization, [2][]byte) {
 	t.Helper()
 	g := NewWithT(t)
 	env := testenv.New(t, testenv.WithoutFlux())
@@ -120,7 +121,11 @@ func setup(t *testing.T) (*Fleet[*engine], *testenv.Env, *kustomizev1.Kustomizat
 	build := func(ctx context.Context, c Cluster) (*engine, error) {
 		return &engine{ctx: ctx, user: string(c.Config.CertData), owed: map[owed.Release]bool{}}, nil
 	}
-	f := New[*engine](env.Client, build, Options{ProbeInterval: 50 * time.Millisecond, Log: testr.New(t)})
+	opts := Options{ProbeInterval: 50 * time.Millisecond, Log: testr.New(t)}
+	for _, n := range notify {
+		opts.Notify = n
+	}
+	f := New[*engine](env.Client, build, opts)
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -318,5 +323,59 @@ func TestSwitchingToACopyKeepsTheEngine(t *testing.T) {
 	g.Expect(a.Engine.forgotten()).To(BeEmpty(), "nothing to forget: the same engine governs it")
 	g.Expect(a.Engine.stopped()).To(BeFalse())
 	g.Expect(f.Clusters()).To(ConsistOf(Ref{Namespace: "hub", Secret: "spoke-copy"}), "the first Secret is no longer in use")
+	g.Expect(f.Connections()).To(Equal(1))
+}
+
+// TestUnreadableSecretMarksOnlyItsKustomizations (issue 24 §2): of two
+// tenants' copies of one kubeconfig, sharing one connection, the one
+// whose Secret can no longer be read is reported, and only its
+// Kustomization is told; the other's, and the connection, go on. When the
+// Secret is back, it is told again.
+func TestUnreadableSecretMarksOnlyItsKustomizations(t *testing.T) {
+	g := NewWithT(t)
+	var mu sync.Mutex
+	told := map[types.NamespacedName]int{}
+	f, env, ks, kubeconfigs := setup(t, func(id types.NamespacedName) {
+		mu.Lock()
+		defer mu.Unlock()
+		told[id]++
+	})
+	toldOf := func(id types.NamespacedName) func() int {
+		return func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return told[id]
+		}
+	}
+	ctx := context.Background()
+	copied := secretFor(g, env, "spoke-copy", kubeconfigs[0])
+	first := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
+	second := types.NamespacedName{Namespace: copied.Namespace, Name: copied.Name}
+	a, err := f.For(ctx, ks)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = f.For(ctx, copied)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "hub", Name: "spoke-copy"}})).To(Succeed())
+	g.Eventually(toldOf(second), 30*time.Second, 50*time.Millisecond).Should(Equal(1))
+	b, err := f.For(ctx, copied)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(b.Engine).To(BeIdenticalTo(a.Engine), "governed on with what was read before")
+	g.Expect(b.Unreachable).NotTo(BeNil())
+	g.Expect(b.Unreachable.Unread).To(BeTrue())
+	g.Expect(b.Unreachable.Error()).To(ContainSubstring("the kubeconfig Secret/spoke-copy cannot be read"))
+	g.Expect(apierrors.IsNotFound(b.Unreachable.Err)).To(BeTrue(), "the cause: %v", b.Unreachable.Err)
+	a, err = f.For(ctx, ks)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(a.Unreachable).To(BeNil(), "the other tenant's Secret is sound")
+	g.Consistently(toldOf(first), 500*time.Millisecond, 50*time.Millisecond).Should(BeZero())
+	g.Expect(toldOf(second)()).To(Equal(1), "told once, not at every probe")
+
+	secretFor(g, env, "spoke-copy", kubeconfigs[0])
+	g.Eventually(toldOf(second), 30*time.Second, 50*time.Millisecond).Should(Equal(2))
+	b, err = f.For(ctx, copied)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(b.Unreachable).To(BeNil())
+	g.Expect(toldOf(first)()).To(BeZero())
 	g.Expect(f.Connections()).To(Equal(1))
 }
