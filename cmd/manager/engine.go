@@ -109,22 +109,25 @@ func (e *engines) remote(ctx context.Context, c fleet.Cluster) (*controllers.Eng
 	log := e.opts.Log.WithValues("cluster", c.Ref.String(), "clusterNamespace", c.Ref.Namespace, "server", c.Config.Host)
 	side := clusterSide{config: c.Config, client: cl, mapper: mapper,
 		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, c.Serves), log: log}
-	release := func() {}
 	switch {
 	case c.AuditToken != "" && e.opts.AuditSenders != nil:
 		// The cluster's own store: its writes are never the hub's, nor
 		// another cluster's, whatever they share in names.
 		side.audit = audit.NewStore()
-		release = e.opts.AuditSenders.Register(c.AuditToken, side.audit)
-		log.Info("attributing the cluster's changes from the audit events its apiserver sends with the Secret's audit-token")
 	case c.AuditToken != "":
 		log.Info("the kubeconfig Secret names an audit token, but reflux serves no audit webhook (--audit-addr): " +
 			"changes in the cluster are attributed to no user")
 	}
 	gov, watcher, err := e.build(side)
 	if err != nil {
-		release()
 		return nil, err
+	}
+	release := func() {}
+	if side.audit != nil {
+		// Registering hands the store what the cluster sent before
+		// reflux connected.
+		release = e.opts.AuditSenders.Register(c.AuditToken, side.audit)
+		log.Info("attributing the cluster's changes from the audit events its apiserver sends with the Secret's audit-token")
 	}
 	// A watch refused or allowed again in the remote cluster changes the
 	// Drifted condition of the Kustomizations using its kind, as in the hub.

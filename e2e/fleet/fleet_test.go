@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -56,29 +57,42 @@ func newSpokeApp(t *testing.T, ns string, paths map[string]string, files map[str
 // kubeconfig; nil makes one for a ServiceAccount of its own.
 func newSpokeAppWith(t *testing.T, ns string, kubeconfig []byte, paths map[string]string, files map[string]string) *fixture.App {
 	t.Helper()
+	return newRemoteApp(t, theSpoke(), ns, kubeconfig, paths, files, fixture.AppOptions{})
+}
+
+// newRemoteApp is newSpokeAppWith for any spoke, with the app's options
+// besides its tree and the Kustomizations' kubeConfig.
+func newRemoteApp(t *testing.T, in remote, ns string, kubeconfig []byte, paths map[string]string, files map[string]string,
+	o fixture.AppOptions) *fixture.App {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	g.Expect(env.CreateNamespace(ctx, ns)).To(Succeed())
-	g.Expect(spoke.CreateNamespace(ctx, ns)).To(Succeed())
+	g.Expect(in.env.CreateNamespace(ctx, ns)).To(Succeed())
 	if kubeconfig == nil {
 		var err error
-		_, kubeconfig, err = spokeKubeconfig(ctx, hubUser+"-"+ns)
+		_, kubeconfig, err = remoteKubeconfig(ctx, in, hubUser+"-"+ns)
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: secretName},
-		Data: map[string][]byte{"value": kubeconfig, fleet.AuditTokenKey: []byte(spokeAuditToken)}})).To(Succeed())
+		Data: map[string][]byte{"value": kubeconfig, fleet.AuditTokenKey: []byte(in.auditToken)}})).To(Succeed())
 	// A Role of its own: the spoke runs no aggregation controller to fill
 	// the built-in admin ClusterRole.
-	g.Expect(spoke.Client.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
+	g.Expect(in.env.Client.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"*"}}}})).To(Succeed())
-	g.Expect(spoke.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
+	g.Expect(in.env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tenant},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: tenant},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: tenant, Namespace: ns}}})).To(Succeed())
-	return fixture.NewApp(t, env, ns, fixture.AppOptions{Files: files, Paths: paths,
-		Kustomization: func(k *kustomizev1.Kustomization) {
-			k.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: secretName}}
-			k.Spec.ServiceAccountName = tenant
-		}})
+	o.Files, o.Paths = files, paths
+	customize := o.Kustomization
+	o.Kustomization = func(k *kustomizev1.Kustomization) {
+		k.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: secretName}}
+		k.Spec.ServiceAccountName = tenant
+		if customize != nil {
+			customize(k)
+		}
+	}
+	return fixture.NewApp(t, env, ns, o)
 }
 
 // TestSpokeEditIsHeldRecordedAndProposed (issue 24 §3): a live edit in
@@ -359,4 +373,65 @@ func spokeEvents(g Gomega, match func(auditv1.Event) bool) []auditv1.Event {
 	evs, err := spoke.AuditEvents(match)
 	g.Expect(err).NotTo(HaveOccurred())
 	return evs
+}
+
+// TestSpokeEditBeforeRefluxConnectsIsAttributed (issue 24 §2): a spoke's
+// apiserver sends its audit events from its start, and reflux connects
+// to a spoke only once it governs a Kustomization applied there. What it
+// heard before, with a token no kubeconfig Secret it had read names, is
+// kept for the first that does: an edit made before reflux governed the
+// Kustomization is still attributed to its author. A spoke of its own,
+// whose token no other test's engine registers.
+func TestSpokeEditBeforeRefluxConnectsIsAttributed(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	const token = "late-spoke-audit-token"
+	late, err := testenv.Start(ctx, testenv.Options{WithoutFlux: true, WithoutRefluxCRDs: true,
+		AuditWebhook: &testenv.AuditWebhook{URL: "https://" + env.AuditWebhookAddr + "/audit", CA: env.AuditWebhookTLS.CA,
+			Token: token}})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { g.Expect(late.Stop()).To(Succeed()) })
+	g.Expect(late.InstallProfile(ctx, "spoke")).To(Succeed())
+	u, err := url.Parse(late.Config.Host)
+	g.Expect(err).NotTo(HaveOccurred())
+	// Flux and reflux reach it through a link of its own, closed first:
+	// the apiserver stops only once their connections are gone.
+	lateLink, err := testenv.NewStallProxy(u.Host)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { g.Expect(lateLink.Close()).To(Succeed()) })
+	in := remote{env: late, server: "https://" + lateLink.Addr(), auditToken: token}
+
+	// Flux applies the app to the spoke; reflux does not govern it yet.
+	ns := "late"
+	f := newRemoteApp(t, in, ns, nil, map[string]string{"late": "./late"}, flagFiles("late", "late-flags"),
+		fixture.AppOptions{Unwatched: true, Kustomization: func(k *kustomizev1.Kustomization) {
+			delete(k.Annotations, refluxv1.ReverseSyncAnnotation)
+		}})
+	inSpoke := fixture.Namespace{Env: late, Name: ns}
+	inSpoke.ConfigMap(g, "late-flags")
+
+	alice, err := late.AddUser(aliceName, "system:masters")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = late.KubectlAs(ctx, alice, "-n", ns, "patch", "configmap/late-flags", "--field-manager=kubectl-edit",
+		"-p", `{"data":{"ENABLED":"true"}}`)
+	g.Expect(err).NotTo(HaveOccurred())
+	// reflux heard of it, from a token it cannot place yet.
+	g.Eventually(func() (string, error) {
+		b, err := hubReflux.Log()
+		return string(b), err
+	}, fixture.Timeout, fixture.Interval).Should(ContainSubstring("its writes are kept for the first such Secret"))
+	g.Expect(fixture.Held(inSpoke.ConfigMap(g, "late-flags"))).To(BeFalse(), "nothing governs it yet")
+
+	// Opted in now: reflux connects, finds the edit, and names alice.
+	k := f.Kustomizations["late"].DeepCopy()
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(k), k)).To(Succeed())
+	patch := client.MergeFrom(k.DeepCopy())
+	k.SetAnnotations(map[string]string{refluxv1.ReverseSyncAnnotation: refluxv1.ReverseSyncEnabled})
+	g.Expect(env.Client.Patch(ctx, k, patch)).To(Succeed())
+	rec := f.WaitRecord(g, "ConfigMap", "late-flags", fixture.All(fixture.HasField("/data/ENABLED"),
+		fixture.Attributed("/data/ENABLED")))
+	field, err := fixture.Field(rec, "/data/ENABLED")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(field.Modifier.User).To(Equal(aliceName), "named from what the spoke sent before reflux connected")
+	g.Expect(rec.Spec.Kustomization.Cluster).To(Equal("Secret/" + secretName))
 }

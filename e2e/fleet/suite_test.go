@@ -38,7 +38,23 @@ var (
 	// Flux's and reflux's to the spoke goes through it, so a test can
 	// make the spoke stop answering the hub.
 	link *testenv.StallProxy
+	// hubReflux is the suite's reflux.
+	hubReflux *testenv.RefluxProcess
 )
+
+// remote is a spoke as the hub reaches it: its environment, the address
+// the hub's kubeconfigs name for it, and the audit token its apiserver
+// sends.
+type remote struct {
+	env        *testenv.Env
+	server     string
+	auditToken string
+}
+
+// theSpoke is the suite's spoke, through the link.
+func theSpoke() remote {
+	return remote{env: spoke, server: "https://" + link.Addr(), auditToken: spokeAuditToken}
+}
 
 func TestMain(m *testing.M) {
 	fixture.Main(m, &env, fixture.Suite{Setup: setup, Env: testenv.Options{AuditWebhook: &testenv.AuditWebhook{Token: hubAuditToken}}})
@@ -78,7 +94,7 @@ func setup(ctx context.Context, hub *testenv.Env) error {
 	if err := os.WriteFile(tokenFile, []byte(hubAuditToken), 0o600); err != nil {
 		return err
 	}
-	_, err = fixture.StartSuiteReflux(ctx, hub, fixture.Options{AuditWebhook: true, Args: []string{"--cluster-probe-interval=1s",
+	hubReflux, err = fixture.StartSuiteReflux(ctx, hub, fixture.Options{AuditWebhook: true, Args: []string{"--cluster-probe-interval=1s",
 		"--audit-token-file=" + tokenFile,
 		"--audit-tls-cert-file=" + hub.AuditWebhookTLS.CertFile, "--audit-tls-key-file=" + hub.AuditWebhookTLS.KeyFile}})
 	return err
@@ -90,18 +106,23 @@ func setup(ctx context.Context, hub *testenv.Env) error {
 // link to the spoke. Each test connects as its own, so that the spoke's
 // audit log tells the engines apart.
 func spokeKubeconfig(ctx context.Context, name string) (user string, kubeconfig []byte, err error) {
+	return remoteKubeconfig(ctx, theSpoke(), name)
+}
+
+// remoteKubeconfig is spokeKubeconfig for any spoke.
+func remoteKubeconfig(ctx context.Context, in remote, name string) (user string, kubeconfig []byte, err error) {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.RefluxNamespace, Name: name}}
-	if err := spoke.Client.Create(ctx, sa); err != nil {
+	if err := in.env.Client.Create(ctx, sa); err != nil {
 		return "", nil, err
 	}
 	for _, role := range []string{"reflux-workloads", "reflux-spoke-impersonation"} {
-		if err := spoke.Client.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-" + role},
+		if err := in.env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-" + role},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: name}}}); err != nil {
 			return "", nil, err
 		}
 	}
-	u, err := testenv.ServiceAccountUser(sa.Namespace, name)(ctx, spoke)
+	u, err := testenv.ServiceAccountUser(sa.Namespace, name)(ctx, in.env)
 	if err != nil {
 		return "", nil, err
 	}
@@ -114,7 +135,7 @@ func spokeKubeconfig(ctx context.Context, name string) (user string, kubeconfig 
 		return "", nil, err
 	}
 	for _, c := range cfg.Clusters {
-		c.Server = "https://" + link.Addr()
+		c.Server = in.server
 	}
 	kubeconfig, err = clientcmd.Write(*cfg)
 	return u.Name, kubeconfig, err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
@@ -42,16 +43,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	stores := h.Senders.storesOf(got)
+	held := false
 	if stores == nil {
-		if h.Token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(h.Token)) != 1 {
+		switch {
+		case h.Token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(h.Token)) == 1:
+			stores = []*Store{h.Store}
+		case got != "" && h.Senders != nil:
+			// A remote cluster reflux has not connected to yet, as far
+			// as it can tell: kept for the Secret that names it.
+			held = true
+		default:
 			// Said, not only answered: the apiserver logs a 401 where the
 			// reflux operator may not look, and its events are lost.
-			h.Log.Error(errors.New("unauthorized"), "rejecting audit batch: its bearer token is neither --audit-token-file's "+
-				"nor the audit-token of a connected remote cluster's kubeconfig Secret", "remote", r.RemoteAddr)
+			h.Log.Error(errors.New("unauthorized"), "rejecting audit batch: its bearer token is not --audit-token-file's",
+				"remote", r.RemoteAddr)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		stores = []*Store{h.Store}
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
@@ -67,37 +75,65 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
 		return
 	}
-	n, err := h.ingest(body, stores)
+	writes, err := decode(body)
 	if err != nil {
 		h.Log.Error(err, "rejecting audit batch")
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	h.Log.V(1).Info("audit batch received", "writes", n)
+	if held {
+		h.hold(got, writes, r.RemoteAddr)
+		// Accepted, not yet applied: a retry would only repeat it.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.record(writes, stores)
+	h.Log.V(1).Info("audit batch received", "writes", len(writes))
 	w.WriteHeader(http.StatusOK)
 }
 
-// ingest records every successful write in an EventList in each of
-// stores and returns how many writes it recorded.
-func (h *Handler) ingest(body []byte, stores []*Store) (int, error) {
+// hold keeps the writes of a token no store is registered for
+// (Senders.hold), and says so once per token, and when writes are let go
+// of unclaimed.
+func (h *Handler) hold(token string, writes []keyedWrite, remote string) {
+	fresh, dropped := h.Senders.hold(token, writes, time.Now())
+	if fresh {
+		h.Log.Info("audit batch with a bearer token that is neither --audit-token-file's nor the audit-token of a "+
+			"connected remote cluster's kubeconfig Secret: its writes are kept for the first such Secret that names it",
+			"remote", remote, "keptFor", pendingTTL.String())
+	}
+	if dropped.Tokens > 0 || dropped.Writes > 0 {
+		h.Log.Error(errors.New("unclaimed audit events"), "dropped audit writes no kubeconfig Secret claimed: check "+
+			"each remote cluster's audit-token and --audit-token-file", "tokens", dropped.Tokens, "writes", dropped.Writes,
+			"maxTokens", maxPendingTokens, "maxWritesPerToken", maxPendingWrites)
+	}
+}
+
+// decode returns the successful writes of an EventList.
+func decode(body []byte) ([]keyedWrite, error) {
 	var list auditv1.EventList
 	if err := json.Unmarshal(body, &list); err != nil {
-		return 0, fmt.Errorf("decoding audit EventList: %w", err)
+		return nil, fmt.Errorf("decoding audit EventList: %w", err)
 	}
-	n := 0
+	var out []keyedWrite
+	for i := range list.Items {
+		if key, write, ok := toWrite(&list.Items[i]); ok {
+			out = append(out, keyedWrite{key: key, write: write})
+		}
+	}
+	return out, nil
+}
+
+// record records writes in each of stores.
+func (h *Handler) record(writes []keyedWrite, stores []*Store) {
 	evicted := make([]uint64, len(stores))
 	for i, s := range stores {
 		evicted[i] = s.Evicted()
 	}
-	for i := range list.Items {
-		key, write, ok := toWrite(&list.Items[i])
-		if !ok {
-			continue
-		}
+	for _, w := range writes {
 		for _, s := range stores {
-			s.Record(key, write)
+			s.Record(w.key, w.write)
 		}
-		n++
 	}
 	for i, s := range stores {
 		if now := s.Evicted(); now > evicted[i] {
@@ -105,7 +141,6 @@ func (h *Handler) ingest(body []byte, stores []*Store) (int, error) {
 				"dropped", now-evicted[i], "max", DefaultMaxWrites)
 		}
 	}
-	return n, nil
 }
 
 func toWrite(ev *auditv1.Event) (ObjectKey, Write, bool) {

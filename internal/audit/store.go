@@ -122,8 +122,15 @@ func (s *Store) Keep(keep func(ObjectKey) bool) {
 
 // Record remembers a write, unless Keep's function refuses its object.
 func (s *Store) Record(key ObjectKey, w Write) {
+	s.record(key, w, true)
+}
+
+// record is Record; without filter, whatever Keep says: the writes a
+// cluster sent before its engine connected are replayed before that
+// engine watches anything, so Keep would refuse them all.
+func (s *Store) record(key ObjectKey, w Write, filter bool) {
 	s.mu.Lock()
-	if s.keep != nil && !s.keep(key) {
+	if filter && s.keep != nil && !s.keep(key) {
 		s.mu.Unlock()
 		return
 	}
