@@ -87,6 +87,11 @@ type KustomizationReconciler struct {
 // Dry runs, holds and releases impersonate a Kustomization's
 // ServiceAccount, as kustomize-controller's applies do.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
+// A remote cluster named by a workload identity ConfigMap
+// (spec.kubeConfig.configMapRef) is reached with a token of the
+// ServiceAccount it names, as kustomize-controller reaches it.
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get
+// +kubebuilder:rbac:groups="",resources=serviceaccounts/token,verbs=create
 
 // Reconcile brings one Kustomization's governance and drift report up to
 // date.

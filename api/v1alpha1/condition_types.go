@@ -92,19 +92,18 @@ const (
 	// live changes are kept until a render succeeds.
 	RenderFailedReason = "RenderFailed"
 	// RemoteClusterUnsupportedReason means Flux applies the Kustomization
-	// to another cluster through a spec.kubeConfig reflux cannot follow (a
-	// configMapRef, for a cloud provider's workload identity): nothing of
-	// it is watched, dry-run, held or recorded, so drift in that cluster
-	// goes undetected. The Warning
-	// event emitted when a Kustomization comes to this carries the same
-	// reason.
+	// to another cluster through a spec.kubeConfig reflux cannot follow
+	// (one naming neither a Secret nor a ConfigMap): nothing of it is
+	// watched, dry-run, held or recorded, so drift in that cluster goes
+	// undetected. The Warning event emitted when a Kustomization comes to
+	// this carries the same reason.
 	RemoteClusterUnsupportedReason = "RemoteClusterUnsupported"
 
 	// ClusterUnreachableReason means Flux applies the Kustomization to a
 	// remote cluster (spec.kubeConfig) that reflux cannot reach: its
-	// kubeconfig Secret cannot be read or used, or the cluster does not
-	// answer. Holds stay where they are, and what changed meanwhile is
-	// found when it answers again.
+	// kubeconfig Secret or workload identity ConfigMap cannot be read or
+	// used, or the cluster does not answer. Holds stay where they are,
+	// and what changed meanwhile is found when it answers again.
 	ClusterUnreachableReason = "ClusterUnreachable"
 )
 

@@ -7,10 +7,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/fluxcd/pkg/auth"
+	"github.com/fluxcd/pkg/cache"
 	"github.com/fluxcd/pkg/runtime/acl"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/events"
+	feathelper "github.com/fluxcd/pkg/runtime/features"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/fluxcd/pkg/runtime/pprof"
@@ -108,6 +111,13 @@ type ManagerOptions struct {
 	KubeConfig runtimeclient.KubeConfigOptions
 	// ClusterProbeInterval is how often a remote cluster is probed.
 	ClusterProbeInterval time.Duration
+	// DefaultKubeConfigServiceAccount, FeatureGates and TokenCache mirror
+	// kustomize-controller's flags for workload identity
+	// (spec.kubeConfig.configMapRef): reflux must reach a remote cluster
+	// as the identity Flux applies with.
+	DefaultKubeConfigServiceAccount string
+	FeatureGates                    feathelper.FeatureGates
+	TokenCache                      cache.TokenFlags
 
 	Logger         logger.Options
 	LeaderElection leaderelection.Options
@@ -195,6 +205,10 @@ func NewManagerCommand() *cobra.Command {
 		"The ServiceAccount, in a Kustomization's namespace, reflux impersonates for its dry runs, holds and releases when the Kustomization sets no spec.serviceAccountName, as kustomize-controller does; empty acts as reflux itself.")
 	fs.DurationVar(&opts.ClusterProbeInterval, "cluster-probe-interval", 10*time.Second,
 		"How often each remote cluster a Kustomization targets through spec.kubeConfig is probed, and its kubeconfig Secret read again: how soon an unreachable cluster, or a rotated kubeconfig, is noticed.")
+	fs.StringVar(&opts.DefaultKubeConfigServiceAccount, auth.ControllerFlagDefaultKubeConfigServiceAccount, "",
+		"The ServiceAccount whose workload identity reaches a remote cluster named by spec.kubeConfig.configMapRef when its ConfigMap names none, as kustomize-controller's flag of the same name; set both alike.")
+	opts.FeatureGates.BindFlags(fs)
+	opts.TokenCache.BindFlags(fs, tokenCacheDefaultMaxSize)
 	opts.KubeConfig.BindFlags(fs)
 	opts.ACL.BindFlags(fs)
 	opts.Logger.BindFlags(fs)
@@ -218,6 +232,13 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	comparison, err := drift.ParseComparison(opts.Comparison)
 	if err != nil {
 		return fmt.Errorf("--comparison: %w", err)
+	}
+	if err := setupWorkloadIdentity(opts, log); err != nil {
+		return err
+	}
+	tokenCache, err := newTokenCache(opts)
+	if err != nil {
+		return err
 	}
 	scheme, err := manager.NewScheme()
 	if err != nil {
@@ -284,6 +305,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		ArtifactRetry:         opts.ArtifactRetry,
 		KubeConfig:            opts.KubeConfig,
 		ClusterProbeInterval:  opts.ClusterProbeInterval,
+		TokenCache:            tokenCache,
 		Registerer:            crmetrics.Registry,
 		Log:                   log,
 	}); err != nil {

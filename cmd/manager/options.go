@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/fluxcd/pkg/cache"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -112,6 +113,10 @@ type Options struct {
 	// ClusterProbeInterval is how often each remote cluster is probed, and
 	// its kubeconfig Secret read again; default 10s.
 	ClusterProbeInterval time.Duration
+	// TokenCache keeps the workload identity tokens of remote clusters
+	// named by spec.kubeConfig.configMapRef; nil asks for a token at
+	// every request.
+	TokenCache *cache.TokenCache
 	// ImpersonationCacheSize bounds the impersonating clients kept, one
 	// per tenant identity; default tenancy.DefaultCacheSize.
 	ImpersonationCacheSize int

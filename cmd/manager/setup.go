@@ -8,6 +8,7 @@ import (
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/metrics"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/reverse/desired"
@@ -50,8 +51,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	if err != nil {
 		return nil, err
 	}
+	// Uncached: workload identity reads a ServiceAccount and creates its
+	// tokens, and reflux watches no ServiceAccounts.
+	identityClient, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("creating the workload identity client: %w", err)
+	}
 	remote := fleet.New(mgr.GetAPIReader(), engines.remote, fleet.Options{KubeConfig: opts.KubeConfig,
-		ProbeInterval: opts.ClusterProbeInterval, Notify: notify.Send, Log: opts.Log.WithName("fleet")})
+		WorkloadIdentity: fleet.WorkloadIdentity{Client: identityClient, Cache: opts.TokenCache},
+		ProbeInterval:    opts.ClusterProbeInterval, Notify: notify.Send, Log: opts.Log.WithName("fleet")})
 	for _, r := range []func(context.Context) error{gov.Start, notify.Start, remote.Start, func(ctx context.Context) error {
 		<-ctx.Done()
 		watcher.Stop()

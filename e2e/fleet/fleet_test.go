@@ -435,3 +435,57 @@ func TestSpokeEditBeforeRefluxConnectsIsAttributed(t *testing.T) {
 	g.Expect(field.Modifier.User).To(Equal(aliceName), "named from what the spoke sent before reflux connected")
 	g.Expect(rec.Spec.Kustomization.Cluster).To(Equal("Secret/" + secretName))
 }
+
+// TestWorkloadIdentityKustomizationIsGoverned (issue 24 §2): a
+// Kustomization whose spec.kubeConfig.configMapRef names a workload
+// identity ConfigMap (provider generic: a token of the ServiceAccount the
+// ConfigMap names) is applied by kustomize-controller and governed by
+// reflux through the same identity: a live edit is held as that identity
+// and recorded in the hub, naming the ConfigMap as its cluster. The
+// cluster the identity reaches is the hub itself, the one apiserver of
+// this suite that trusts the hub's ServiceAccount tokens.
+func TestWorkloadIdentityKustomizationIsGoverned(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := "identity"
+	g.Expect(env.CreateNamespace(ctx, ns)).To(Succeed())
+	// The identity Flux, and so reflux, reach the cluster as; Flux's
+	// identities in a spoke are commonly its admins.
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spoke-applier"}}
+	g.Expect(env.Client.Create(ctx, sa)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-spoke-applier"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa.Name}}})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spoke-identity"},
+		Data: map[string]string{meta.KubeConfigKeyProvider: "generic", meta.KubeConfigKeyAddress: env.Config.Host,
+			meta.KubeConfigKeyCACert: string(env.Config.CAData), meta.KubeConfigKeyServiceAccountName: sa.Name}})).To(Succeed())
+	f := fixture.NewApp(t, env, ns, fixture.AppOptions{Files: flagFiles("identity", "identity-flags"),
+		Paths: map[string]string{"identity": "./identity"},
+		Kustomization: func(k *kustomizev1.Kustomization) {
+			k.Spec.KubeConfig = &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "spoke-identity"}}
+		}})
+	applier := "system:serviceaccount:" + ns + ":" + sa.Name
+	applied := func(e auditv1.Event) bool {
+		return e.User.Username == applier && e.ObjectRef != nil && e.ObjectRef.Name == "identity-flags" && e.Verb == "patch"
+	}
+	evs, err := env.AuditEvents(applied)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(evs).NotTo(BeEmpty(), "kustomize-controller applied as the workload identity")
+
+	alice, err := env.AddUser(aliceName, "system:masters")
+	g.Expect(err).NotTo(HaveOccurred())
+	since := time.Now()
+	_, err = env.KubectlAs(ctx, alice, "-n", ns, "patch", "configmap/identity-flags", "--field-manager=kubectl-edit",
+		"-p", `{"data":{"ENABLED":"true"}}`)
+	g.Expect(err).NotTo(HaveOccurred())
+	rec := f.WaitRecord(g, "ConfigMap", "identity-flags", fixture.All(fixture.HasField("/data/ENABLED"),
+		fixture.InState(refluxv1.DriftHeld)))
+	g.Expect(rec.Spec.Kustomization.Cluster).To(Equal("ConfigMap/spoke-identity"))
+	g.Expect(fixture.Held(f.ConfigMap(g, "identity-flags"))).To(BeTrue())
+	held, err := env.AuditEvents(func(e auditv1.Event) bool {
+		return e.User.Username == applier && strings.HasPrefix(e.UserAgent, "reflux") && e.ObjectRef != nil &&
+			e.ObjectRef.Name == "identity-flags" && e.Verb == "patch" && !e.RequestReceivedTimestamp.Time.Before(since)
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(held).NotTo(BeEmpty(), "reflux held it as the workload identity, not as itself")
+}

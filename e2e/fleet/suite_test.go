@@ -21,6 +21,10 @@ import (
 // Secrets connect as (spokeKubeconfig).
 const hubUser = "hub"
 
+// workloadIdentityGate is the flag of Flux's object-level workload
+// identity, which kustomize-controller and reflux both take.
+const workloadIdentityGate = "--feature-gates=ObjectLevelWorkloadIdentity=true"
+
 // The tokens the hub's and the spoke's apiservers send to reflux's one
 // audit webhook, which tells their writes apart by them.
 const (
@@ -57,7 +61,10 @@ func theSpoke() remote {
 }
 
 func TestMain(m *testing.M) {
-	fixture.Main(m, &env, fixture.Suite{Setup: setup, Env: testenv.Options{AuditWebhook: &testenv.AuditWebhook{Token: hubAuditToken}}})
+	// Flux's object-level workload identity on, in kustomize-controller
+	// and reflux alike, for spec.kubeConfig.configMapRef.
+	fixture.Main(m, &env, fixture.Suite{Setup: setup, Env: testenv.Options{AuditWebhook: &testenv.AuditWebhook{Token: hubAuditToken},
+		KustomizeControllerArgs: []string{workloadIdentityGate}}})
 }
 
 func setup(ctx context.Context, hub *testenv.Env) error {
@@ -94,7 +101,7 @@ func setup(ctx context.Context, hub *testenv.Env) error {
 	if err := os.WriteFile(tokenFile, []byte(hubAuditToken), 0o600); err != nil {
 		return err
 	}
-	hubReflux, err = fixture.StartSuiteReflux(ctx, hub, fixture.Options{AuditWebhook: true, Args: []string{"--cluster-probe-interval=1s",
+	hubReflux, err = fixture.StartSuiteReflux(ctx, hub, fixture.Options{AuditWebhook: true, Args: []string{"--cluster-probe-interval=1s", workloadIdentityGate,
 		"--audit-token-file=" + tokenFile,
 		"--audit-tls-cert-file=" + hub.AuditWebhookTLS.CertFile, "--audit-tls-key-file=" + hub.AuditWebhookTLS.KeyFile}})
 	return err

@@ -6,10 +6,8 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	eventv1 "github.com/fluxcd/pkg/apis/event/v1beta1"
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,17 +17,17 @@ import (
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
-// TestWorkloadIdentityKubeConfigIsNeverGoverned (issue 24 §1): a
+// TestUnreachableWorkloadIdentityIsNeverGovernedHere (issue 24 §1): a
 // governed Kustomization Flux applies to a remote cluster through
-// spec.kubeConfig.configMapRef (a cloud provider's workload identity,
-// which reflux cannot follow) gets Drifted=Unknown, reason
-// RemoteClusterUnsupported, and one Warning event, however often reflux
-// reconciles it; reflux watches, dry-runs, holds and records nothing of
-// it. Its objects are here too, labelled as Flux's (it was applied here
-// before it became remote): the case where governing it as local would
-// act on them. Kustomizations with a kubeconfig Secret are governed in
-// their cluster (e2e/fleet).
-func TestWorkloadIdentityKubeConfigIsNeverGoverned(t *testing.T) {
+// spec.kubeConfig.configMapRef, whose workload identity ConfigMap reflux
+// cannot use (here it does not exist), gets Drifted=Unknown, reason
+// ClusterUnreachable, naming the ConfigMap; reflux watches, dry-runs,
+// holds and records nothing of it in the cluster it runs in. Its objects
+// are here too, labelled as Flux's (it was applied here before it became
+// remote): the case where governing it as local would act on them.
+// Remote clusters reflux reaches are governed there (e2e/fleet,
+// reverse/fleet).
+func TestUnreachableWorkloadIdentityIsNeverGovernedHere(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -46,13 +44,10 @@ func TestWorkloadIdentityKubeConfigIsNeverGoverned(t *testing.T) {
 	g.Expect(f.WaitClean(ctx, "spoke")).To(Succeed())
 	cloud := &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "spoke-identity"}}
 	setKubeConfig(g, f, "spoke", cloud)
-	unsupported := And(HavePrefix("Unknown/"+refluxv1.RemoteClusterUnsupportedReason+": "),
-		ContainSubstring("spec.kubeConfig.configMapRef: ConfigMap spoke-identity"))
+	unreachable := And(HavePrefix("Unknown/"+refluxv1.ClusterUnreachableReason+": "),
+		ContainSubstring("workload identity ConfigMap remote/spoke-identity"))
 	g.Eventually(func() string { return f.Condition(g, "spoke", refluxv1.DriftedCondition) }, fixture.Timeout, fixture.Interval).
-		Should(unsupported)
-	ev := f.Event(g, refluxv1.RemoteClusterUnsupportedReason, "spec.kubeConfig")
-	g.Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
-	g.Expect(ev.InvolvedObject.Name).To(Equal("spoke"))
+		Should(unreachable)
 
 	// A change Flux would revert, to the remote Kustomization's object and
 	// then to the local one's: once the local one is recorded and held,
@@ -63,11 +58,7 @@ func TestWorkloadIdentityKubeConfigIsNeverGoverned(t *testing.T) {
 	f.WaitRecord(g, "ConfigMap", "local-flags", fixture.InState(refluxv1.DriftHeld))
 	notGoverned(t, g, f, since)
 	g.Expect(fixture.Held(f.ConfigMap(g, "spoke-flags"))).To(BeFalse(), "not held")
-	g.Expect(f.Condition(g, "spoke", refluxv1.DriftedCondition)).To(unsupported)
-
-	// One Warning, however often reflux reconciled it meanwhile.
-	g.Eventually(func() []eventv1.Event { return remoteEvents("spoke", ns) }, fixture.Timeout, fixture.Interval).Should(HaveLen(1))
-	g.Consistently(func() []eventv1.Event { return remoteEvents("spoke", ns) }, 2*time.Second, 250*time.Millisecond).Should(HaveLen(1))
+	g.Expect(f.Condition(g, "spoke", refluxv1.DriftedCondition)).To(unreachable)
 }
 
 // setEnabled changes the ENABLED flag Git declares, with kubectl as alice:
@@ -115,13 +106,4 @@ func refluxWrites(g Gomega, ns, name string, since time.Time) []auditv1.Event {
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	return evs
-}
-
-// remoteEvents are the RemoteClusterUnsupported events notification-
-// controller received for the Kustomization ns/name.
-func remoteEvents(name, ns string) []eventv1.Event {
-	return sink.find(func(e eventv1.Event) bool {
-		return e.Reason == refluxv1.RemoteClusterUnsupportedReason && e.InvolvedObject.Name == name &&
-			e.InvolvedObject.Namespace == ns && e.Severity == eventv1.EventSeverityError
-	})
 }

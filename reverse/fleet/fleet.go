@@ -61,6 +61,9 @@ type Build[E Engine] func(ctx context.Context, c Cluster) (E, error)
 type Options struct {
 	// KubeConfig are kustomize-controller's kubeconfig rules.
 	KubeConfig runtimeclient.KubeConfigOptions
+	// WorkloadIdentity connects through workload identity ConfigMaps
+	// (spec.kubeConfig.configMapRef).
+	WorkloadIdentity WorkloadIdentity
 	// ProbeInterval is how often each cluster is probed, and its
 	// kubeconfig read again; default 10s.
 	ProbeInterval time.Duration
@@ -434,7 +437,7 @@ func (f *Fleet[E]) connect(ctx context.Context, ref Ref, kc kubeconfig) (*cluste
 	// unreachable one must not stall the reconciler for long.
 	sctx, cancel := context.WithTimeout(ctx, f.opts.ProbeTimeout)
 	defer cancel()
-	cfg, err := restConfig(sctx, ref, kc, f.opts.KubeConfig)
+	cfg, err := restConfig(sctx, ref, kc, f.opts.KubeConfig, f.opts.WorkloadIdentity)
 	if err != nil {
 		return nil, err
 	}
@@ -536,11 +539,11 @@ func (f *Fleet[E]) setDown(c *cluster[E], err error, unread map[Ref]error) {
 		f.opts.Log.Info("remote cluster reachable again", "server", c.cfg.Host)
 	}
 	for _, ref := range newlyUnread {
-		f.opts.Log.Error(unread[ref], "kubeconfig Secret cannot be read: its Kustomizations go on with the kubeconfig "+
+		f.opts.Log.Error(unread[ref], "kubeconfig cannot be read: its Kustomizations go on with the connection made from what was "+
 			"read before", "cluster", ref.String(), "namespace", ref.Namespace)
 	}
 	for _, ref := range readAgain {
-		f.opts.Log.Info("kubeconfig Secret read again", "cluster", ref.String(), "namespace", ref.Namespace)
+		f.opts.Log.Info("kubeconfig read again", "cluster", ref.String(), "namespace", ref.Namespace)
 	}
 	for _, id := range tell {
 		f.opts.Notify(id)
@@ -593,7 +596,7 @@ func (f *Fleet[E]) rotated(ctx context.Context, ref Ref, c *cluster[E]) error {
 	}
 	moved := f.moveLocked(ctx, ref, c, to)
 	f.mu.Unlock()
-	f.opts.Log.Info("remote cluster reconnected: its kubeconfig Secret changed", "cluster", ref.String(),
+	f.opts.Log.Info("remote cluster reconnected: its kubeconfig changed", "cluster", ref.String(),
 		"namespace", ref.Namespace)
 	for _, id := range moved {
 		f.opts.Notify(id)

@@ -9,12 +9,17 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/auth"
 	"github.com/go-logr/logr/testr"
 	. "github.com/onsi/gomega"
+	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/testenv"
@@ -30,6 +35,8 @@ type engine struct {
 	// user is the kubeconfig's client certificate: which Secret value
 	// the engine was built from.
 	user string
+	// cfg is the connection it was built with.
+	cfg *rest.Config
 
 	mu     sync.Mutex
 	owed   map[owed.Release]bool
@@ -119,9 +126,11 @@ func setup(t *testing.T, notify ...func(types.NamespacedName)) (*Fleet[*engine],
 	ks := secretFor(g, env, "spoke", kubeconfigs[0])
 
 	build := func(ctx context.Context, c Cluster) (*engine, error) {
-		return &engine{ctx: ctx, user: string(c.Config.CertData), owed: map[owed.Release]bool{}}, nil
+		return &engine{ctx: ctx, user: string(c.Config.CertData), cfg: c.Config, owed: map[owed.Release]bool{}}, nil
 	}
-	opts := Options{ProbeInterval: 50 * time.Millisecond, Log: testr.New(t)}
+	// The apiserver is the hub that makes workload identity tokens, and
+	// the spoke that takes them.
+	opts := Options{ProbeInterval: 50 * time.Millisecond, Log: testr.New(t), WorkloadIdentity: WorkloadIdentity{Client: env.Client}}
 	for _, n := range notify {
 		opts.Notify = n
 	}
@@ -377,5 +386,66 @@ func TestUnreadableSecretMarksOnlyItsKustomizations(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(b.Unreachable).To(BeNil())
 	g.Expect(toldOf(first)()).To(BeZero())
+	g.Expect(f.Connections()).To(Equal(1))
+}
+
+// TestWorkloadIdentityConnectsAsItsServiceAccount (issue 24 §2): a
+// Kustomization naming a workload identity ConfigMap (provider generic,
+// the ServiceAccount the ConfigMap names, with Flux's object-level
+// workload identity) is connected as kustomize-controller connects: with
+// a token fluxcd/pkg/auth has the hub make for that ServiceAccount. The
+// apiserver is both hub and spoke here, so its own ServiceAccount tokens
+// are the spoke's credentials. A changed ConfigMap reconnects as a
+// rotated Secret does; without the feature gate the connection is
+// refused with Flux's reason.
+func TestWorkloadIdentityConnectsAsItsServiceAccount(t *testing.T) {
+	g := NewWithT(t)
+	f, env, _, _ := setup(t)
+	ctx := context.Background()
+	for _, sa := range []string{"spoke-wi", "spoke-wi-2"} {
+		g.Expect(env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "hub", Name: sa}})).To(Succeed())
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "hub", Name: "spoke-identity"},
+		Data: map[string]string{meta.KubeConfigKeyProvider: "generic", meta.KubeConfigKeyAddress: env.Config.Host,
+			meta.KubeConfigKeyCACert: string(env.Config.CAData), meta.KubeConfigKeyServiceAccountName: "spoke-wi"}}
+	g.Expect(env.Client.Create(ctx, cm)).To(Succeed())
+	ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Namespace: "hub", Name: "wi"},
+		Spec: kustomizev1.KustomizationSpec{KubeConfig: &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: cm.Name}}}}
+
+	_, err := f.For(ctx, ks)
+	g.Expect(err).To(MatchError(ContainSubstring(auth.FeatureGateObjectLevelWorkloadIdentity+" feature gate is not enabled")),
+		"as kustomize-controller refuses it without the gate")
+
+	auth.EnableObjectLevelWorkloadIdentity()
+	t.Cleanup(auth.DisableObjectLevelWorkloadIdentity)
+	a, err := f.For(ctx, ks)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(a.Ref.String()).To(Equal("ConfigMap/spoke-identity"))
+	g.Expect(a.Unreachable).To(BeNil())
+	whoami := func(e *engine) (string, error) {
+		cs, err := kubernetes.NewForConfig(e.cfg)
+		if err != nil {
+			return "", err
+		}
+		r, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			return "", err
+		}
+		return r.Status.UserInfo.Username, nil
+	}
+	g.Expect(whoami(a.Engine)).To(Equal("system:serviceaccount:hub:spoke-wi"))
+
+	// Another ServiceAccount named: a new connection, as that identity.
+	patch := client.MergeFrom(cm.DeepCopy())
+	cm.Data[meta.KubeConfigKeyServiceAccountName] = "spoke-wi-2"
+	g.Expect(env.Client.Patch(ctx, cm, patch)).To(Succeed())
+	id := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
+	var moved *engine
+	g.Eventually(func() bool {
+		moved, _ = f.Of(id)
+		return moved != a.Engine
+	}, 30*time.Second, 50*time.Millisecond).Should(BeTrue())
+	g.Expect(whoami(moved)).To(Equal("system:serviceaccount:hub:spoke-wi-2"))
+	g.Eventually(a.Engine.stopped, 10*time.Second, 50*time.Millisecond).Should(BeTrue())
 	g.Expect(f.Connections()).To(Equal(1))
 }

@@ -9,19 +9,31 @@ import (
 )
 
 // Ref is a remote cluster as Kustomizations name it: the kubeconfig
-// Secret, and the key holding the kubeconfig when one is named.
+// Secret, and the key holding the kubeconfig when one is named, or the
+// ConfigMap of a workload identity (spec.kubeConfig.configMapRef).
 // Kustomizations that name the same Secret and key share one engine.
 type Ref struct {
 	Namespace, Secret, Key string
+	// ConfigMap, when set, names the workload identity's ConfigMap, and
+	// Secret and Key are empty.
+	ConfigMap string
 }
 
 // String is how a Drift record names the cluster (spec.kustomization.
-// cluster): the Secret, in the record's own namespace.
+// cluster): the Secret or ConfigMap, in the record's own namespace.
 func (r Ref) String() string {
-	if r.Key != "" {
+	switch {
+	case r.ConfigMap != "":
+		return "ConfigMap/" + r.ConfigMap
+	case r.Key != "":
 		return "Secret/" + r.Secret + "#" + r.Key
 	}
 	return "Secret/" + r.Secret
+}
+
+// ConfigMapKey is the workload identity ConfigMap's key.
+func (r Ref) ConfigMapKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: r.Namespace, Name: r.ConfigMap}
 }
 
 // SecretKey is the Secret's key.
@@ -33,10 +45,10 @@ func (r Ref) SecretKey() types.NamespacedName {
 var ErrUnsupportedKubeConfig = errors.New("unsupported spec.kubeConfig")
 
 // RefOf returns the remote cluster Flux applies ks to, and false when
-// Flux applies it to the cluster reflux runs in. A kubeConfig that names
-// no Secret (configMapRef, for a cloud provider's workload identity) is
-// ErrUnsupportedKubeConfig: reflux reaches remote clusters through a
-// kubeconfig Secret only, which it says rather than watching the hub.
+// Flux applies it to the cluster reflux runs in. As kustomize-controller
+// does, a secretRef wins over a configMapRef; a kubeConfig that names
+// neither is ErrUnsupportedKubeConfig, which reflux says rather than
+// watching the hub.
 func RefOf(ks *kustomizev1.Kustomization) (Ref, bool, error) {
 	kc := ks.Spec.KubeConfig
 	switch {
@@ -44,10 +56,8 @@ func RefOf(ks *kustomizev1.Kustomization) (Ref, bool, error) {
 		return Ref{}, false, nil
 	case kc.SecretRef != nil && kc.SecretRef.Name != "":
 		return Ref{Namespace: ks.Namespace, Secret: kc.SecretRef.Name, Key: kc.SecretRef.Key}, true, nil
-	case kc.ConfigMapRef != nil:
-		return Ref{}, true, fmt.Errorf("%w: spec.kubeConfig.configMapRef (ConfigMap %s) uses a cloud provider's workload "+
-			"identity, which reflux does not support; name a kubeconfig Secret in spec.kubeConfig.secretRef",
-			ErrUnsupportedKubeConfig, kc.ConfigMapRef.Name)
+	case kc.ConfigMapRef != nil && kc.ConfigMapRef.Name != "":
+		return Ref{Namespace: ks.Namespace, ConfigMap: kc.ConfigMapRef.Name}, true, nil
 	}
 	return Ref{}, true, fmt.Errorf("%w: spec.kubeConfig names neither a Secret nor a ConfigMap", ErrUnsupportedKubeConfig)
 }

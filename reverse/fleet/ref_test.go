@@ -24,7 +24,10 @@ func TestRefOf(t *testing.T) {
 		{name: "a Secret and a key", kubeConfig: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "spoke", Key: "admin.conf"}},
 			want: Ref{Namespace: "apps", Secret: "spoke", Key: "admin.conf"}, remote: true, wantString: "Secret/spoke#admin.conf"},
 		{name: "workload identity", kubeConfig: &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "aks"}},
-			remote: true, wantErr: true},
+			want: Ref{Namespace: "apps", ConfigMap: "aks"}, remote: true, wantString: "ConfigMap/aks"},
+		{name: "a Secret wins, as in kustomize-controller", kubeConfig: &meta.KubeConfigReference{
+			SecretRef: &meta.SecretKeyReference{Name: "spoke"}, ConfigMapRef: &meta.LocalObjectReference{Name: "aks"}},
+			want: Ref{Namespace: "apps", Secret: "spoke"}, remote: true, wantString: "Secret/spoke"},
 		{name: "empty", kubeConfig: &meta.KubeConfigReference{}, remote: true, wantErr: true},
 	}
 	for _, tt := range tests {

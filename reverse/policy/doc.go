@@ -10,6 +10,7 @@
 // rule is the policy's: a Kustomization must opt in with its annotation and
 // be selected; either alone never makes reflux act. CheckCluster says
 // which of those reflux can govern at all: not one Flux applies to a
-// remote cluster through spec.kubeConfig (issue 24), which gets a named
-// reason rather than a guess.
+// remote cluster through a spec.kubeConfig that names neither a Secret
+// nor a ConfigMap (issue 24), which gets a named reason rather than a
+// guess.
 package policy

@@ -44,9 +44,9 @@ func selecting(ns, name string, labels map[string]string) *refluxv1.ReverseSyncP
 // TestGoverned: a policy governs the Kustomizations of its namespace that
 // its selector selects and that opted in; the annotation alone is not
 // enough, and neither is the selector. One Flux applies to a remote
-// cluster through a kubeconfig Secret is governed; one through a
-// workload-identity ConfigMap, which reflux cannot follow, is not (issue
-// 24).
+// cluster through a kubeconfig Secret or a workload-identity ConfigMap is
+// governed; one whose kubeConfig names neither, which reflux cannot
+// follow, is not (issue 24).
 func TestGoverned(t *testing.T) {
 	g := NewWithT(t)
 	web := map[string]string{"team": "web"}
@@ -54,9 +54,11 @@ func TestGoverned(t *testing.T) {
 	remote.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "spoke-kubeconfig"}}
 	cloud := ks("apps", "cloud", web, true)
 	cloud.Spec.KubeConfig = &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "spoke-aks"}}
+	nowhere := ks("apps", "nowhere", web, true)
+	nowhere.Spec.KubeConfig = &meta.KubeConfigReference{}
 	c := governedReader(t,
 		ks("apps", "shop", web, true), ks("apps", "blog", web, false), ks("apps", "db", map[string]string{"team": "db"}, true),
-		ks("other", "shop", web, true), remote, cloud)
+		ks("other", "shop", web, true), remote, cloud, nowhere)
 	got, err := Governed(context.Background(), c, selecting("apps", "web", web))
 	g.Expect(err).NotTo(HaveOccurred())
 	names := []string{}
@@ -64,7 +66,7 @@ func TestGoverned(t *testing.T) {
 		g.Expect(k.Namespace).To(Equal("apps"))
 		names = append(names, k.Name)
 	}
-	g.Expect(names).To(ConsistOf("shop", "spoke"))
+	g.Expect(names).To(ConsistOf("shop", "spoke", "cloud"))
 
 	bad := selecting("apps", "bad", nil)
 	bad.Spec.KustomizationSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "team", Operator: "Sometimes"}}

@@ -9,13 +9,14 @@ import (
 )
 
 // RemoteClusterError is a Kustomization Flux applies to another cluster
-// through a spec.kubeConfig reflux cannot follow: one that names no
-// kubeconfig Secret (a configMapRef, for a cloud provider's workload
-// identity). reflux governs remote clusters through a kubeconfig Secret
-// (reverse/fleet); with any other reference its watches, dry runs and
-// holds would go to the cluster it runs in, where the objects Flux
-// applied are not, or are other objects of the same names. Callers
-// report it with reason refluxv1.RemoteClusterUnsupportedReason.
+// through a spec.kubeConfig reflux cannot follow: one that names neither a
+// kubeconfig Secret nor a workload identity ConfigMap, which admission
+// refuses but kustomize-controller would still take for remote. reflux
+// governs remote clusters through either (reverse/fleet); with anything
+// else its watches, dry runs and holds would go to the cluster it runs
+// in, where the objects Flux applied are not, or are other objects of the
+// same names. Callers report it with reason
+// refluxv1.RemoteClusterUnsupportedReason.
 type RemoteClusterError struct {
 	// Field is where the kubeconfig is named, such as
 	// spec.kubeConfig.secretRef; Kind and Name the object it names, ""
@@ -30,23 +31,23 @@ func (e *RemoteClusterError) Error() string {
 		where += ": " + e.Kind + " " + e.Name
 	}
 	return fmt.Sprintf("Flux applies this Kustomization to a remote cluster (%s), and reflux reaches remote clusters "+
-		"through a kubeconfig Secret (spec.kubeConfig.secretRef) only: nothing of it is watched, held or recorded, so "+
-		"drift in that cluster goes undetected; name a kubeconfig Secret, or remove the %s annotation to opt it out",
+		"through a kubeconfig Secret (spec.kubeConfig.secretRef) or a workload identity ConfigMap "+
+		"(spec.kubeConfig.configMapRef) only: nothing of it is watched, held or recorded, so drift in that cluster "+
+		"goes undetected; name either, or remove the %s annotation to opt it out",
 		where, refluxv1.ReverseSyncAnnotation)
 }
 
 // CheckCluster returns a *RemoteClusterError when Flux applies ks to a
 // remote cluster reflux cannot reach: as kustomize-controller does, any
-// spec.kubeConfig means a remote cluster, and reflux follows only one that
-// names a kubeconfig Secret. nil when Flux applies ks to the cluster
-// reflux runs in, or to one it reaches.
+// spec.kubeConfig means a remote cluster, and reflux follows one that
+// names a kubeconfig Secret or a workload identity ConfigMap. nil when
+// Flux applies ks to the cluster reflux runs in, or to one it reaches.
 func CheckCluster(ks *kustomizev1.Kustomization) error {
 	ref := ks.Spec.KubeConfig
 	switch {
-	case ref == nil, ref.SecretRef != nil && ref.SecretRef.Name != "":
+	case ref == nil, ref.SecretRef != nil && ref.SecretRef.Name != "",
+		ref.ConfigMapRef != nil && ref.ConfigMapRef.Name != "":
 		return nil
-	case ref.ConfigMapRef != nil:
-		return &RemoteClusterError{Field: "spec.kubeConfig.configMapRef", Kind: "ConfigMap", Name: ref.ConfigMapRef.Name}
 	}
 	return &RemoteClusterError{Field: "spec.kubeConfig"}
 }

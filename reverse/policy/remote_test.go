@@ -19,8 +19,7 @@ func TestCheckCluster(t *testing.T) {
 		{name: "no kubeConfig: the cluster reflux runs in"},
 		// reverse/fleet reaches it.
 		{name: "a kubeconfig Secret", ref: &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "spoke", Key: "value"}}},
-		{name: "a workload-identity ConfigMap", ref: &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "spoke-aks"}},
-			wantField: "spec.kubeConfig.configMapRef", wantWhere: "(spec.kubeConfig.configMapRef: ConfigMap spoke-aks)"},
+		{name: "a workload-identity ConfigMap", ref: &meta.KubeConfigReference{ConfigMapRef: &meta.LocalObjectReference{Name: "spoke-aks"}}},
 		// Admission refuses it, but kustomize-controller would still take
 		// it for remote: so does reflux.
 		{name: "an empty kubeConfig", ref: &meta.KubeConfigReference{},
@@ -42,8 +41,8 @@ func TestCheckCluster(t *testing.T) {
 			g.Expect(err.Error()).To(And(
 				HavePrefix("Flux applies this Kustomization to a remote cluster "+tt.wantWhere+","),
 				ContainSubstring("nothing of it is watched, held or recorded"),
-				ContainSubstring("through a kubeconfig Secret (spec.kubeConfig.secretRef) only"),
-				HaveSuffix("name a kubeconfig Secret, or remove the reflux.dev/reverse-sync annotation to opt it out")))
+				ContainSubstring("through a kubeconfig Secret (spec.kubeConfig.secretRef) or a workload identity ConfigMap"),
+				HaveSuffix("name either, or remove the reflux.dev/reverse-sync annotation to opt it out")))
 		})
 	}
 }
