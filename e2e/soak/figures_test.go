@@ -144,8 +144,8 @@ func (f *figures) markdown(c config, began time.Time, took time.Duration) string
 }
 
 // breachKind is what differs between breaches of one kind: names,
-// numbers and the fields listed.
-var breachKind = regexp.MustCompile(`[a-z-]+-[0-9]+/cm-[0-9]+|SOAK_M[0-9]+(: v[0-9]+)?|\(has [^)]*\)|[0-9]+`)
+// numbers, record names and the fields listed.
+var breachKind = regexp.MustCompile(`configmap-cm-[0-9]+-[0-9a-f]+|[a-z-]+-[0-9]+/cm-[0-9]+|SOAK_M[0-9]+(: v[0-9]+)?|\(has [^)]*\)|[0-9]+`)
 
 // Markers around the soak's section of bench/results.md, which
 // hack/bench.sh keeps when it rewrites the rest.
