@@ -232,6 +232,9 @@ type FieldOrigin struct {
 	EditAt string `json:"editAt,omitempty"`
 }
 
+// DeleteOperation is Modifier.Operation for a deleted object.
+const DeleteOperation = "Delete"
+
 // Modifier is a writer of a live field.
 type Modifier struct {
 	// Manager is the field manager from managedFields.

@@ -2,6 +2,7 @@ package journey
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -142,8 +143,70 @@ func TestEditedWhileRefluxWasDownIsHeldBeforeItsRender(t *testing.T) {
 	g.Expect(f.Records(g, "ConfigMap", "other-flags")).To(BeEmpty())
 
 	g.Expect(os.Remove(gate)).To(Succeed())
-	rec = f.WaitRecord(g, "ConfigMap", "edited-flags", fixture.HasField("/data/HOTFIX"))
-	g.Expect(rec.Status.State).NotTo(Equal(refluxv1.DriftPending))
+	rec = f.WaitRecord(g, "ConfigMap", "edited-flags", fixture.All(fixture.HasField("/data/HOTFIX"), notPending))
 	g.Expect(f.Get(g, "edited-flags", &corev1.ConfigMap{}).(*corev1.ConfigMap).Data).To(HaveKeyWithValue("HOTFIX", "on"),
 		"nothing lost")
+}
+
+// TestDeletionBeforeItsRenderOutlivesItsReflux (issue 22 §1): alice
+// deletes an object while reflux's render is not current (held back with
+// the gate file, as a large tree's takes minutes). The deletion is written
+// down at once as a Pending record, as an edit is; reflux then dies before
+// any render, and Flux recreates the object. The next reflux decides the
+// deletion from that record once its render lands: the whole object,
+// removed, at the document that declares it. Kept in memory only, as
+// before, the deletion died with the process (the soak lost most of its
+// deletions so).
+func TestDeletionBeforeItsRenderOutlivesItsReflux(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	opts := fixture.Options{Name: "reflux-del-pending", Selector: shardKey + "=del-pending"}
+	r := fixture.StartReflux(t, env, opts)
+	f := fixture.NewApp(t, env, "del-pending", fixture.AppOptions{Labels: map[string]string{shardKey: "del-pending"},
+		Files: flagFiles("gone-flags", "probe-flags")})
+	g.Expect(r.Stop()).To(Succeed())
+
+	gate := filepath.Join(t.TempDir(), "hold-renders")
+	g.Expect(os.WriteFile(gate, nil, 0o600)).To(Succeed())
+	gated := opts
+	gated.Name, gated.Args = "reflux-del-pending-2", []string{"--render-gate-file=" + gate}
+	r2 := fixture.StartReflux(t, env, gated)
+	// An edit first: its Pending record says the watches run.
+	f.AddKey(g, alice.Client, "probe-flags", "PROBE", "on")
+	f.WaitRecord(g, "ConfigMap", "probe-flags", fixture.InState(refluxv1.DriftPending))
+
+	g.Expect(alice.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: f.Name, Name: "gone-flags"}})).
+		To(Succeed())
+	rec := f.WaitRecord(g, "ConfigMap", "gone-flags", fixture.InState(refluxv1.DriftPending))
+	g.Expect(rec.Spec.LastModifier).NotTo(BeNil())
+	g.Expect(rec.Spec.LastModifier.Operation).To(Equal(refluxv1.DeleteOperation))
+	g.Expect(rec.Spec.Fields).To(BeEmpty(), "its Git side waits for the render")
+
+	// reflux dies before any render; Flux recreates the object.
+	g.Expect(r2.Kill()).To(Succeed())
+	f.Reconcile(g, "del-pending")
+	f.ConfigMap(g, "gone-flags")
+
+	g.Expect(os.Remove(gate)).To(Succeed())
+	third := opts
+	third.Name = "reflux-del-pending-3"
+	fixture.StartReflux(t, env, third)
+	rec = f.WaitRecord(g, "ConfigMap", "gone-flags", fixture.All(fixture.HasField(refluxv1.WholeObjectPointer), notPending))
+	g.Expect(rec.Spec.Fields).To(HaveLen(1))
+	fl := rec.Spec.Fields[0]
+	g.Expect(fl.ChangeType).To(Equal(refluxv1.ChangeRemove))
+	g.Expect(fl.DeletesObject()).To(BeTrue())
+	g.Expect(fl.Origin).NotTo(BeNil())
+	g.Expect(fl.Origin.File).To(Equal("flags.yaml"))
+}
+
+// notPending matches a record its render filled in: the spec and the
+// status are two writes, so a record may show its fields while its status
+// still says Pending.
+func notPending(d *refluxv1.Drift) error {
+	if d.Status.State == refluxv1.DriftPending {
+		return errors.New("still Pending")
+	}
+	return nil
 }

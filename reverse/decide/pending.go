@@ -95,6 +95,14 @@ func Pending(in PendingInput) Decision {
 	return d
 }
 
+// PendingDeletion reports whether rec is the Pending record of a
+// deletion: one written before its render, which names the deleter and
+// no field yet.
+func PendingDeletion(rec *refluxv1.Drift) bool {
+	return rec != nil && record.IsOpen(rec) && rec.Status.State == refluxv1.DriftPending && len(rec.Spec.Fields) == 0 &&
+		rec.Spec.LastModifier != nil && rec.Spec.LastModifier.Operation == refluxv1.DeleteOperation
+}
+
 // pendingRecord is rec, or a new record, saying what in knows.
 func pendingRecord(rec *refluxv1.Drift, in PendingInput) *refluxv1.Drift {
 	next := record.Merge(rec, record.Observation{Kustomization: in.Kustomization, Policy: in.Policy, Object: in.Object,

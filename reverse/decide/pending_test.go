@@ -189,3 +189,37 @@ func withModifier(f refluxv1.DriftField, at time.Time) refluxv1.DriftField {
 	f.Modifier = kubectlEdit(at)
 	return f
 }
+
+// TestPendingDeletion: a deletion written before its render is told
+// apart from a pending edit, and from the record the render filled in.
+func TestPendingDeletion(t *testing.T) {
+	at := metav1.NewTime(t0)
+	deletion := pendingIn(t0, nil, Live{}, false)
+	deletion.Writer = &refluxv1.Modifier{Operation: refluxv1.DeleteOperation, User: "alice", Time: &at}
+	pendingDeletion := Pending(deletion).Record
+	filled := pendingDeletion.DeepCopy()
+	filled.Spec.Fields = []refluxv1.DriftField{{Pointer: refluxv1.WholeObjectPointer, ChangeType: refluxv1.ChangeRemove}}
+	closed := pendingDeletion.DeepCopy()
+	closed.Status.State, closed.Status.Closed = refluxv1.DriftResolved, &refluxv1.DriftClosure{Time: at}
+	tests := []struct {
+		name string
+		rec  *refluxv1.Drift
+		want bool
+	}{
+		{"no record", nil, false},
+		{"a pending deletion", pendingDeletion, true},
+		{"a pending edit", Pending(pendingIn(t0, nil, unheld, true, `"true"`)).Record, false},
+		{"filled in by its render", filled, false},
+		{"closed", closed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(PendingDeletion(tt.rec)).To(Equal(tt.want))
+		})
+	}
+	g := NewWithT(t)
+	g.Expect(pendingDeletion.Status.State).To(Equal(refluxv1.DriftPending))
+	g.Expect(pendingDeletion.Spec.LastModifier.User).To(Equal("alice"))
+	g.Expect(pendingDeletion.Status.HeldSince).To(BeNil(), "nothing to hold")
+}

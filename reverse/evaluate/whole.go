@@ -23,7 +23,7 @@ func Deletion(g *reverse.Governed, r *desired.Render, want, last *unstructured.U
 	seen, now time.Time) record.Observation {
 	at := metav1.NewTime(firstOf(seen, now))
 	f := refluxv1.DriftField{ChangeType: refluxv1.ChangeRemove,
-		Modifier: &refluxv1.Modifier{Operation: "Delete", User: who.User, Time: &at}}
+		Modifier: &refluxv1.Modifier{Operation: refluxv1.DeleteOperation, User: who.User, Time: &at}}
 	return wholeObject(g, r, want, last, f, now)
 }
 
@@ -69,7 +69,7 @@ func operation(verb string) string {
 	case "apply":
 		return "Apply"
 	case "delete":
-		return "Delete"
+		return refluxv1.DeleteOperation
 	}
 	return "Update"
 }

@@ -3,6 +3,7 @@ package governor
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -99,6 +100,9 @@ func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p
 			return decide.Decision{Why: "clean since the last check"}, nil
 		}
 	}
+	if decide.PendingDeletion(rec) {
+		return gv.recreated(k, c, live, rec, p, snap), nil
+	}
 	if !snap.Usable(desired.KeyOf(live)) {
 		d, current := gv.wait(k, c, live, rec, p, snap.Gov, !resync && !c.Benign)
 		if !current {
@@ -159,6 +163,36 @@ func (gv *Governor) wait(k intake.Key, c intake.Change, live *unstructured.Unstr
 		in = decide.PendingInput{Name: p.Name, Record: rec, Live: evaluate.LiveState(live), Hold: hold, Now: gv.now()}
 	}
 	return decide.Pending(in), false
+}
+
+// recreated decides for an object whose deletion was written down as
+// Pending (pendingDeletion) and that is live again: Flux recreated it
+// before the render landed, here or in a leader that died. The deletion
+// is what the record is about, so it is decided as one, against the
+// render, with the deleter the record names; evaluating the recreated
+// object would find nothing and close the record. Until the render
+// describes the object, the record waits as it is, and the change is
+// parked for it.
+func (gv *Governor) recreated(k intake.Key, c intake.Change, live *unstructured.Unstructured, rec *refluxv1.Drift,
+	p *execute.Plan, snap reverse.Snapshot) decide.Decision {
+	if !snap.Usable(desired.KeyOf(live)) {
+		gv.intake.Park(c.Owner, k, c)
+		return decide.Decision{Why: "a deletion kept until the render is current"}
+	}
+	want, declared := snap.Render.Object(desired.KeyOf(live))
+	if !declared {
+		return decide.Decide(decide.Input{Name: p.Name, Record: rec, Evaluated: true, Now: gv.now(),
+			Observation: record.Observation{Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Object: p.Object,
+				Now: gv.now()}})
+	}
+	m := rec.Spec.LastModifier
+	seen := rec.Spec.FirstSeen.Time
+	if m.Time != nil {
+		seen = m.Time.Time
+	}
+	obs := evaluate.Deletion(snap.Gov, snap.Render, want, want, reverse.Deleter{User: m.User}, seen, gv.now())
+	return decide.Decide(decide.Input{Name: p.Name, Record: rec, Live: decide.Live{}, Evaluated: true, Observation: obs,
+		Now: gv.now()})
 }
 
 // missing returns the object as the current render declares it when a
@@ -228,12 +262,16 @@ func (gv *Governor) decideDeletion(ctx context.Context, k intake.Key, c intake.C
 		return false, nil // Flux garbage-collecting a deleted Kustomization
 	}
 	snap, governed, kept := gv.intake.CurrentOrPark(k, c)
-	if !governed || kept {
+	if !governed {
 		return kept, nil
+	}
+	if kept {
+		return true, gv.pendingDeletion(ctx, k, c)
 	}
 	want, declared := snap.Render.Object(desired.KeyOf(last))
 	if !declared {
-		return false, nil // pruned: the applied revision no longer renders it
+		// Pruned: the applied revision no longer renders it.
+		return false, gv.notDeleted(ctx, snap, c, intake.ObjectRef(k.GVK, last), "pruned: the applied revision no longer declares it")
 	}
 	deleter, known := gv.deleter(last, c)
 	if !known && gv.intake.WaitForDeleter(k, c) {
@@ -242,10 +280,63 @@ func (gv *Governor) decideDeletion(ctx context.Context, k intake.Key, c intake.C
 	if deleter.Flux {
 		// kustomize-controller recreating an object whose immutable
 		// field changed (spec.force), or pruning: Flux's own deletion.
-		return false, nil
+		return false, gv.notDeleted(ctx, snap, c, intake.ObjectRef(k.GVK, last), "deleted by Flux")
 	}
 	obs := evaluate.Deletion(snap.Gov, snap.Render, want, last, deleter, c.Seen, gv.now())
 	return false, gv.record(ctx, snap, c, intake.ObjectRef(k.GVK, last), decide.Live{}, obs)
+}
+
+// pendingDeletion writes down a deletion parked for its render as a
+// Pending record, as a live edit is: the parked change lives in this
+// process only, and a leader that dies before the render lands would
+// lose it, since Flux recreates the object before the next leader's
+// resync can find it missing (the soak lost most of its deletions so).
+// Only a deletion the audit log says a person made is written; one it
+// has not named yet is looked at again shortly, and one Flux made is not
+// drift. The render fills the record in (deletion), or, for an object
+// Flux recreated meanwhile, the next leader's look at it does
+// (pendingDeletionDecision).
+func (gv *Governor) pendingDeletion(ctx context.Context, k intake.Key, c intake.Change) error {
+	deleter, known := gv.deleter(c.Deleted, c)
+	if !known {
+		gv.intake.WaitForDeleter(k, c)
+		return nil
+	}
+	snap, governed := gv.intake.Snapshot(c.Owner)
+	if deleter.Flux || !governed {
+		return nil
+	}
+	ks := snap.Gov.Ref()
+	obj := intake.ObjectRef(k.GVK, c.Deleted)
+	name := record.Name(ks, obj)
+	p := execute.Plan{Name: name, Namespace: ks.Namespace, Object: obj, Kustomization: snap.Gov.Kustomization, Seen: c.Seen,
+		As: snap.Gov.Identity}
+	at := metav1.NewTime(c.Seen)
+	if c.Seen.IsZero() {
+		at = metav1.NewTime(gv.now())
+	}
+	return gv.exec.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		return decide.Pending(decide.PendingInput{Name: name, Record: rec, Kustomization: ks, Policy: snap.Gov.Policy.Name,
+			Object: obj, Writer: &refluxv1.Modifier{Operation: refluxv1.DeleteOperation, User: deleter.User, Time: &at},
+			Now: gv.now()}), nil
+	})
+}
+
+// notDeleted closes the Pending record of a deletion that turned out
+// not to be drift once its render landed; any other record of the object
+// is left as it is.
+func (gv *Governor) notDeleted(ctx context.Context, snap reverse.Snapshot, c intake.Change, obj refluxv1.ObjectRef, why string) error {
+	ks := snap.Gov.Ref()
+	name := record.Name(ks, obj)
+	p := execute.Plan{Name: name, Namespace: ks.Namespace, Object: obj, Kustomization: snap.Gov.Kustomization, Seen: c.Seen,
+		As: snap.Gov.Identity}
+	return gv.exec.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		if !decide.PendingDeletion(rec) {
+			return decide.Decision{Why: why}, nil
+		}
+		return decide.Decide(decide.Input{Name: name, Record: rec, Evaluated: true, Now: gv.now(),
+			Observation: record.Observation{Kustomization: ks, Policy: snap.Gov.Policy.Name, Object: obj, Now: gv.now()}}), nil
+	})
 }
 
 // deleter asks the audit log who deleted last.
