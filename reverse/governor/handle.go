@@ -176,14 +176,19 @@ func (gv *Governor) wait(k intake.Key, c intake.Change, live *unstructured.Unstr
 func (gv *Governor) recreated(k intake.Key, c intake.Change, live *unstructured.Unstructured, rec *refluxv1.Drift,
 	p *execute.Plan, snap reverse.Snapshot) decide.Decision {
 	if !snap.Usable(desired.KeyOf(live)) {
-		gv.intake.Park(c.Owner, k, c)
-		return decide.Decision{Why: "a deletion kept until the render is current"}
+		if !gv.intake.Park(c.Owner, k, c) {
+			return decide.Decision{Why: "a deletion kept until the render is current"}
+		}
+		// The render became current meanwhile: decide after all.
+		var governed bool
+		if snap, governed = gv.intake.Snapshot(c.Owner); !governed {
+			return decide.Decision{Why: "no longer governed"}
+		}
 	}
 	want, declared := snap.Render.Object(desired.KeyOf(live))
 	if !declared {
-		return decide.Decide(decide.Input{Name: p.Name, Record: rec, Evaluated: true, Now: gv.now(),
-			Observation: record.Observation{Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Object: p.Object,
-				Now: gv.now()}})
+		return decide.Decide(decide.Input{Name: p.Name, Record: rec, Evaluated: true, Observation: gv.nothingFound(snap.Gov, p.Object),
+			Now: gv.now()})
 	}
 	m := rec.Spec.LastModifier
 	seen := rec.Spec.FirstSeen.Time
@@ -294,8 +299,7 @@ func (gv *Governor) decideDeletion(ctx context.Context, k intake.Key, c intake.C
 // Only a deletion the audit log says a person made is written; one it
 // has not named yet is looked at again shortly, and one Flux made is not
 // drift. The render fills the record in (deletion), or, for an object
-// Flux recreated meanwhile, the next leader's look at it does
-// (pendingDeletionDecision).
+// Flux recreated meanwhile, the next look at it does (recreated).
 func (gv *Governor) pendingDeletion(ctx context.Context, k intake.Key, c intake.Change) error {
 	deleter, known := gv.deleter(c.Deleted, c)
 	if !known {
@@ -306,18 +310,14 @@ func (gv *Governor) pendingDeletion(ctx context.Context, k intake.Key, c intake.
 	if deleter.Flux || !governed {
 		return nil
 	}
-	ks := snap.Gov.Ref()
-	obj := intake.ObjectRef(k.GVK, c.Deleted)
-	name := record.Name(ks, obj)
-	p := execute.Plan{Name: name, Namespace: ks.Namespace, Object: obj, Kustomization: snap.Gov.Kustomization, Seen: c.Seen,
-		As: snap.Gov.Identity}
+	p := planFor(snap.Gov, c, intake.ObjectRef(k.GVK, c.Deleted))
 	at := metav1.NewTime(c.Seen)
 	if c.Seen.IsZero() {
 		at = metav1.NewTime(gv.now())
 	}
 	return gv.exec.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
-		return decide.Pending(decide.PendingInput{Name: name, Record: rec, Kustomization: ks, Policy: snap.Gov.Policy.Name,
-			Object: obj, Writer: &refluxv1.Modifier{Operation: refluxv1.DeleteOperation, User: deleter.User, Time: &at},
+		return decide.Pending(decide.PendingInput{Name: p.Name, Record: rec, Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name,
+			Object: p.Object, Writer: &refluxv1.Modifier{Operation: refluxv1.DeleteOperation, User: deleter.User, Time: &at},
 			Now: gv.now()}), nil
 	})
 }
@@ -326,16 +326,13 @@ func (gv *Governor) pendingDeletion(ctx context.Context, k intake.Key, c intake.
 // not to be drift once its render landed; any other record of the object
 // is left as it is.
 func (gv *Governor) notDeleted(ctx context.Context, snap reverse.Snapshot, c intake.Change, obj refluxv1.ObjectRef, why string) error {
-	ks := snap.Gov.Ref()
-	name := record.Name(ks, obj)
-	p := execute.Plan{Name: name, Namespace: ks.Namespace, Object: obj, Kustomization: snap.Gov.Kustomization, Seen: c.Seen,
-		As: snap.Gov.Identity}
+	p := planFor(snap.Gov, c, obj)
 	return gv.exec.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
 		if !decide.PendingDeletion(rec) {
 			return decide.Decision{Why: why}, nil
 		}
-		return decide.Decide(decide.Input{Name: name, Record: rec, Evaluated: true, Now: gv.now(),
-			Observation: record.Observation{Kustomization: ks, Policy: snap.Gov.Policy.Name, Object: obj, Now: gv.now()}}), nil
+		return decide.Decide(decide.Input{Name: p.Name, Record: rec, Evaluated: true, Observation: gv.nothingFound(snap.Gov, obj),
+			Now: gv.now()}), nil
 	})
 }
 
@@ -371,13 +368,24 @@ func (gv *Governor) auditedSecret(ctx context.Context, k intake.Key, c intake.Ch
 // record decides and writes a whole-object observation of obj.
 func (gv *Governor) record(ctx context.Context, snap reverse.Snapshot, c intake.Change, obj refluxv1.ObjectRef, live decide.Live,
 	obs record.Observation) error {
-	ks := snap.Gov.Ref()
-	name := record.Name(ks, obj)
-	p := execute.Plan{Name: name, Namespace: ks.Namespace, Object: obj, Kustomization: snap.Gov.Kustomization, Seen: c.Seen,
-		As: snap.Gov.Identity}
+	p := planFor(snap.Gov, c, obj)
 	return gv.exec.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
-		return decide.Decide(decide.Input{Name: name, Record: rec, Live: live, Evaluated: true, Observation: obs, Now: gv.now()}), nil
+		return decide.Decide(decide.Input{Name: p.Name, Record: rec, Live: live, Evaluated: true, Observation: obs, Now: gv.now()}), nil
 	})
+}
+
+// planFor is the plan of a governed Kustomization's record of obj, acted
+// on as the Kustomization's identity.
+func planFor(g *reverse.Governed, c intake.Change, obj refluxv1.ObjectRef) execute.Plan {
+	ks := g.Ref()
+	return execute.Plan{Name: record.Name(ks, obj), Namespace: ks.Namespace, Object: obj, Kustomization: g.Kustomization,
+		Seen: c.Seen, As: g.Identity}
+}
+
+// nothingFound is an evaluation that found no divergence in obj: a
+// Pending record it meets closes as NoDrift.
+func (gv *Governor) nothingFound(g *reverse.Governed, obj refluxv1.ObjectRef) record.Observation {
+	return record.Observation{Kustomization: g.Ref(), Policy: g.Policy.Name, Object: obj, Now: gv.now()}
 }
 
 func (gv *Governor) inShard(ctx context.Context, ks types.NamespacedName) (bool, error) {
