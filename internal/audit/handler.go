@@ -96,7 +96,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // (Senders.hold), and says so once per token, and when writes are let go
 // of unclaimed.
 func (h *Handler) hold(token string, writes []keyedWrite, remote string) {
-	fresh, dropped := h.Senders.hold(token, writes, time.Now())
+	stores, fresh, dropped := h.Senders.hold(token, writes, time.Now())
+	if stores != nil {
+		h.record(writes, stores)
+		return
+	}
 	if fresh {
 		h.Log.Info("audit batch with a bearer token that is neither --audit-token-file's nor the audit-token of a "+
 			"connected remote cluster's kubeconfig Secret: its writes are kept for the first such Secret that names it",

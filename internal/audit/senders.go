@@ -115,11 +115,16 @@ type Dropped struct {
 
 // hold keeps writes sent with token, which no store is registered for,
 // until one is (Register). It reports whether the token is new to the
-// buffer, and what expired or made room.
-func (s *Senders) hold(token string, writes []keyedWrite, now time.Time) (fresh bool, dropped Dropped) {
+// buffer, and what expired or made room. A store registered since the
+// caller looked is returned instead, for the caller to record in: the
+// writes would otherwise wait for a Register that already happened.
+func (s *Senders) hold(token string, writes []keyedWrite, now time.Time) (stores []*Store, fresh bool, dropped Dropped) {
 	key := sha256.Sum256([]byte(token))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if stores := s.stores[key]; stores != nil {
+		return stores, false, dropped
+	}
 	for k, p := range s.pending {
 		if now.Sub(p.last) > pendingTTL {
 			delete(s.pending, k)
@@ -148,5 +153,5 @@ func (s *Senders) hold(token string, writes []keyedWrite, now time.Time) (fresh 
 		p.writes = slices.Delete(p.writes, 0, over)
 		dropped.Writes = over
 	}
-	return !ok, dropped
+	return nil, !ok, dropped
 }

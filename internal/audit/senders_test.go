@@ -78,16 +78,16 @@ func TestEarlyWritesAreBounded(t *testing.T) {
 		return keyedWrite{key: ObjectKey{Resource: "configmaps", Namespace: "a", Name: fmt.Sprint(i)},
 			write: Write{User: "alice", Time: now}}
 	}
-	fresh, dropped := s.hold("t-0", []keyedWrite{write(0)}, now)
+	_, fresh, dropped := s.hold("t-0", []keyedWrite{write(0)}, now)
 	g.Expect(fresh).To(BeTrue())
 	g.Expect(dropped).To(Equal(Dropped{}))
-	fresh, _ = s.hold("t-0", []keyedWrite{write(1)}, now)
+	_, fresh, _ = s.hold("t-0", []keyedWrite{write(1)}, now)
 	g.Expect(fresh).To(BeFalse(), "said once per token")
 	for i := 1; i < maxPendingTokens; i++ {
-		_, dropped = s.hold(fmt.Sprintf("t-%d", i), []keyedWrite{write(i)}, now.Add(time.Duration(i)*time.Second))
+		_, _, dropped = s.hold(fmt.Sprintf("t-%d", i), []keyedWrite{write(i)}, now.Add(time.Duration(i)*time.Second))
 		g.Expect(dropped).To(Equal(Dropped{}))
 	}
-	_, dropped = s.hold("t-new", []keyedWrite{write(0)}, now.Add(time.Minute))
+	_, _, dropped = s.hold("t-new", []keyedWrite{write(0)}, now.Add(time.Minute))
 	g.Expect(dropped).To(Equal(Dropped{Tokens: 1}), "the token heard from least recently goes")
 	st := newTestStore()
 	s.Register("t-0", st)
@@ -100,14 +100,18 @@ func TestEarlyWritesAreBounded(t *testing.T) {
 	for i := range many {
 		many[i] = write(i)
 	}
-	_, dropped = s.hold("t-many", many, now.Add(time.Minute))
+	_, _, dropped = s.hold("t-many", many, now.Add(time.Minute))
 	g.Expect(dropped).To(Equal(Dropped{Writes: 5}), "the oldest writes go")
 
-	_, dropped = s.hold("t-late", nil, now.Add(time.Minute+pendingTTL+time.Second))
+	_, _, dropped = s.hold("t-late", nil, now.Add(time.Minute+pendingTTL+time.Second))
 	g.Expect(dropped.Tokens).To(Equal(maxPendingTokens), "all but t-late waited too long; t-1 was claimed")
 	st = newTestStore()
 	s.Register("t-many", st)
 	g.Expect(st.Len()).To(Equal(0), "expired")
+
+	// Registered between the handler's look and hold: recorded, not kept.
+	stores, _, _ := s.hold("t-many", []keyedWrite{write(1)}, now.Add(time.Minute+pendingTTL+2*time.Second))
+	g.Expect(stores).To(ConsistOf(st))
 }
 
 // TestSenderTokenWithOpenHub: with no hub token, a request without a
