@@ -41,10 +41,13 @@ const controllerName = "reflux"
 // ManagerOptions are the flags of `reflux manager`. They follow the names
 // and defaults of Flux's own controllers.
 type ManagerOptions struct {
-	MetricsAddr   string
-	HealthAddr    string
-	EventsAddr    string
-	Concurrent    int
+	MetricsAddr string
+	HealthAddr  string
+	EventsAddr  string
+	Concurrent  int
+	// LiveWorkers is --live-workers: the live path's parallel
+	// evaluations, apart from --concurrent.
+	LiveWorkers   int
 	PolicyRetry   time.Duration
 	ArtifactRetry time.Duration
 	// Watch restricts what reflux governs, as Flux's controllers take
@@ -144,6 +147,9 @@ func NewManagerCommand() *cobra.Command {
 	fs.StringVar(&opts.HealthAddr, "health-addr", ":9440", "The address the health endpoint binds to.")
 	fs.StringVar(&opts.EventsAddr, "events-addr", "", "The address of Flux's notification-controller events endpoint.")
 	fs.IntVar(&opts.Concurrent, "concurrent", 4, "The number of concurrent reconciles per controller.")
+	fs.IntVar(&opts.LiveWorkers, "live-workers", manager.DefaultLiveWorkers,
+		"The number of live changes evaluated, held and recorded in parallel. Each waits mostly on the apiserver, "+
+			"so a new leader's backlog is held before Flux's next reconcile only with enough of them.")
 	// Flux's own flag names and meanings (fluxcd/pkg/runtime/controller).
 	fs.BoolVar(&opts.Watch.AllNamespaces, "watch-all-namespaces", true,
 		"Watch for resources in all namespaces; if false, only the runtime namespace (RUNTIME_NAMESPACE), live objects included.")
@@ -224,6 +230,9 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if opts.Concurrent < 1 {
 		return errors.New("--concurrent must be at least 1")
 	}
+	if opts.LiveWorkers < 1 {
+		return errors.New("--live-workers must be at least 1")
+	}
 	switch manager.SecretAccess(opts.Secrets) {
 	case manager.SecretsRead, manager.SecretsMetadata, manager.SecretsIgnore:
 	default:
@@ -278,6 +287,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if _, err := manager.Setup(ctx, mgr, manager.Options{
 		RecordKey:             recordKey,
 		Concurrent:            opts.Concurrent,
+		LiveWorkers:           opts.LiveWorkers,
 		Events:                eventRecorder,
 		Audit:                 auditStore,
 		AuditSenders:          auditSenders,

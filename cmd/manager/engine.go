@@ -166,7 +166,7 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 		Sealer: e.sealer,
 		Client: e.mgr.GetClient(), APIReader: e.mgr.GetAPIReader(), Detector: detector, Holder: controllers.Holder{Client: side.client},
 		Live: watcher, Renders: e.renders, Writer: e.writer, Targets: source.Targets{Reader: e.mgr.GetAPIReader()}, Events: opts.Events,
-		Metrics: e.metrics, Notify: e.notify.Send, Log: side.log.WithName("drift"), LiveWorkers: opts.Concurrent,
+		Metrics: e.metrics, Notify: e.notify.Send, Log: side.log.WithName("drift"), LiveWorkers: opts.LiveWorkers,
 		WriteBackTimeout: opts.WriteBackTimeout, InShard: side.inShard,
 	}
 	clients, err := tenancy.NewClients(side.config, client.Options{Scheme: e.mgr.GetScheme(), Mapper: side.mapper},

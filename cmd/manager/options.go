@@ -16,12 +16,22 @@ import (
 	"github.com/reflux-dev/reflux/reverse/governor"
 )
 
+// DefaultLiveWorkers is how many live changes are evaluated at once. A
+// change costs a few apiserver round trips (the hold beside the record,
+// then its status) and little CPU, so the workers mostly wait. After a
+// failover the new leader's first list brings every change made while no
+// replica led at once; the soak saw four workers take 20 s to hold such
+// a backlog, and Flux reconciled first and erased some of it.
+const DefaultLiveWorkers = 16
+
 // Options wire reflux's controllers into a manager. The manager binary and
 // the end-to-end tests share this one wiring.
 type Options struct {
-	// Concurrent is the number of parallel reconciles per controller and
-	// of live-change workers.
+	// Concurrent is the number of parallel reconciles per controller.
 	Concurrent int
+	// LiveWorkers is the number of live changes evaluated in parallel;
+	// DefaultLiveWorkers when zero.
+	LiveWorkers int
 	// Events records Kubernetes events and forwards them to Flux's
 	// notification-controller.
 	Events governor.EventRecorder

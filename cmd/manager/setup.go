@@ -23,6 +23,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	if opts.Concurrent < 1 {
 		opts.Concurrent = 1
 	}
+	if opts.LiveWorkers < 1 {
+		opts.LiveWorkers = DefaultLiveWorkers
+	}
 	recorder, m, err := newMetrics(opts)
 	if err != nil {
 		return nil, err
