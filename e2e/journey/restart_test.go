@@ -159,18 +159,37 @@ func TestEditedWhileRefluxWasDownIsHeldBeforeItsRender(t *testing.T) {
 // deletions so).
 func TestDeletionBeforeItsRenderOutlivesItsReflux(t *testing.T) {
 	t.Parallel()
+	deletionOutlivesReflux(t, "del-pending", nil)
+}
+
+// TestDeletionTheAuditLogNeverNamesOutlivesItsReflux (issue 22 §1): as
+// above, with an audit webhook that nothing sends to, as when the audit
+// log is late or lost. Once its looks at the audit log are spent, the
+// deletion is written down as Pending with no deleter, as without an
+// audit log; it used to stay in the process only, waiting for a deleter
+// the audit log never named, and died with it.
+func TestDeletionTheAuditLogNeverNamesOutlivesItsReflux(t *testing.T) {
+	t.Parallel()
+	deletionOutlivesReflux(t, "del-silent", []string{"--audit-addr=127.0.0.1:0"})
+}
+
+// deletionOutlivesReflux deletes an object while the render of a reflux
+// started with args is held back, kills that reflux once the deletion is
+// recorded as Pending, lets Flux recreate the object, and checks that
+// the next reflux records the removal.
+func deletionOutlivesReflux(t *testing.T, name string, args []string) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	opts := fixture.Options{Name: "reflux-del-pending", Selector: shardKey + "=del-pending"}
+	opts := fixture.Options{Name: "reflux-" + name, Selector: shardKey + "=" + name}
 	r := fixture.StartReflux(t, env, opts)
-	f := fixture.NewApp(t, env, "del-pending", fixture.AppOptions{Labels: map[string]string{shardKey: "del-pending"},
+	f := fixture.NewApp(t, env, name, fixture.AppOptions{Labels: map[string]string{shardKey: name},
 		Files: flagFiles("gone-flags", "probe-flags")})
 	g.Expect(r.Stop()).To(Succeed())
 
 	gate := filepath.Join(t.TempDir(), "hold-renders")
 	g.Expect(os.WriteFile(gate, nil, 0o600)).To(Succeed())
 	gated := opts
-	gated.Name, gated.Args = "reflux-del-pending-2", []string{"--render-gate-file=" + gate}
+	gated.Name, gated.Args = "reflux-"+name+"-2", append([]string{"--render-gate-file=" + gate}, args...)
 	r2 := fixture.StartReflux(t, env, gated)
 	// An edit first: its Pending record says the watches run.
 	f.AddKey(g, alice.Client, "probe-flags", "PROBE", "on")
@@ -185,12 +204,12 @@ func TestDeletionBeforeItsRenderOutlivesItsReflux(t *testing.T) {
 
 	// reflux dies before any render; Flux recreates the object.
 	g.Expect(r2.Kill()).To(Succeed())
-	f.Reconcile(g, "del-pending")
+	f.Reconcile(g, name)
 	f.ConfigMap(g, "gone-flags")
 
 	g.Expect(os.Remove(gate)).To(Succeed())
 	third := opts
-	third.Name = "reflux-del-pending-3"
+	third.Name = "reflux-" + name + "-3"
 	fixture.StartReflux(t, env, third)
 	rec = f.WaitRecord(g, "ConfigMap", "gone-flags", fixture.All(fixture.HasField(refluxv1.WholeObjectPointer), notPending))
 	g.Expect(rec.Spec.Fields).To(HaveLen(1))

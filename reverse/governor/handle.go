@@ -296,14 +296,16 @@ func (gv *Governor) decideDeletion(ctx context.Context, k intake.Key, c intake.C
 // process only, and a leader that dies before the render lands would
 // lose it, since Flux recreates the object before the next leader's
 // resync can find it missing (the soak lost most of its deletions so).
-// Only a deletion the audit log says a person made is written; one it
-// has not named yet is looked at again shortly, and one Flux made is not
-// drift. The render fills the record in (deletion), or, for an object
-// Flux recreated meanwhile, the next look at it does (recreated).
+// One Flux made is not drift. One the audit log has not named yet is
+// looked at again shortly; once those looks are spent it is written with
+// no deleter, as without an audit log: a silent or late audit log must
+// not leave the deletion in this process only. If it was Flux's prune
+// after all, the render closes the record (notDeleted). The render fills
+// the record in (deletion), or, for an object Flux recreated meanwhile,
+// the next look at it does (recreated).
 func (gv *Governor) pendingDeletion(ctx context.Context, k intake.Key, c intake.Change) error {
 	deleter, known := gv.deleter(c.Deleted, c)
-	if !known {
-		gv.intake.WaitForDeleter(k, c)
+	if !known && gv.intake.WaitForDeleter(k, c) {
 		return nil
 	}
 	snap, governed := gv.intake.Snapshot(c.Owner)
