@@ -78,3 +78,30 @@ func (x *Executor) finalize(ctx context.Context, d *refluxv1.Drift) error {
 	}
 	return nil
 }
+
+// Prehold holds the plan's object ahead of its evaluation, for the
+// intake's hold lane, at. It holds only an object no record is about,
+// and only while nobody decides for its record (the record's lock is
+// free): a record, open or closed, is the live lane's to weigh, since a
+// hold for it could undo a dismissal or hold a hotfix the policy leaves
+// alone. It reports whether it held the object.
+func (x *Executor) Prehold(ctx context.Context, p *Plan, at time.Time) (bool, error) {
+	unlock, free := x.locks.tryLock(p.Namespace + "/" + p.Name)
+	if !free {
+		return false, nil
+	}
+	defer unlock()
+	rec, err := ReadRecord(ctx, x.opts.Client, p.Namespace, p.Name)
+	if err != nil || rec != nil {
+		return false, err
+	}
+	holder, err := x.HolderFor(p.As)
+	if err != nil {
+		return false, err
+	}
+	if err := holder.Hold(ctx, p.Object, p.Name, at); err != nil {
+		return false, err
+	}
+	x.opts.Log.Info("held ahead of its evaluation: the live queue is behind", "record", p.Name, "object", p.object())
+	return true, nil
+}

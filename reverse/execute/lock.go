@@ -26,6 +26,12 @@ func (k *keyedMutex) lock(key string) func() {
 	l.refs++
 	k.mu.Unlock()
 	l.mu.Lock()
+	return k.unlocker(key, l)
+}
+
+// unlocker returns the unlock of key's lock l, which drops l once no one
+// holds or waits for it.
+func (k *keyedMutex) unlocker(key string, l *keyLock) func() {
 	return func() {
 		l.mu.Unlock()
 		k.mu.Lock()
@@ -34,4 +40,17 @@ func (k *keyedMutex) lock(key string) func() {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// tryLock locks key unless it is locked already; ok is false then.
+func (k *keyedMutex) tryLock(key string) (unlock func(), ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.locks[key] != nil {
+		return nil, false
+	}
+	l := &keyLock{refs: 1}
+	l.mu.Lock()
+	k.locks[key] = l
+	return k.unlocker(key, l), true
 }

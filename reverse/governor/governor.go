@@ -134,7 +134,8 @@ func New(opts Options) (*Governor, error) {
 		return nil, err
 	}
 	if gv.intake, err = intake.New(intake.Options{Writers: opts.Detector, Live: opts.Live, Handler: gv, Metrics: opts.Metrics,
-		Notify: opts.Notify, Log: opts.Log, Now: opts.Now, LiveWorkers: opts.LiveWorkers, ResyncWorkers: opts.ResyncWorkers}); err != nil {
+		Notify: opts.Notify, Log: opts.Log, Now: opts.Now, LiveWorkers: opts.LiveWorkers, ResyncWorkers: opts.ResyncWorkers,
+		Preholder: gv}); err != nil {
 		return nil, err
 	}
 	if gv.timers, err = expiry.New(expiry.Options{Client: opts.Client, Registry: gv.intake, Records: gv.exec, Live: opts.Live,

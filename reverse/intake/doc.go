@@ -19,6 +19,10 @@
 //   - A change that arrives while the render of the applied revision is
 //     not current is parked, keyed by object, and evaluated the moment the
 //     render is current (Publish flushes it to the live queue).
+//   - A change Flux would revert that waits in the live queue behind
+//     others (a new leader's first list, a burst) is held ahead of its
+//     evaluation by the hold lane (holdlane.go): one request, where an
+//     evaluation costs several.
 //   - A change whose evaluation fails is put back with its first sighting
 //     and retried with backoff; one a missing permission refuses is kept,
 //     reported, and looked at again slowly (from 2s, doubling to 5m), and

@@ -57,7 +57,7 @@ func newTestIntake(t *testing.T, t0 time.Time) *Intake {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { in.live.ShutDown(); in.resync.ShutDown() })
+	t.Cleanup(func() { in.live.ShutDown(); in.resync.ShutDown(); in.holds.ShutDown() })
 	return in
 }
 

@@ -55,6 +55,12 @@ type Options struct {
 	// ResyncWorkers evaluate resyncs, apart from live changes so that a
 	// resync never delays one; default 1.
 	ResyncWorkers int
+	// Preholder, when set, runs the hold lane (holdlane.go): a change
+	// Flux would revert that waited HoldAfter in the live queue is held
+	// ahead of its evaluation, by HoldWorkers (default LiveWorkers).
+	Preholder   Preholder
+	HoldAfter   time.Duration
+	HoldWorkers int
 }
 
 // Intake keeps every change of a governed object until it is evaluated.
@@ -64,6 +70,8 @@ type Intake struct {
 	opts   Options
 	live   workqueue.TypedRateLimitingInterface[Key]
 	resync workqueue.TypedRateLimitingInterface[Key]
+	// holds is the hold lane's queue (holdlane.go).
+	holds workqueue.TypedDelayingInterface[Key]
 	// syncWait spaces a resync item's looks at a watch not synced yet.
 	syncWait workqueue.TypedRateLimiter[Key]
 	// denyWait spaces the looks again at a change a permission refused.
@@ -101,6 +109,12 @@ func New(opts Options) (*Intake, error) {
 	if opts.ResyncWorkers < 1 {
 		opts.ResyncWorkers = 1
 	}
+	if opts.HoldAfter <= 0 {
+		opts.HoldAfter = DefaultHoldAfter
+	}
+	if opts.HoldWorkers < 1 {
+		opts.HoldWorkers = opts.LiveWorkers
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -113,6 +127,7 @@ func New(opts Options) (*Intake, error) {
 			workqueue.TypedRateLimitingQueueConfig[Key]{Name: "reflux-live"}),
 		resync: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[Key](),
 			workqueue.TypedRateLimitingQueueConfig[Key]{Name: "reflux-resync"}),
+		holds:            workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[Key]{Name: "reflux-hold"}),
 		syncWait:         workqueue.NewTypedItemExponentialFailureRateLimiter[Key](250*time.Millisecond, syncWaitMax),
 		denyWait:         workqueue.NewTypedItemExponentialFailureRateLimiter[Key](denyWaitBase, denyWaitMax),
 		entries:          map[types.NamespacedName]*entry{},
@@ -140,9 +155,13 @@ func (in *Intake) Start(ctx context.Context) {
 	}
 	run(in.opts.LiveWorkers, in.processLive)
 	run(in.opts.ResyncWorkers, in.processResync)
+	if in.opts.Preholder != nil {
+		run(in.opts.HoldWorkers, in.processHold)
+	}
 	<-ctx.Done()
 	in.live.ShutDown()
 	in.resync.ShutDown()
+	in.holds.ShutDown()
 	wg.Wait()
 }
 

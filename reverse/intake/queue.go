@@ -73,6 +73,9 @@ func (in *Intake) restore(k Key, c Change) {
 	} else {
 		in.pending[k] = c
 	}
+	// A retry may wait minutes in the queue's backoff: long enough for
+	// Flux to revert what a hold would keep.
+	in.queueHold(k, in.pending[k])
 }
 
 // again queues an object's change to be looked at after d, keeping c.

@@ -99,6 +99,7 @@ func (in *Intake) Governs(id types.NamespacedName) bool {
 func (in *Intake) enqueue(k Key, c Change) {
 	in.mu.Lock()
 	in.pending[k] = c.merge(in.pending[k])
+	in.queueHold(k, in.pending[k])
 	in.mu.Unlock()
 	in.live.Add(k)
 }

@@ -1,0 +1,31 @@
+package governor
+
+import (
+	"context"
+
+	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/intake"
+)
+
+var _ intake.Preholder = &Governor{}
+
+// Prehold is the hold lane's step (reverse/intake/holdlane.go): it holds
+// the object of a change still waiting in the live queue, as the
+// Kustomization's identity and under the name its record will have, when
+// the policy lets reflux hold at all. The live lane decides the change
+// later, as it decides one held while its render was not current: it
+// keeps the hold for drift it holds, and releases it otherwise.
+func (gv *Governor) Prehold(ctx context.Context, k intake.Key, c intake.Change) (bool, error) {
+	live, ok := gv.opts.Live.Get(k.GVK, k.Namespace, k.Name)
+	if !ok || drift.Unreverted(live) || live.GetDeletionTimestamp() != nil {
+		// Held already (by reflux or a person), or Flux leaves its
+		// writers alone: nothing to keep from Flux.
+		return false, nil
+	}
+	snap, governed := gv.intake.Snapshot(intake.OwnerOf(live))
+	if !governed || !snap.Gov.MayHold() || snap.Gov.Kustomization.DeletionTimestamp != nil {
+		return false, nil
+	}
+	p := planFor(snap.Gov, c, intake.ObjectRef(k.GVK, live))
+	return gv.exec.Prehold(ctx, &p, gv.now())
+}

@@ -1,0 +1,92 @@
+package intake
+
+import (
+	"context"
+	"time"
+)
+
+// The hold lane holds, ahead of its evaluation, a live change that has
+// waited in the live queue longer than HoldAfter. The live lane's cost
+// per change is a dry run, a record's create and its status, and a
+// hold; under a backlog (a new leader's first list after a failover, a
+// burst of edits) a change waited behind hundreds of others for all of
+// that, and Flux's next reconcile reverted some before their turn came
+// (the soak, issue 22). A hold is one request, so this lane keeps up
+// where the live lane cannot, and the evidence stays live until the live
+// lane records it.
+//
+// It only acts on a change still queued: one a live worker took is that
+// worker's to decide. Each hold's own watch event queues the object
+// again, so the live lane evaluates it with the hold in its cache, and
+// releases a hold that the evaluation does not keep.
+
+// Preholder holds a queued live change's object before it is evaluated
+// (the governor).
+type Preholder interface {
+	// Prehold holds the object of a change, as its record will name it,
+	// when it may be held and nothing else decides it now. It reports
+	// whether it held it.
+	Prehold(ctx context.Context, k Key, c Change) (bool, error)
+}
+
+// DefaultHoldAfter is how long a live change waits in the queue before
+// the hold lane holds it. In steady state the live lane takes a change
+// within milliseconds, so the hold lane then never acts; half a second
+// is far inside Flux's shortest reconcile interval.
+const DefaultHoldAfter = 500 * time.Millisecond
+
+// queueHold asks the hold lane to look at a change Flux would revert
+// once it has waited HoldAfter. Called with in.mu held.
+func (in *Intake) queueHold(k Key, c Change) {
+	if in.opts.Preholder == nil || !c.Reverted || c.Held || c.Deleted != nil || c.Audited != nil {
+		return
+	}
+	in.holds.AddAfter(k, in.opts.HoldAfter)
+}
+
+// holdDue returns the change of k if the hold lane should hold it: still
+// queued, not taken by a live worker, Flux would revert it and nothing
+// holds it yet.
+func (in *Intake) holdDue(k Key) (Change, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	c, queued := in.pending[k]
+	if _, taken := in.inflight[k]; !queued || taken || !c.Reverted || c.Held || c.Deleted != nil || c.Audited != nil {
+		return Change{}, false
+	}
+	return c, true
+}
+
+// markHeld notes on a still-queued change that its object is held, so
+// that the live lane, and Forget for a parked change, know a hold is
+// theirs to keep or release.
+func (in *Intake) markHeld(k Key) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if c, queued := in.pending[k]; queued {
+		c.Held = true
+		in.pending[k] = c
+	}
+}
+
+func (in *Intake) processHold(ctx context.Context) bool {
+	k, shutdown := in.holds.Get()
+	if shutdown {
+		return false
+	}
+	defer in.holds.Done(k)
+	c, due := in.holdDue(k)
+	if !due {
+		return true
+	}
+	held, err := in.opts.Preholder.Prehold(ctx, k, c)
+	if err != nil {
+		// The live lane holds it in its turn, as without this lane.
+		in.opts.Log.Error(err, "holding a queued change ahead of its evaluation", "object", k.String())
+		return true
+	}
+	if held {
+		in.markHeld(k)
+	}
+	return true
+}

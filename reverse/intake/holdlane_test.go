@@ -1,0 +1,158 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestHoldDue(t *testing.T) {
+	owner := types.NamespacedName{Namespace: "checkout", Name: "checkout"}
+	k := Key{Namespace: "checkout", Name: "checkout-limits"}
+	t0 := time.Date(2026, 12, 4, 2, 0, 0, 0, time.UTC)
+	edit := Change{Owner: owner, Seen: t0, Reverted: true}
+	tests := []struct {
+		name     string
+		pending  *Change
+		inflight bool
+		want     bool
+	}{
+		{name: "queued, and Flux would revert it", pending: &edit, want: true},
+		{name: "taken by a live worker: its to decide", pending: &edit, inflight: true},
+		{name: "evaluated already: nothing queued"},
+		{name: "a writer Flux leaves alone", pending: &Change{Owner: owner, Seen: t0}},
+		{name: "held already", pending: &Change{Owner: owner, Seen: t0, Reverted: true, Held: true}},
+		{name: "a deletion: nothing left to hold", pending: &Change{Owner: owner, Seen: t0, Reverted: true,
+			Deleted: &unstructured.Unstructured{}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := newTestIntake(t, t0)
+			if tt.pending != nil {
+				in.pending[k] = *tt.pending
+			}
+			if tt.inflight {
+				in.inflight[k] = edit
+			}
+			_, due := in.holdDue(k)
+			NewWithT(t).Expect(due).To(Equal(tt.want))
+		})
+	}
+}
+
+// gatedHandler blocks its first change until open is closed, and records
+// the changes it was handed.
+type gatedHandler struct {
+	open    chan struct{}
+	mu      sync.Mutex
+	blocked *Key
+	got     map[Key]Change
+}
+
+func (h *gatedHandler) Handle(ctx context.Context, k Key, c Change, _ bool) error {
+	h.mu.Lock()
+	first := h.blocked == nil
+	if first {
+		h.blocked = &k
+	}
+	h.mu.Unlock()
+	if first {
+		select {
+		case <-h.open:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got[k] = c
+	return nil
+}
+
+func (h *gatedHandler) inFlight() *Key {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.blocked
+}
+
+func (h *gatedHandler) handled() map[Key]Change {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[Key]Change, len(h.got))
+	for k, c := range h.got {
+		out[k] = c
+	}
+	return out
+}
+
+// preholder records the holds asked of it; fail refuses one object.
+type preholder struct {
+	mu   sync.Mutex
+	held []Key
+	fail string
+}
+
+func (p *preholder) Prehold(_ context.Context, k Key, _ Change) (bool, error) {
+	if k.Name == p.fail {
+		return false, errors.New("the apiserver refused the hold")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.held = append(p.held, k)
+	return true, nil
+}
+
+func (p *preholder) keys() []Key {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Key(nil), p.held...)
+}
+
+// TestHoldLaneHoldsWhatWaitsBehindABusyLiveLane: with the only live
+// worker busy, the changes queued behind it are held ahead of their
+// evaluation, except those Flux would not revert and the one in flight;
+// the live lane then gets them marked held, so it knows the hold is its
+// to keep or release. A hold that fails leaves the change to the live
+// lane, unmarked.
+func TestHoldLaneHoldsWhatWaitsBehindABusyLiveLane(t *testing.T) {
+	g := NewWithT(t)
+	owner := types.NamespacedName{Namespace: "checkout", Name: "checkout"}
+	h := &gatedHandler{open: make(chan struct{}), got: map[Key]Change{}}
+	ph := &preholder{fail: "refused"}
+	in, err := New(Options{Writers: managers{"vault-agent"}, Live: store{synced: true}, Handler: h, Preholder: ph,
+		Log: logr.Discard(), LiveWorkers: 1, HoldAfter: 10 * time.Millisecond})
+	g.Expect(err).NotTo(HaveOccurred())
+	in.govern(owner, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { in.Start(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	key := func(name string) Key { return Key{Namespace: "checkout", Name: name} }
+	edit := Change{Owner: owner, Seen: time.Now(), Reverted: true}
+	in.enqueue(key("first"), edit)
+	g.Eventually(h.inFlight).ShouldNot(BeNil(), "the live worker is busy with the first change")
+	for _, name := range []string{"limits", "flags", "refused"} {
+		in.enqueue(key(name), edit)
+	}
+	in.enqueue(key("flux-own"), Change{Owner: owner, Seen: time.Now(), Benign: true})
+
+	g.Eventually(ph.keys).Should(ConsistOf(key("limits"), key("flags")))
+	close(h.open)
+	g.Eventually(func() int { return len(h.handled()) }).Should(Equal(5))
+	got := h.handled()
+	g.Expect(got[key("limits")].Held).To(BeTrue())
+	g.Expect(got[key("flags")].Held).To(BeTrue())
+	g.Expect(got[key("refused")].Held).To(BeFalse(), "a hold that failed is not the live lane's to release")
+	g.Expect(got[key("refused")].Reverted).To(BeTrue(), "and the change is kept whole")
+	g.Expect(got[key("first")].Held).To(BeFalse(), "the change in flight was never the hold lane's")
+	g.Expect(ph.keys()).NotTo(ContainElement(key("first")))
+	g.Expect(ph.keys()).NotTo(ContainElement(key("flux-own")), "Flux's own write is not held")
+}
