@@ -54,6 +54,13 @@ func (in *Intake) holdDue(k Key) (Change, bool) {
 	if _, taken := in.inflight[k]; !queued || taken || !c.Reverted || c.Held || c.Deleted != nil || c.Audited != nil {
 		return Change{}, false
 	}
+	if e := in.entries[c.Owner]; e != nil {
+		if _, refused := e.denied[k]; refused {
+			// The tenant may not act on it: a hold would be refused as
+			// the evaluation was, and the denial is reported already.
+			return Change{}, false
+		}
+	}
 	return c, true
 }
 

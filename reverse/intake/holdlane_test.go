@@ -22,6 +22,7 @@ func TestHoldDue(t *testing.T) {
 		name     string
 		pending  *Change
 		inflight bool
+		denied   bool
 		want     bool
 	}{
 		{name: "queued, and Flux would revert it", pending: &edit, want: true},
@@ -29,12 +30,17 @@ func TestHoldDue(t *testing.T) {
 		{name: "evaluated already: nothing queued"},
 		{name: "a writer Flux leaves alone", pending: &Change{Owner: owner, Seen: t0}},
 		{name: "held already", pending: &Change{Owner: owner, Seen: t0, Reverted: true, Held: true}},
+		{name: "the tenant may not act on it", pending: &edit, denied: true},
 		{name: "a deletion: nothing left to hold", pending: &Change{Owner: owner, Seen: t0, Reverted: true,
 			Deleted: &unstructured.Unstructured{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := newTestIntake(t, t0)
+			e := in.govern(owner, nil)
+			if tt.denied {
+				e.denied = map[Key]denial{k: {}}
+			}
 			if tt.pending != nil {
 				in.pending[k] = *tt.pending
 			}
