@@ -3,6 +3,8 @@ package intake
 import (
 	"context"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The hold lane holds, ahead of its evaluation, a live change that has
@@ -64,15 +66,33 @@ func (in *Intake) holdDue(k Key) (Change, bool) {
 	return c, true
 }
 
-// markHeld notes on a still-queued change that its object is held, so
-// that the live lane, and Forget for a parked change, know a hold is
-// theirs to keep or release.
+// markHeld notes on the change that its object is held, so that the live
+// lane, and Forget, know a hold is theirs to keep or release. A live
+// worker may have taken it while the hold went out: the in-flight entry
+// is what Forget reads then.
 func (in *Intake) markHeld(k Key) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if c, queued := in.pending[k]; queued {
 		c.Held = true
 		in.pending[k] = c
+	} else if c, taken := in.inflight[k]; taken {
+		c.Held = true
+		in.inflight[k] = c
+	}
+}
+
+// heldLocked adds to held the queued and in-flight changes of owner whose
+// objects the hold lane held: Forget owes their release, as it does a
+// parked change's, since no evaluation of a Kustomization no longer
+// governed will release them. Called with in.mu held.
+func (in *Intake) heldLocked(owner types.NamespacedName, held map[Key]Change) {
+	for _, m := range []map[Key]Change{in.pending, in.inflight} {
+		for k, c := range m {
+			if c.Owner == owner && c.Held {
+				held[k] = c.merge(held[k])
+			}
+		}
 	}
 }
 

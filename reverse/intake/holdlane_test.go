@@ -162,3 +162,34 @@ func TestHoldLaneHoldsWhatWaitsBehindABusyLiveLane(t *testing.T) {
 	g.Expect(ph.keys()).NotTo(ContainElement(key("first")))
 	g.Expect(ph.keys()).NotTo(ContainElement(key("flux-own")), "Flux's own write is not held")
 }
+
+// A Kustomization that stops being governed leaves the holds the hold
+// lane took for its queued and in-flight changes to Forget, which owes
+// their release: no evaluation of an ungoverned Kustomization releases
+// them.
+func TestForgetOwesTheHoldLanesHolds(t *testing.T) {
+	g := NewWithT(t)
+	owner := types.NamespacedName{Namespace: "checkout", Name: "checkout"}
+	other := types.NamespacedName{Namespace: "payments", Name: "payments"}
+	t0 := time.Date(2026, 12, 4, 2, 0, 0, 0, time.UTC)
+	in := newTestIntake(t, t0)
+	e := in.govern(owner, nil)
+	in.govern(other, nil)
+	key := func(name string) Key { return Key{Namespace: "checkout", Name: name} }
+	e.parked[key("parked")] = Change{Owner: owner, Seen: t0, Reverted: true, Held: true}
+	in.pending[key("queued")] = Change{Owner: owner, Seen: t0, Reverted: true}
+	in.pending[key("unheld")] = Change{Owner: owner, Seen: t0, Reverted: true}
+	in.inflight[key("taken")] = Change{Owner: owner, Seen: t0, Reverted: true}
+	in.pending[key("theirs")] = Change{Owner: other, Seen: t0, Reverted: true}
+	for _, name := range []string{"queued", "taken", "theirs"} {
+		in.markHeld(key(name))
+	}
+
+	left, governed := in.Forget(owner)
+	g.Expect(governed).To(BeTrue())
+	g.Expect(left.Parked).To(HaveLen(3))
+	g.Expect(left.Parked).To(HaveKey(key("parked")))
+	g.Expect(left.Parked).To(HaveKey(key("queued")), "held while queued")
+	g.Expect(left.Parked).To(HaveKey(key("taken")), "held as a live worker took it")
+	g.Expect(left.Parked[key("queued")].Held).To(BeTrue())
+}

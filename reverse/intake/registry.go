@@ -159,7 +159,8 @@ func (in *Intake) flushLocked(e *entry) {
 }
 
 // Forgotten is what a Kustomization that stopped being governed left in
-// the intake: the changes it had parked, for their holds to be released.
+// the intake: the changes it had parked, and those the hold lane held
+// while they waited in the queue, for their holds to be released.
 type Forgotten struct {
 	Gov    *reverse.Governed
 	Parked map[Key]Change
@@ -179,6 +180,10 @@ func (in *Intake) Forget(id types.NamespacedName) (Forgotten, bool) {
 	if e == nil {
 		return Forgotten{}, false
 	}
+	if e.parked == nil {
+		e.parked = map[Key]Change{}
+	}
+	in.heldLocked(id, e.parked)
 	return Forgotten{Gov: e.gov, Parked: e.parked}, true
 }
 
