@@ -77,6 +77,35 @@ func TestDetectAllowList(t *testing.T) {
 		FluxReverts: true, Manager: "legacy-app", Operation: "Update"}}))
 }
 
+// TestDetectFluxControllersFinalizer checks that the finalizer a Flux
+// controller adds to an object it reconciles (helm-controller's to a
+// HelmRelease a Kustomization applies) is not drift by default, while the
+// same write by anyone else is. (Flux's own name, finalizers.fluxcd.io,
+// is valid only on its custom resources.)
+func TestDetectFluxControllersFinalizer(t *testing.T) {
+	for _, tc := range []struct {
+		manager string
+		drift   bool
+	}{{"helm-controller", false}, {"source-controller", false}, {"finalizer-bot", true}} {
+		t.Run(tc.manager, func(t *testing.T) {
+			g := NewWithT(t)
+			git := object(t, newNamespace(t), configMapYAML)
+			fluxApply(t, git)
+			edit(t, git, tc.manager, func(u map[string]any) {
+				g.Expect(unstructured.SetNestedStringSlice(u, []string{"example.com/guard"}, "metadata", "finalizers")).To(Succeed())
+			})
+			res, err := newDetector(t, WithAllowedManagers(DefaultAllowedManagers()...)).Detect(context.Background(),
+				Input{Desired: git, Live: get(t, git)})
+			g.Expect(err).NotTo(HaveOccurred())
+			if tc.drift {
+				g.Expect(got(g, res.Fields)).To(ConsistOf(HaveField("Pointer", "/metadata/finalizers/0")))
+			} else {
+				g.Expect(res.Fields).To(BeEmpty())
+			}
+		})
+	}
+}
+
 // TestDetectWithoutOwnerLabels checks that a rendered object without the
 // labels kustomize-controller adds at apply time shows no drift.
 func TestDetectWithoutOwnerLabels(t *testing.T) {

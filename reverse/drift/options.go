@@ -53,7 +53,10 @@ func StripRules(fieldOwner string) []ManagerRule {
 
 // DefaultAllowedManagers returns the managers whose writes are never drift:
 // the control plane (the HPA writes replicas as kube-controller-manager),
-// the node agent, reflux itself and Flux.
+// the node agent, reflux itself and Flux: kustomize-controller, and the
+// other Flux controllers, which write their finalizers onto the objects
+// they reconcile (helm-controller's on every HelmRelease a Kustomization
+// applies, source-controller's on its sources).
 func DefaultAllowedManagers() []string {
 	return []string{
 		"kube-controller-manager",
@@ -62,6 +65,11 @@ func DefaultAllowedManagers() []string {
 		"horizontal-pod-autoscaler",
 		refluxv1.FieldManager,
 		DefaultFieldOwner,
+		"helm-controller",
+		"source-controller",
+		"notification-controller",
+		"image-reflector-controller",
+		"image-automation-controller",
 	}
 }
 
