@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,15 +23,12 @@ type Holder struct {
 
 var _ governor.Holder = Holder{}
 
-// Hold annotates the live object so that Flux stops reverting it. The
-// object's UID is a precondition: a hold never lands on a recreated object.
-func (h Holder) Hold(ctx context.Context, obj refluxv1.ObjectRef, record string, since time.Time) error {
+// Hold writes a hold's annotations (refluxv1.HoldAnnotations) on the live
+// object so that Flux stops reverting it. The object's UID is a
+// precondition: a hold never lands on a recreated object.
+func (h Holder) Hold(ctx context.Context, obj refluxv1.ObjectRef, annotations map[string]string) error {
 	u := applyConfig(obj)
-	u.SetAnnotations(map[string]string{
-		refluxv1.ReconcileAnnotation: refluxv1.ReconcileDisabled,
-		refluxv1.HeldByAnnotation:    record,
-		refluxv1.HeldSinceAnnotation: since.UTC().Format(time.RFC3339),
-	})
+	u.SetAnnotations(annotations)
 	if err := h.Client.Patch(ctx, u, client.Apply, client.FieldOwner(refluxv1.FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("holding %s/%s %s: %w", obj.Kind, obj.Name, obj.Namespace, err)
 	}

@@ -47,7 +47,7 @@ func TestHoldAndRelease(t *testing.T) {
 	h := Holder{Client: k8sClient}
 
 	since := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
-	g.Expect(h.Hold(ctx, refOf(cm), "configmap-flags-abc", since)).To(Succeed())
+	g.Expect(h.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations("configmap-flags-abc", since, false))).To(Succeed())
 	got := &corev1.ConfigMap{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), got)).To(Succeed())
 	g.Expect(got.Annotations).To(HaveKeyWithValue(refluxv1.ReconcileAnnotation, refluxv1.ReconcileDisabled))
@@ -62,7 +62,7 @@ func TestHoldAndRelease(t *testing.T) {
 	g.Expect(managers).To(HaveKey(refluxv1.FieldManager), "the hold is written under reflux's own field manager")
 
 	// Holding again is idempotent.
-	g.Expect(h.Hold(ctx, refOf(cm), "configmap-flags-abc", since)).To(Succeed())
+	g.Expect(h.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations("configmap-flags-abc", since, false))).To(Succeed())
 
 	g.Expect(h.Release(ctx, refOf(cm))).To(Succeed())
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), got)).To(Succeed())
@@ -79,7 +79,7 @@ func TestReleaseNeverRecreates(t *testing.T) {
 	ns := newNamespace(t)
 	cm := applyAsFlux(t, ns, "gone")
 	h := Holder{Client: k8sClient}
-	g.Expect(h.Hold(ctx, refOf(cm), "r", time.Now())).To(Succeed())
+	g.Expect(h.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations("r", time.Now(), false))).To(Succeed())
 	g.Expect(k8sClient.Delete(ctx, cm)).To(Succeed())
 
 	g.Expect(h.Release(ctx, refOf(cm))).To(Succeed())
@@ -97,7 +97,7 @@ func TestHoldRefusesARecreatedObject(t *testing.T) {
 	g.Expect(fresh.UID).ToNot(Equal(old.UID))
 
 	h := Holder{Client: k8sClient}
-	err := h.Hold(ctx, refOf(old), "r", time.Now())
+	err := h.Hold(ctx, refOf(old), refluxv1.HoldAnnotations("r", time.Now(), false))
 	g.Expect(err).To(HaveOccurred(), "a hold seen on the old object must not land on the new one")
 	got := &corev1.ConfigMap{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fresh), got)).To(Succeed())

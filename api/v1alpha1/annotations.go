@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "time"
+
 const (
 	// ReverseSyncAnnotation opts a Flux Kustomization in to reverse sync.
 	// A Kustomization is governed only when it carries this annotation with
@@ -9,6 +11,11 @@ const (
 
 	// ReverseSyncEnabled is the value of ReverseSyncAnnotation that opts in.
 	ReverseSyncEnabled = "enabled"
+
+	// ReverseSyncDisabled on a HelmRelease that a governed Kustomization
+	// applies opts the release's objects out: reflux then governs the
+	// HelmRelease object alone, as any object the Kustomization applies.
+	ReverseSyncDisabled = "disabled"
 
 	// DismissAnnotation on a Drift record dismisses it: the hold is released
 	// and Flux restores Git's value at its next reconcile.
@@ -44,6 +51,15 @@ const (
 	ReconcileAnnotation = "kustomize.toolkit.fluxcd.io/reconcile"
 	// ReconcileDisabled is the value of ReconcileAnnotation that holds.
 	ReconcileDisabled = "disabled"
+	// HelmDriftDetectionAnnotation set to HelmDriftDetectionDisabled on a
+	// live object a Helm release rendered makes helm-controller leave it
+	// out of drift detection and correction (docs/flux-behaviour.md): it
+	// holds a chart's object as ReconcileAnnotation holds a Kustomization's.
+	// An upgrade still applies the chart over it.
+	HelmDriftDetectionAnnotation = "helm.toolkit.fluxcd.io/driftDetection"
+	// HelmDriftDetectionDisabled is the value of
+	// HelmDriftDetectionAnnotation that holds.
+	HelmDriftDetectionDisabled = "disabled"
 	// HeldByAnnotation names the Drift record that holds the object, so a
 	// human reading the object knows why Flux leaves it alone. A hold taken
 	// before the change was evaluated names the record it will have.
@@ -51,6 +67,28 @@ const (
 	// HeldSinceAnnotation is when the hold was applied (RFC 3339).
 	HeldSinceAnnotation = "reflux.dev/held-since"
 )
+
+// HoldAnnotations are what a hold of the record writes on a live object:
+// the key that makes Flux leave it alone (helm-controller's when a Helm
+// release rendered the object), the record and the time.
+func HoldAnnotations(record string, since time.Time, helm bool) map[string]string {
+	key, value := ReconcileAnnotation, ReconcileDisabled
+	if helm {
+		key, value = HelmDriftDetectionAnnotation, HelmDriftDetectionDisabled
+	}
+	return map[string]string{key: value, HeldByAnnotation: record, HeldSinceAnnotation: since.UTC().Format(time.RFC3339)}
+}
+
+// HeldBy returns the record that holds an object with annotations, and
+// whether one does: a hold is the record's name beside either Flux key.
+func HeldBy(annotations map[string]string) (string, bool) {
+	by := annotations[HeldByAnnotation]
+	if by == "" {
+		return "", false
+	}
+	return by, annotations[ReconcileAnnotation] == ReconcileDisabled ||
+		annotations[HelmDriftDetectionAnnotation] == HelmDriftDetectionDisabled
+}
 
 // SealAnnotation on a Drift record is reflux's HMAC over the record's
 // namespace, name and spec, keyed by the Secret only reflux reads. reflux

@@ -42,6 +42,13 @@ type DriftSpec struct {
 	// +required
 	Kustomization KustomizationRef `json:"kustomization"`
 
+	// HelmRelease is the Flux HelmRelease whose Helm release rendered the
+	// object, when helm-controller (not kustomize-controller) applies it.
+	// Kustomization is then the one that applies the HelmRelease: its
+	// policy governs the release's objects too.
+	// +optional
+	HelmRelease *HelmReleaseRef `json:"helmRelease,omitempty"`
+
 	// Policy is the ReverseSyncPolicy that classified the drift.
 	// +required
 	Policy string `json:"policy"`
@@ -135,6 +142,19 @@ type KustomizationRef struct {
 	// Kustomization's namespace. Empty for the cluster reflux runs in.
 	// +optional
 	Cluster string `json:"cluster,omitempty"`
+}
+
+// HelmReleaseRef names a Flux HelmRelease and the Helm release
+// helm-controller made of it.
+type HelmReleaseRef struct {
+	// Name of the HelmRelease.
+	Name string `json:"name"`
+	// Namespace of the HelmRelease.
+	Namespace string `json:"namespace"`
+	// Release is the Helm release the object was compared with,
+	// NAMESPACE/NAME.vVERSION, as helm-controller's messages name it.
+	// +optional
+	Release string `json:"release,omitempty"`
 }
 
 // ObjectRef names a live object.

@@ -8,7 +8,8 @@ import (
 )
 
 // holdAnnotations are what reflux itself writes to a live object.
-var holdAnnotations = []string{refluxv1.ReconcileAnnotation, refluxv1.HeldByAnnotation, refluxv1.HeldSinceAnnotation}
+var holdAnnotations = []string{refluxv1.ReconcileAnnotation, refluxv1.HelmDriftDetectionAnnotation, refluxv1.HeldByAnnotation,
+	refluxv1.HeldSinceAnnotation}
 
 // Meaningful reports whether an update of a live object changed more than
 // the bookkeeping and reflux's own hold, and so is worth evaluating: the

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,8 @@ func TestMeaningful(t *testing.T) {
 	}{
 		{"same resourceVersion", cm("1", nil, data), cm("1", nil, map[string]interface{}{"A": "2"}), false},
 		{"reflux's hold only", cm("1", nil, data), cm("2", hold, data), false},
+		{"reflux's hold of a chart's object only", cm("1", nil, data),
+			cm("2", refluxv1.HoldAnnotations("r", time.Unix(0, 0), true), data), false},
 		{"hold beside other annotations", cm("1", map[string]string{"team": "x"}, data),
 			cm("2", map[string]string{"team": "x", refluxv1.ReconcileAnnotation: refluxv1.ReconcileDisabled, refluxv1.HeldByAnnotation: "r"}, data), false},
 		{"a data change", cm("1", nil, data), cm("2", nil, map[string]interface{}{"A": "2"}), true},

@@ -51,7 +51,7 @@ const (
 type Live struct {
 	// Exists is false when the object is gone.
 	Exists bool
-	// Held is true when it carries a hold (reconcile: disabled and held-by).
+	// Held is true when it carries a hold (refluxv1.HeldBy).
 	Held bool
 	// HeldBy is the record the hold names.
 	HeldBy string

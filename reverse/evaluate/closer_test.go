@@ -74,6 +74,6 @@ func TestLastWrite(t *testing.T) {
 		mfEntry("kubectl-edit", t0.Add(2*time.Minute), `{}`),
 		{Manager: "kustomize-controller"}, // no time: not counted
 	}
-	g.Expect(lastWrite(entries, flux)).To(Equal(t0.Add(time.Minute)))
-	g.Expect(lastWrite(entries[2:], flux).IsZero()).To(BeTrue(), "Flux never wrote it")
+	g.Expect(LastWrite(entries, flux)).To(Equal(t0.Add(time.Minute)))
+	g.Expect(LastWrite(entries[2:], flux).IsZero()).To(BeTrue(), "Flux never wrote it")
 }

@@ -80,7 +80,7 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 			// Who put Git's values back matters only once nothing drifts
 			// (decide.LostToFlux): the managedFields are read again only
 			// then.
-			dIn.FluxApplied = lastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
+			dIn.FluxApplied = LastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
 			dIn.Owners = e.owners(in.Live, in.Record)
 		}
 	}
@@ -104,9 +104,9 @@ func (e *Evaluator) owners(live *unstructured.Unstructured, rec *refluxv1.Drift)
 	return decide.Owners{Flux: flux, Writer: writer}
 }
 
-// lastWrite is the time of the latest managedFields entry of a manager
+// LastWrite is the time of the latest managedFields entry of a manager
 // that of selects; zero when there is none.
-func lastWrite(entries []metav1.ManagedFieldsEntry, of func(manager string) bool) time.Time {
+func LastWrite(entries []metav1.ManagedFieldsEntry, of func(manager string) bool) time.Time {
 	var last time.Time
 	for _, e := range entries {
 		if e.Time != nil && of(e.Manager) && e.Time.After(last) {
@@ -184,9 +184,8 @@ func Unattributed(fields []refluxv1.DriftField) bool {
 // LiveState is what the decision needs of a live object: whether it
 // carries a hold, and whose.
 func LiveState(u *unstructured.Unstructured) decide.Live {
-	a := u.GetAnnotations()
-	return decide.Live{Exists: true, Held: a[refluxv1.ReconcileAnnotation] == refluxv1.ReconcileDisabled && a[refluxv1.HeldByAnnotation] != "",
-		HeldBy: a[refluxv1.HeldByAnnotation]}
+	by, held := refluxv1.HeldBy(u.GetAnnotations())
+	return decide.Live{Exists: true, Held: held, HeldBy: by}
 }
 
 // Held reports whether the object carries the hold of record name.

@@ -59,8 +59,8 @@ func (x *Executor) close(ctx context.Context, p *Plan, d decide.Decision) error 
 			"Normal", reason, "%s %s/%s: drift %s (%s)", rec.Spec.Object.Kind, rec.Spec.Object.Namespace,
 			rec.Spec.Object.Name, strings.ToLower(string(state)), closedWhy(rec.Status.Closed, d.Why))
 	}
-	if d.RequestReconcile && p.Kustomization != nil {
-		return x.requestReconcile(ctx, p.Kustomization)
+	if d.RequestReconcile {
+		return x.requestReconcile(ctx, p)
 	}
 	return nil
 }
@@ -98,8 +98,8 @@ func (x *Executor) expire(ctx context.Context, p *Plan, d decide.Decision) error
 	if d.Expired && p.Kustomization != nil {
 		expiredEvent(x.opts.Events, p, rec)
 	}
-	if d.RequestReconcile && p.Kustomization != nil {
-		return x.requestReconcile(ctx, p.Kustomization)
+	if d.RequestReconcile {
+		return x.requestReconcile(ctx, p)
 	}
 	return nil
 }

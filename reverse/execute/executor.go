@@ -20,7 +20,8 @@ import (
 
 // Holder holds live objects against Flux's revert and releases them.
 type Holder interface {
-	Hold(ctx context.Context, obj refluxv1.ObjectRef, record string, since time.Time) error
+	// Hold writes annotations (refluxv1.HoldAnnotations) on obj.
+	Hold(ctx context.Context, obj refluxv1.ObjectRef, annotations map[string]string) error
 	Release(ctx context.Context, obj refluxv1.ObjectRef) error
 }
 
@@ -106,12 +107,20 @@ type Plan struct {
 	// Kustomization is the governing Kustomization, for events and
 	// reconcile requests; nil when it is not governed.
 	Kustomization *kustomizev1.Kustomization
+	// HelmRelease is set when a Helm release rendered the object: its
+	// holds take helm-controller's key instead of kustomize-controller's.
+	HelmRelease *refluxv1.HelmReleaseRef
 	// Seen is when the change reached the watch, for detection latency.
 	Seen time.Time
 	// As is the identity the hold and release go out as: the governing
 	// Kustomization's (Governed.Identity); "" is reflux's own, also for a
 	// Kustomization no longer governed, whose holds reflux still lets go.
 	As string
+}
+
+// holdAnnotations are what a hold of the plan's object writes.
+func (p *Plan) holdAnnotations(since time.Time) map[string]string {
+	return refluxv1.HoldAnnotations(p.Name, since, p.HelmRelease != nil)
 }
 
 func (p *Plan) object() string {
@@ -200,10 +209,10 @@ func (x *Executor) applyRecord(ctx context.Context, p *Plan, d decide.Decision) 
 		if err := x.hold(ctx, p, d); err != nil {
 			return err
 		}
-		if d.Hold == decide.Release && d.RequestReconcile && p.Kustomization != nil {
+		if d.Hold == decide.Release && d.RequestReconcile {
 			// A release finished late (finishRelease): Flux restores
 			// Git now rather than at its next interval.
-			return x.requestReconcile(ctx, p.Kustomization)
+			return x.requestReconcile(ctx, p)
 		}
 		return nil
 	}

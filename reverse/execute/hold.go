@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +26,7 @@ func (x *Executor) hold(ctx context.Context, p *Plan, d decide.Decision) error {
 	}
 	switch d.Hold {
 	case decide.Hold:
-		if err := holder.Hold(ctx, p.Object, p.Name, d.HeldSince); err != nil {
+		if err := holder.Hold(ctx, p.Object, p.holdAnnotations(d.HeldSince)); err != nil {
 			return err
 		}
 		if d.Action == decide.Keep {
@@ -54,16 +55,37 @@ func (x *Executor) HolderFor(user string) (Holder, error) {
 }
 
 // requestReconcile asks Flux to reconcile now, so a dismissed drift's Git
-// value is restored without waiting an interval.
-func (x *Executor) requestReconcile(ctx context.Context, ks *kustomizev1.Kustomization) error {
-	obj := &kustomizev1.Kustomization{}
-	obj.Namespace, obj.Name = ks.Namespace, ks.Name
-	base := obj.DeepCopy()
-	obj.Annotations = map[string]string{meta.ReconcileRequestAnnotation: x.opts.Now().UTC().Format(time.RFC3339Nano)}
+// value is restored without waiting an interval: the HelmRelease whose
+// release rendered the object (helm-controller corrects drift at a
+// reconcile), else the governing Kustomization; nothing when neither is
+// known.
+func (x *Executor) requestReconcile(ctx context.Context, p *Plan) error {
+	var obj client.Object
+	switch {
+	case p.HelmRelease != nil:
+		hr := &helmv2.HelmRelease{}
+		hr.Namespace, hr.Name = p.HelmRelease.Namespace, p.HelmRelease.Name
+		obj = hr
+	case p.Kustomization != nil:
+		ks := &kustomizev1.Kustomization{}
+		ks.Namespace, ks.Name = p.Kustomization.Namespace, p.Kustomization.Name
+		obj = ks
+	default:
+		return nil
+	}
+	base := obj.DeepCopyObject().(client.Object)
+	obj.SetAnnotations(map[string]string{meta.ReconcileRequestAnnotation: x.opts.Now().UTC().Format(time.RFC3339Nano)})
 	if err := x.opts.Client.Patch(ctx, obj, client.MergeFrom(base), client.FieldOwner(refluxv1.FieldManager)); err != nil {
-		return fmt.Errorf("requesting reconcile of Kustomization %s/%s: %w", ks.Namespace, ks.Name, err)
+		return fmt.Errorf("requesting reconcile of %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
+}
+
+func kindOf(obj client.Object) string {
+	if _, ok := obj.(*helmv2.HelmRelease); ok {
+		return helmv2.HelmReleaseKind
+	}
+	return kustomizev1.KustomizationKind
 }
 
 // finalize lets a deleted record go.
@@ -99,7 +121,7 @@ func (x *Executor) Prehold(ctx context.Context, p *Plan, at time.Time) (bool, er
 	if err != nil {
 		return false, err
 	}
-	if err := holder.Hold(ctx, p.Object, p.Name, at); err != nil {
+	if err := holder.Hold(ctx, p.Object, p.holdAnnotations(at)); err != nil {
 		return false, err
 	}
 	x.opts.Log.Info("held ahead of its evaluation: the live queue is behind", "record", p.Name, "object", p.object())
