@@ -44,7 +44,11 @@ type WatcherOptions struct {
 	// IgnoreSecrets never watches Secrets (--secrets=ignore): without RBAC
 	// to read them, a Secret watch would only fail, over and over.
 	IgnoreSecrets bool
-	Log           logr.Logger
+	// Selector is the label selector of the objects watched: Flux's
+	// kustomize-controller label by default, helmlive.NameLabel for the
+	// objects helm-controller renders.
+	Selector string
+	Log      logr.Logger
 }
 
 // namespaces returns the namespaces the watches are restricted to, or nil
@@ -334,6 +338,9 @@ func (w *Watcher) informerFor(gvk schema.GroupVersionKind, gr schema.GroupResour
 	// Flux labels every object it applies: caching only those keeps the
 	// rest of the cluster out of reflux's memory.
 	selector := governor.FluxNameLabel
+	if w.opts.Selector != "" {
+		selector = w.opts.Selector
+	}
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = selector

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,7 +27,9 @@ import (
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/fleet"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/helmlive"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/release"
 	"github.com/reflux-dev/reflux/reverse/source"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
 	"github.com/reflux-dev/reflux/reverse/writeback"
@@ -74,7 +77,10 @@ type clusterSide struct {
 	inShard func(context.Context, types.NamespacedName) (bool, error)
 	// audit attributes the cluster's writes; nil attributes none.
 	audit *audit.Store
-	log   logr.Logger
+	// helm watches the objects of governed HelmReleases; nil governs
+	// none (helmlive).
+	helm *controllers.Watcher
+	log  logr.Logger
 }
 
 // local is the hub's own side: the manager's connection, and the audit
@@ -85,9 +91,35 @@ func (e *engines) local() clusterSide {
 }
 
 // newEngine builds the hub's drift engine and the live watches that feed
-// it.
-func (e *engines) newEngine() (*governor.Governor, *controllers.Watcher, error) {
-	return e.build(e.local())
+// it, with helm, when set, watching the objects of governed HelmReleases.
+func (e *engines) newEngine(helm *controllers.Watcher) (*governor.Governor, *controllers.Watcher, error) {
+	side := e.local()
+	side.helm = helm
+	return e.build(side)
+}
+
+// helmWatcher returns the live watches of HelmReleases' objects in the
+// hub, or nil when helm-controller's CRDs are not installed there: the
+// HelmRelease controller could never start then.
+func (e *engines) helmWatcher() (*controllers.Watcher, error) {
+	gk := schema.GroupKind{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind}
+	if _, err := e.mgr.GetRESTMapper().RESTMapping(gk, helmv2.GroupVersion.Version); err != nil {
+		if meta.IsNoMatchError(err) {
+			e.opts.Log.Info("helm-controller's CRDs are not installed: the objects of HelmReleases are not governed", "kind", gk.String())
+			return nil, nil
+		}
+		return nil, fmt.Errorf("looking up %s: %w", gk, err)
+	}
+	config := rest.CopyConfig(e.mgr.GetConfig())
+	config.Timeout = 0 // watches last as long as the engine
+	dyn, err := dynamic.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("creating dynamic client: %w", err)
+	}
+	readSecrets := e.opts.Secrets == "" || e.opts.Secrets == SecretsRead
+	return controllers.NewWatcher(dyn, e.mgr.GetRESTMapper(), controllers.WatcherOptions{Namespace: e.opts.WatchNamespace,
+		Namespaces: e.opts.WatchNamespaces, IgnoreSecrets: !readSecrets, Selector: helmlive.NameLabel,
+		Log: e.opts.Log.WithName("helm-live")}), nil
 }
 
 // remote builds and starts the engine of a remote cluster (fleet.Build):
@@ -183,11 +215,26 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 		// object was just held as the tenant, so the tenant may touch it.
 		gopts.Marker = controllers.HotfixMarker{Client: side.client}
 	}
+	if side.helm != nil {
+		owners, err := drift.New(side.client, drift.WithFieldOwner(release.FieldOwner))
+		if err != nil {
+			return nil, nil, err
+		}
+		det, err := release.New(side.client)
+		if err != nil {
+			return nil, nil, err
+		}
+		gopts.Helm = &governor.HelmOptions{Live: side.helm, HelmReleases: e.mgr.GetClient(), Storage: e.mgr.GetAPIReader(),
+			Scoper: side.client, Detector: det, Owners: owners, Workers: opts.LiveWorkers}
+	}
 	gov, err := governor.New(gopts)
 	if err != nil {
 		return nil, nil, err
 	}
 	watcher.Handle(gov)
+	if side.helm != nil {
+		side.helm.Handle(gov.Helm())
+	}
 	if side.audit != nil {
 		keepAudited(side.audit, watcher, opts.Secrets == SecretsMetadata)
 	}

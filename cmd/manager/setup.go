@@ -50,7 +50,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	if err != nil {
 		return nil, err
 	}
-	gov, watcher, err := engines.newEngine()
+	helmWatcher, err := engines.helmWatcher()
+	if err != nil {
+		return nil, err
+	}
+	gov, watcher, err := engines.newEngine(helmWatcher)
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +70,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	for _, r := range []func(context.Context) error{gov.Start, notify.Start, remote.Start, func(ctx context.Context) error {
 		<-ctx.Done()
 		watcher.Stop()
+		if helmWatcher != nil {
+			helmWatcher.Stop()
+		}
 		return nil
 	}} {
 		if err := mgr.Add(runnable(r)); err != nil {
@@ -82,6 +89,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 		MaxConcurrentReconciles: opts.Concurrent, Notifications: notify.out,
 	}); err != nil {
 		return nil, fmt.Errorf("setting up Kustomization controller: %w", err)
+	}
+	if helmWatcher != nil {
+		hr := &controllers.HelmReleaseReconciler{Client: mgr.GetClient(), Governance: gov, Watcher: helmWatcher,
+			RetryInterval: opts.ArtifactRetry}
+		if err := hr.SetupWithManager(mgr, controllers.HelmReleaseReconcilerOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
+			return nil, fmt.Errorf("setting up HelmRelease controller: %w", err)
+		}
 	}
 	return gov, nil
 }

@@ -124,6 +124,11 @@ func (t *Timers) expire(ctx context.Context, key types.NamespacedName) error {
 	}
 	p := execute.Plan{Name: rec.Name, Namespace: rec.Namespace, Object: rec.Spec.Object, Kustomization: snap.Gov.Kustomization,
 		As: snap.Gov.Identity}
+	if rec.Spec.HelmRelease != nil {
+		// A Helm release's object is held with helm-controller's key, as
+		// reflux itself (helmlive).
+		p.HelmRelease, p.As = rec.Spec.HelmRelease.DeepCopy(), ""
+	}
 	gvk := schema.FromAPIVersionAndKind(p.Object.APIVersion, p.Object.Kind)
 	_, exists := t.opts.Live.Get(gvk, p.Object.Namespace, p.Object.Name)
 	var last *refluxv1.Drift

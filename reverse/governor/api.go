@@ -1,7 +1,11 @@
 package governor
 
 import (
+	"context"
+	"errors"
 	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -80,6 +84,20 @@ func (gv *Governor) ScheduleExpiry(records []refluxv1.Drift) {
 	gv.timers.Schedule(records)
 }
 
+// Governs reports whether the engine governs a Kustomization now.
+func (gv *Governor) Governs(id types.NamespacedName) bool {
+	return gv.intake.Governs(id)
+}
+
+// Kinds are the kinds of the objects of hr's latest release, which the
+// Helm-labelled live watches must cover (helmlive).
+func (gv *Governor) Kinds(ctx context.Context, hr *helmv2.HelmRelease) ([]schema.GroupVersionKind, error) {
+	if gv.helm == nil {
+		return nil, errors.New("the engine does not govern HelmReleases")
+	}
+	return gv.helm.Kinds(ctx, hr)
+}
+
 // OnLiveUpdate is the live watches' update handler (intake).
 func (gv *Governor) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructured.Unstructured, seen time.Time) {
 	gv.intake.OnLiveUpdate(gvk, old, cur, seen)
@@ -97,6 +115,14 @@ func (gv *Governor) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured
 
 // OnRecord is called for every change of a Drift record (intake).
 func (gv *Governor) OnRecord(d *refluxv1.Drift) {
+	if d.Spec.HelmRelease != nil {
+		// A Helm release's object: the Kustomization's render never
+		// describes it, so only the Helm path may decide for it.
+		if gv.helm != nil {
+			gv.helm.OnRecord(d)
+		}
+		return
+	}
 	gv.intake.OnRecord(d)
 }
 

@@ -7,17 +7,22 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/evaluate"
 	"github.com/reflux-dev/reflux/reverse/execute"
 	"github.com/reflux-dev/reflux/reverse/expiry"
+	"github.com/reflux-dev/reflux/reverse/helmlive"
 	"github.com/reflux-dev/reflux/reverse/intake"
 	"github.com/reflux-dev/reflux/reverse/metrics"
 	"github.com/reflux-dev/reflux/reverse/owed"
 	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/release"
 	"github.com/reflux-dev/reflux/reverse/writeback/scheduler"
 )
 
@@ -72,6 +77,9 @@ type Options struct {
 	ResyncQPS float64
 	// WriteBackTimeout bounds one write-back run; default 2m.
 	WriteBackTimeout time.Duration
+	// Helm, when set, governs the objects helm-controller renders for the
+	// HelmReleases governed Kustomizations apply (reverse/helmlive).
+	Helm *HelmOptions
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -108,6 +116,20 @@ type Governor struct {
 	owed   *owed.Releases
 	// sched is nil when nothing is written to Git.
 	sched *scheduler.Scheduler
+	// helm is nil unless Options.Helm is set.
+	helm *helmlive.Governor
+}
+
+// HelmOptions are what the live path of HelmReleases' objects reads
+// (helmlive.Options); the engine gives it its registry and executor.
+type HelmOptions struct {
+	Live         helmlive.Live
+	HelmReleases client.Reader
+	Storage      release.SecretGetter
+	Scoper       release.Scoper
+	Detector     *release.Detector
+	Owners       *drift.Detector
+	Workers      int
 }
 
 // New returns a Governor; call Start to run its workers.
@@ -138,12 +160,23 @@ func New(opts Options) (*Governor, error) {
 		Preholder: gv}); err != nil {
 		return nil, err
 	}
-	if gv.timers, err = expiry.New(expiry.Options{Client: opts.Client, Registry: gv.intake, Records: gv.exec, Live: opts.Live,
+	var live expiry.LiveStore = opts.Live
+	if opts.Helm != nil {
+		live = eitherLive{opts.Live, opts.Helm.Live}
+	}
+	if gv.timers, err = expiry.New(expiry.Options{Client: opts.Client, Registry: gv.intake, Records: gv.exec, Live: live,
 		Log: opts.Log, Now: opts.Now}); err != nil {
 		return nil, err
 	}
 	if gv.owed, err = owed.New(owed.Options{Records: opts.APIReader, Holders: gv.exec, Log: opts.Log}); err != nil {
 		return nil, err
+	}
+	if h := opts.Helm; h != nil {
+		if gv.helm, err = helmlive.New(helmlive.Options{Live: h.Live, HelmReleases: h.HelmReleases, Storage: h.Storage,
+			Scoper: h.Scoper, Detector: h.Detector, Owners: h.Owners, Governance: gv.intake, Executor: gv.exec,
+			Workers: h.Workers, Log: opts.Log.WithName("helm"), Now: opts.Now}); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Writer != nil {
 		gv.sched, err = scheduler.New(scheduler.Options{Writer: opts.Writer, Targets: opts.Targets, APIReader: opts.APIReader,
@@ -172,11 +205,18 @@ func (gv *Governor) Start(ctx context.Context) error {
 	run(gv.intake.Start)
 	run(gv.timers.Start)
 	run(gv.owed.Start)
+	if gv.helm != nil {
+		run(func(ctx context.Context) { _ = gv.helm.Start(ctx) })
+	}
 	wg.Wait()
 	return nil
 }
 
 func (gv *Governor) now() time.Time { return gv.opts.Now() }
+
+// Helm is the live path of HelmReleases' objects: the handler of their
+// watches. Nil unless Options.Helm was set.
+func (gv *Governor) Helm() *helmlive.Governor { return gv.helm }
 
 // IsSealed reports whether reflux wrote d: its seal verifies.
 func (gv *Governor) IsSealed(d *refluxv1.Drift) bool {
@@ -194,6 +234,19 @@ func (gv *Governor) Sealed(all []refluxv1.Drift) []refluxv1.Drift {
 		}
 	}
 	return out
+}
+
+// eitherLive finds an object in either live store: a Kustomization's, or
+// a Helm release's (the two watches select on different labels).
+type eitherLive [2]expiry.LiveStore
+
+func (e eitherLive) Get(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, bool) {
+	for _, s := range e {
+		if u, ok := s.Get(gvk, namespace, name); ok {
+			return u, true
+		}
+	}
+	return nil, false
 }
 
 // engineView is the scheduler's view of the intake.

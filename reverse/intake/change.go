@@ -1,6 +1,7 @@
 package intake
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,7 +91,7 @@ func (c Change) merge(earlier Change) Change {
 }
 
 // OwnerOf returns the Kustomization that applied a live object.
-func OwnerOf(u *unstructured.Unstructured) types.NamespacedName {
+func OwnerOf(u metav1.Object) types.NamespacedName {
 	l := u.GetLabels()
 	return types.NamespacedName{Namespace: l[FluxNamespaceLabel], Name: l[FluxNameLabel]}
 }

@@ -58,9 +58,11 @@ func sanitize(s string) string {
 // Observation is what the drift engine saw for one live object.
 type Observation struct {
 	Kustomization refluxv1.KustomizationRef
-	Policy        string
-	Object        refluxv1.ObjectRef
-	Revision      string
+	// HelmRelease is set when a Helm release rendered the object.
+	HelmRelease *refluxv1.HelmReleaseRef
+	Policy      string
+	Object      refluxv1.ObjectRef
+	Revision    string
 	// Fields are the drifted fields, already classified.
 	Fields       []refluxv1.DriftField
 	ManualHotfix bool
@@ -121,6 +123,7 @@ func Merge(existing *refluxv1.Drift, obs Observation) *refluxv1.Drift {
 	fields, omitted := bound(fields)
 
 	out.Spec.Kustomization = obs.Kustomization
+	out.Spec.HelmRelease = obs.HelmRelease.DeepCopy()
 	out.Spec.Policy = obs.Policy
 	out.Spec.Object = obs.Object
 	out.Spec.Revision = obs.Revision

@@ -125,6 +125,10 @@ func sortedKeys(set map[string]bool) []string {
 // unwritable says why a field cannot be written from its record, or "".
 func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string {
 	switch {
+	case rec.Spec.HelmRelease != nil:
+		// Its Git side is a values key, which a values change proposes
+		// (issue 19 §6), not an edit of the rendered field.
+		return "a Helm release rendered the object: writing it back as a values change is not done yet; change the HelmRelease's values in Git"
 	case rec.Spec.OmittedFields > 0:
 		return fmt.Sprintf("the live change drifted %d fields more than a record holds; part of it is not proposed", rec.Spec.OmittedFields)
 	case f.DeletesObject():

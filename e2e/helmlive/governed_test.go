@@ -1,0 +1,158 @@
+package helmlive
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
+)
+
+// release is a HelmRelease of e2e/helmflux's chart, from the app's own
+// GitRepository, with drift correction enabled: helm-controller reverts
+// a live edit at its next reconcile.
+func release(source string, annotations string) string {
+	return fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: app
+%sspec:
+  interval: 1h
+  chart:
+    spec:
+      chart: ./charts/app
+      interval: 1h
+      sourceRef:
+        kind: GitRepository
+        name: %s
+  install:
+    disableWait: true
+  upgrade:
+    disableWait: true
+  driftDetection:
+    mode: enabled
+`, annotations, source)
+}
+
+// newApp pushes the chart and a tree whose one resource is the
+// HelmRelease, lets Flux apply it, reflux govern it, and helm-controller
+// install release version 1.
+func newApp(t *testing.T, name, annotations string) *fixture.App {
+	t.Helper()
+	app := fixture.NewApp(t, env, name, fixture.AppOptions{Dir: "../helmflux/testdata",
+		Files: map[string]string{
+			"release/kustomization.yaml": "resources:\n  - release.yaml\n",
+			"release/release.yaml":       release(name, annotations),
+		},
+		Paths: map[string]string{name: "./release"}})
+	g := NewWithT(t)
+	g.Eventually(func(g Gomega) {
+		hr := helmRelease(g, app)
+		g.Expect(hr.Status.History.Latest()).NotTo(BeNil())
+		g.Expect(hr.Status.History.Latest().Version).To(Equal(1))
+		g.Expect(conditions.IsReady(hr)).To(BeTrue())
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	return app
+}
+
+func helmRelease(g Gomega, app *fixture.App) *helmv2.HelmRelease {
+	hr := &helmv2.HelmRelease{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: app.Name, Name: "app"}, hr)).To(Succeed())
+	return hr
+}
+
+// heldForHelm reports whether reflux holds obj with helm-controller's
+// key: driftDetection disabled beside reflux's held-by annotation.
+func heldForHelm(obj client.Object) bool {
+	a := obj.GetAnnotations()
+	return a[refluxv1.HelmDriftDetectionAnnotation] == refluxv1.HelmDriftDetectionDisabled && a[refluxv1.HeldByAnnotation] != ""
+}
+
+// reconciled makes helm-controller reconcile the HelmRelease and waits
+// until it is Ready again: the reconcile that corrects drift ends with
+// Ready Unknown, and its retry sets Ready (e2e/helmflux).
+func reconciled(g Gomega, app *fixture.App) {
+	g.Expect(env.Reconcile(context.Background(), helmRelease(g, app))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsTrue(helmRelease(g, app), meta.ReadyCondition)).To(BeTrue())
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+}
+
+// TestAnEditOfAChartsObjectIsHeldAndRecorded: alice scales the chart's
+// Deployment by hand. reflux holds it with helm.toolkit.fluxcd.io/
+// driftDetection: disabled and records it, naming the HelmRelease and the
+// release; helm-controller's forced reconcile leaves the edit alone.
+// Dismissing the record releases the hold, and helm-controller, asked to
+// reconcile by reflux, puts the chart's replicas back.
+func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
+	g := NewWithT(t)
+	app := newApp(t, "governed", "")
+	deploy := &appsv1.Deployment{}
+	deploy.Namespace, deploy.Name = app.Name, "app"
+	fixture.KubectlEdit(g, alice.Client, deploy, func() { deploy.Spec.Replicas = ptr.To(int32(5)) })
+
+	rec := app.WaitRecord(g, "Deployment", "app", fixture.All(fixture.HasField("/spec/replicas"), fixture.InState(refluxv1.DriftHeld)))
+	g.Expect(rec.Spec.HelmRelease).To(Equal(&refluxv1.HelmReleaseRef{Namespace: app.Name, Name: "app", Release: app.Name + "/app.v1"}))
+	g.Expect(rec.Spec.Kustomization.Name).To(Equal(app.Name), "the Kustomization that applies the HelmRelease")
+	g.Expect(rec.Spec.Policy).To(Equal(app.Policy.Name))
+	f, err := fixture.Field(rec, "/spec/replicas")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.ChangeType).To(Equal(refluxv1.ChangeUpdate))
+	g.Expect([]string{f.GitValue, f.LiveValue}).To(Equal([]string{"2", "5"}), "the chart's value and the live one")
+	g.Expect(f.FluxReverts).To(BeTrue(), "drift correction is enabled")
+	g.Expect(f.Modifier).NotTo(BeNil())
+	g.Expect(f.Modifier.Manager).To(Equal("kubectl-edit"))
+	g.Expect(rec.Spec.Fields).To(HaveLen(1), "only the edited field drifted")
+	out, err := yaml.Marshal(map[string]any{"spec": map[string]any{"kustomization": rec.Spec.Kustomization,
+		"helmRelease": rec.Spec.HelmRelease, "object": rec.Spec.Object, "fields": rec.Spec.Fields}, "status": map[string]any{"state": rec.Status.State}})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Logf("kubectl -n %s get drift %s -o yaml (in part):\n%s", app.Name, rec.Name, out) // the README shows it
+
+	live := app.Get(g, "app", &appsv1.Deployment{})
+	g.Expect(heldForHelm(live)).To(BeTrue(), "held with helm-controller's key: %v", live.GetAnnotations())
+	g.Expect(live.GetAnnotations()).To(HaveKeyWithValue(refluxv1.HeldByAnnotation, rec.Name))
+	g.Expect(live.GetAnnotations()).NotTo(HaveKey(refluxv1.ReconcileAnnotation), "kustomize-controller's key means nothing here")
+
+	for range 2 {
+		reconciled(g, app)
+		g.Expect(*app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas).To(Equal(int32(5)),
+			"helm-controller leaves the held edit alone")
+	}
+
+	patch := []byte(`{"metadata":{"annotations":{"` + refluxv1.DismissAnnotation + `":"true"}}}`)
+	g.Expect(env.Client.Patch(context.Background(), rec, client.RawPatch(client.Merge.Type(), patch),
+		client.FieldOwner("kubectl-annotate"))).To(Succeed())
+	app.WaitRecord(g, "Deployment", "app", fixture.InState(refluxv1.DriftDismissed))
+	g.Eventually(func(g Gomega) {
+		d := app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment)
+		g.Expect(heldForHelm(d)).To(BeFalse(), "released")
+		g.Expect(*d.Spec.Replicas).To(Equal(int32(2)), "helm-controller corrected the drift once released")
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+}
+
+// TestAReleaseOptedOutIsNotGoverned: a HelmRelease annotated
+// reflux.dev/reverse-sync: disabled is left to helm-controller, whose
+// drift correction reverts the same edit with no record and no hold.
+func TestAReleaseOptedOutIsNotGoverned(t *testing.T) {
+	g := NewWithT(t)
+	app := newApp(t, "opted-out", "  annotations:\n    reflux.dev/reverse-sync: disabled\n")
+	deploy := &appsv1.Deployment{}
+	deploy.Namespace, deploy.Name = app.Name, "app"
+	fixture.KubectlEdit(g, alice.Client, deploy, func() { deploy.Spec.Replicas = ptr.To(int32(5)) })
+	reconciled(g, app)
+	g.Eventually(func(g Gomega) {
+		g.Expect(*app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas).To(Equal(int32(2)))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed(), "helm-controller reverted the edit: nothing held it")
+	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeFalse())
+	g.Expect(app.Records(g, "Deployment", "app")).To(BeEmpty())
+}

@@ -1,0 +1,30 @@
+// Package helmlive is the live path of the objects Flux deploys through
+// Helm (issue 19 §2–§4): a HelmRelease applied by a governed Kustomization
+// is governed by the same ReverseSyncPolicy, unless it carries
+// reflux.dev/reverse-sync: disabled, and the objects helm-controller
+// renders from it are watched live as the Kustomization's own are.
+//
+// A change to such an object is queued, keyed by object, and a worker
+// walks it: the HelmRelease from the object's helm.toolkit.fluxcd.io
+// labels, the release helm-controller last made (reverse/release, read
+// once per release version and kept), a dry run as helm-controller
+// (release.Detector), then the same classification (reverse/observe) and
+// decision (reverse/decide) as a Kustomization's object, written by the
+// engine's one executor. Nothing on the way renders a chart or touches
+// Git: the release's manifest is what helm-controller applied, so every
+// change is evaluated at once, and there is nothing to park.
+//
+// An edit helm-controller would revert (drift correction enabled) is held
+// with helm.toolkit.fluxcd.io/driftDetection: disabled under reflux's
+// field manager, which docs/flux-behaviour.md proves keeps it through
+// helm-controller's reconciles. The record names the HelmRelease and the
+// Helm release (spec.helmRelease) beside the Kustomization that applies
+// the HelmRelease, whose policy classified it. A dismissal releases the
+// hold and asks helm-controller to reconcile, which corrects the drift.
+//
+// Not yet here (issue 19): the values key and its line in Git as each
+// field's origin, write-back as a values change, deletions of a chart's
+// objects as drift, acting as the HelmRelease's ServiceAccount, and
+// remote clusters. Write-back refuses these records by name
+// (reverse/writeback/branches).
+package helmlive

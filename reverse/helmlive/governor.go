@@ -1,0 +1,271 @@
+package helmlive
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/execute"
+	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/release"
+)
+
+// The labels helm-controller's post-renderer puts on every object it
+// renders, naming the HelmRelease (not the Helm release, whose name
+// spec.releaseName may change): what the live watches select on.
+var (
+	NameLabel      = helmv2.GroupVersion.Group + "/name"
+	NamespaceLabel = helmv2.GroupVersion.Group + "/namespace"
+)
+
+// DefaultWorkers is how many changes are walked at once when
+// Options.Workers is not set.
+const DefaultWorkers = 4
+
+// Live is the live watches' cache of the releases' objects.
+type Live interface {
+	Get(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, bool)
+}
+
+// Governance says what governs a Kustomization (the intake's registry).
+type Governance interface {
+	Snapshot(id types.NamespacedName) (reverse.Snapshot, bool)
+}
+
+// Executor writes records and holds: the engine's one executor, so that a
+// record is written by one hand whichever path decided it.
+type Executor interface {
+	WithRecord(ctx context.Context, p *execute.Plan, fn func(rec *refluxv1.Drift) (decide.Decision, error)) error
+}
+
+// Options are what a Governor needs.
+type Options struct {
+	Live Live
+	// HelmReleases reads HelmReleases, from the manager's cache.
+	HelmReleases client.Reader
+	// Storage reads Helm's release Secrets one at a time, uncached: a
+	// cache would hold every Secret of the cluster.
+	Storage release.SecretGetter
+	// Scoper tells namespaced kinds from cluster-scoped ones.
+	Scoper release.Scoper
+	// Detector makes helm-controller's dry run.
+	Detector *release.Detector
+	// Owners reads managedFields with helm-controller as Flux's field
+	// owner (drift.WithFieldOwner(release.FieldOwner)): who put the
+	// chart's values back, helm-controller or a person.
+	Owners     *drift.Detector
+	Governance Governance
+	Executor   Executor
+	// Workers is how many changes are walked at once; DefaultWorkers
+	// when zero.
+	Workers int
+	Log     logr.Logger
+	Now     func() time.Time
+}
+
+// Governor is the live path of governed HelmReleases' objects.
+type Governor struct {
+	opts     Options
+	queue    workqueue.TypedRateLimitingInterface[intake.Key]
+	releases *releases
+
+	mu sync.Mutex
+	// seen is when the earliest change of each queued object reached the
+	// watch, for the detection latency.
+	seen map[intake.Key]time.Time
+	// owner is the HelmRelease of each object seen live or recorded: once
+	// the object is gone, only this names its record.
+	owner map[intake.Key]types.NamespacedName
+}
+
+// New returns a Governor; Start runs its workers.
+func New(opts Options) (*Governor, error) {
+	switch {
+	case opts.Live == nil, opts.HelmReleases == nil, opts.Storage == nil, opts.Scoper == nil, opts.Detector == nil,
+		opts.Owners == nil, opts.Governance == nil, opts.Executor == nil:
+		return nil, errors.New("helmlive: every option but Workers, Log and Now is required")
+	}
+	if opts.Workers < 1 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Governor{
+		opts: opts,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[intake.Key](),
+			workqueue.TypedRateLimitingQueueConfig[intake.Key]{Name: "reflux-helm"}),
+		releases: newReleases(opts.Storage, opts.Scoper),
+		seen:     map[intake.Key]time.Time{},
+		owner:    map[intake.Key]types.NamespacedName{},
+	}, nil
+}
+
+// Start runs the workers until ctx ends.
+func (g *Governor) Start(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for range g.opts.Workers {
+		wg.Go(func() {
+			for g.next(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	g.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// OnLiveAdd takes an object a watch listed or saw created: it is compared
+// with its release like any change, but not timed as one.
+func (g *Governor) OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstructured, _ time.Time) {
+	g.enqueue(intake.KeyOf(gvk, cur), cur, time.Time{})
+}
+
+// OnLiveUpdate takes a change of a release's object.
+func (g *Governor) OnLiveUpdate(gvk schema.GroupVersionKind, _, cur *unstructured.Unstructured, seen time.Time) {
+	g.enqueue(intake.KeyOf(gvk, cur), cur, seen)
+}
+
+// OnLiveDelete takes a deleted object: its record may go.
+func (g *Governor) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.Unstructured) {
+	g.enqueue(intake.KeyOf(gvk, last), last, time.Time{})
+}
+
+// OnRecord takes a change of a record of a release's object: a user may
+// have dismissed it.
+func (g *Governor) OnRecord(d *refluxv1.Drift) {
+	if d.Spec.HelmRelease == nil {
+		return
+	}
+	o := d.Spec.Object
+	k := intake.Key{GVK: schema.FromAPIVersionAndKind(o.APIVersion, o.Kind), Namespace: o.Namespace, Name: o.Name}
+	g.mu.Lock()
+	g.owner[k] = types.NamespacedName{Namespace: d.Spec.HelmRelease.Namespace, Name: d.Spec.HelmRelease.Name}
+	g.mu.Unlock()
+	g.queue.Add(k)
+}
+
+// ReleaseOf returns the HelmRelease whose release rendered obj, from the
+// labels helm-controller put on it.
+func ReleaseOf(obj client.Object) (types.NamespacedName, bool) {
+	l := obj.GetLabels()
+	id := types.NamespacedName{Namespace: l[NamespaceLabel], Name: l[NameLabel]}
+	return id, id.Name != "" && id.Namespace != ""
+}
+
+func (g *Governor) enqueue(k intake.Key, obj *unstructured.Unstructured, seen time.Time) {
+	hr, ok := ReleaseOf(obj)
+	if !ok {
+		return
+	}
+	g.mu.Lock()
+	g.owner[k] = hr
+	if at, queued := g.seen[k]; !seen.IsZero() && (!queued || at.IsZero() || seen.Before(at)) {
+		g.seen[k] = seen
+	} else if !queued {
+		g.seen[k] = time.Time{}
+	}
+	g.mu.Unlock()
+	g.queue.Add(k)
+}
+
+// next walks one queued change; false once the queue shuts down.
+func (g *Governor) next(ctx context.Context) bool {
+	k, shutdown := g.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer g.queue.Done(k)
+	g.mu.Lock()
+	seen := g.seen[k]
+	delete(g.seen, k)
+	g.mu.Unlock()
+	err := g.handle(ctx, k, seen)
+	switch {
+	case err == nil:
+		g.queue.Forget(k)
+		return true
+	case errors.Is(err, errNotYet):
+		g.opts.Log.V(1).Info("looked at again shortly", "object", k.String(), "why", err.Error())
+	default:
+		g.opts.Log.Error(err, "evaluating a live change of a Helm release's object; retrying", "object", k.String())
+	}
+	// Never dropped: the change comes back with its time.
+	if !seen.IsZero() {
+		g.mu.Lock()
+		if at, ok := g.seen[k]; !ok || at.IsZero() || seen.Before(at) {
+			g.seen[k] = seen
+		}
+		g.mu.Unlock()
+	}
+	g.queue.AddRateLimited(k)
+	return true
+}
+
+// errNotYet is a change that cannot be evaluated until helm-controller
+// has written the release's status: retried with backoff, not logged as a
+// failure.
+var errNotYet = errors.New("the HelmRelease names no release yet")
+
+// handle brings one object's record and hold up to date.
+func (g *Governor) handle(ctx context.Context, k intake.Key, seen time.Time) error {
+	live, exists := g.opts.Live.Get(k.GVK, k.Namespace, k.Name)
+	g.mu.Lock()
+	id, known := g.owner[k]
+	if !exists {
+		delete(g.owner, k)
+	}
+	g.mu.Unlock()
+	if exists {
+		id, known = ReleaseOf(live)
+	}
+	if !known {
+		return nil // never one of a release's
+	}
+	hr := &helmv2.HelmRelease{}
+	if err := g.opts.HelmReleases.Get(ctx, id, hr); err != nil {
+		// A HelmRelease gone takes its records' holds with the
+		// Kustomization's governance (intake.Forget).
+		return client.IgnoreNotFound(err)
+	}
+	w := walk{g: g, hr: hr, k: k, live: live, seen: seen}
+	return w.run(ctx)
+}
+
+// Governs reports whether reflux governs hr's objects, given that a
+// governed Kustomization applies it: only when it is not opted out.
+func Governs(hr *helmv2.HelmRelease) bool {
+	return hr.GetAnnotations()[refluxv1.ReverseSyncAnnotation] != refluxv1.ReverseSyncDisabled
+}
+
+// Kinds returns the kinds of the objects of hr's latest release: what
+// the live watches must cover.
+func (g *Governor) Kinds(ctx context.Context, hr *helmv2.HelmRelease) ([]schema.GroupVersionKind, error) {
+	rel, err := g.releases.latest(ctx, hr)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[schema.GroupVersionKind]bool{}
+	var out []schema.GroupVersionKind
+	for _, o := range rel.objects {
+		if gvk := o.GroupVersionKind(); !seen[gvk] {
+			seen[gvk] = true
+			out = append(out, gvk)
+		}
+	}
+	return out, nil
+}

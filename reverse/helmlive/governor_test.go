@@ -1,0 +1,110 @@
+package helmlive
+
+import (
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/intake"
+)
+
+var deployment = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
+func rendered(labels map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(deployment)
+	u.SetNamespace("web")
+	u.SetName("web")
+	u.SetLabels(labels)
+	return u
+}
+
+var released = map[string]string{NameLabel: "web", NamespaceLabel: "apps"}
+
+func TestReleaseOf(t *testing.T) {
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   types.NamespacedName
+		ok     bool
+	}{
+		{"helm-controller's labels", released, types.NamespacedName{Namespace: "apps", Name: "web"}, true},
+		{"a name alone", map[string]string{NameLabel: "web"}, types.NamespacedName{Name: "web"}, false},
+		{"kustomize-controller's labels", map[string]string{intake.FluxNameLabel: "web", intake.FluxNamespaceLabel: "apps"},
+			types.NamespacedName{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			id, ok := ReleaseOf(rendered(tt.labels))
+			g.Expect(id).To(Equal(tt.want))
+			g.Expect(ok).To(Equal(tt.ok))
+		})
+	}
+}
+
+func TestGoverns(t *testing.T) {
+	for annotation, want := range map[string]bool{"": true, refluxv1.ReverseSyncEnabled: true, refluxv1.ReverseSyncDisabled: false} {
+		hr := &helmv2.HelmRelease{}
+		if annotation != "" {
+			hr.Annotations = map[string]string{refluxv1.ReverseSyncAnnotation: annotation}
+		}
+		if got := Governs(hr); got != want {
+			t.Errorf("Governs with %q = %v, want %v", annotation, got, want)
+		}
+	}
+}
+
+// TestEnqueueKeepsTheEarliestChange: changes of one object coalesce into
+// one queued key that keeps the time of the earliest timed change, which
+// a listed or deleted object (untimed) never erases; objects of no
+// release are not queued.
+func TestEnqueueKeepsTheEarliestChange(t *testing.T) {
+	g := NewWithT(t)
+	gv := &Governor{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[intake.Key]()),
+		seen: map[intake.Key]time.Time{}, owner: map[intake.Key]types.NamespacedName{}}
+	defer gv.queue.ShutDown()
+	t0 := time.Unix(1000, 0)
+	obj := rendered(released)
+	k := intake.KeyOf(deployment, obj)
+
+	gv.OnLiveAdd(deployment, obj, t0.Add(-time.Hour))
+	g.Expect(gv.seen).To(HaveKeyWithValue(k, time.Time{}), "a listed object is not a timed change")
+	gv.OnLiveUpdate(deployment, obj, obj, t0.Add(time.Second))
+	gv.OnLiveUpdate(deployment, obj, obj, t0)
+	gv.OnLiveUpdate(deployment, obj, obj, t0.Add(2*time.Second))
+	gv.OnLiveDelete(deployment, obj)
+	g.Expect(gv.seen).To(HaveKeyWithValue(k, t0), "the earliest change's time")
+	g.Expect(gv.owner).To(HaveKeyWithValue(k, types.NamespacedName{Namespace: "apps", Name: "web"}))
+	g.Expect(gv.queue.Len()).To(Equal(1), "one key per object")
+
+	gv.OnLiveUpdate(deployment, rendered(nil), rendered(map[string]string{intake.FluxNameLabel: "web"}), t0)
+	g.Expect(gv.queue.Len()).To(Equal(1), "a Kustomization's object is not a release's")
+}
+
+// TestOnRecordQueuesOnlyHelmRecords: a dismissed record of a release's
+// object brings its object back, with the HelmRelease that names its
+// record once the object is gone; a Kustomization's record is not this
+// path's.
+func TestOnRecordQueuesOnlyHelmRecords(t *testing.T) {
+	g := NewWithT(t)
+	gv := &Governor{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[intake.Key]()),
+		seen: map[intake.Key]time.Time{}, owner: map[intake.Key]types.NamespacedName{}}
+	defer gv.queue.ShutDown()
+	rec := &refluxv1.Drift{Spec: refluxv1.DriftSpec{Object: refluxv1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment",
+		Namespace: "web", Name: "web"}}}
+	gv.OnRecord(rec)
+	g.Expect(gv.queue.Len()).To(BeZero())
+	rec.Spec.HelmRelease = &refluxv1.HelmReleaseRef{Namespace: "apps", Name: "web"}
+	gv.OnRecord(rec)
+	g.Expect(gv.queue.Len()).To(Equal(1))
+	g.Expect(gv.owner).To(HaveKeyWithValue(intake.Key{GVK: deployment, Namespace: "web", Name: "web"},
+		types.NamespacedName{Namespace: "apps", Name: "web"}))
+}

@@ -1,0 +1,128 @@
+package helmlive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/evaluate"
+	"github.com/reflux-dev/reflux/reverse/execute"
+	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/observe"
+	"github.com/reflux-dev/reflux/reverse/record"
+	"github.com/reflux-dev/reflux/reverse/release"
+)
+
+// walk is one change of one object of hr's release.
+type walk struct {
+	g    *Governor
+	hr   *helmv2.HelmRelease
+	k    intake.Key
+	live *unstructured.Unstructured // nil when the object is gone
+	seen time.Time
+}
+
+func (w walk) run(ctx context.Context) error {
+	owner := intake.OwnerOf(w.hr)
+	if owner.Name == "" {
+		return nil // no Flux Kustomization applied the HelmRelease
+	}
+	ks := refluxv1.KustomizationRef{Namespace: owner.Namespace, Name: owner.Name}
+	obj := refluxv1.ObjectRef{APIVersion: w.k.GVK.GroupVersion().String(), Kind: w.k.GVK.Kind, Namespace: w.k.Namespace, Name: w.k.Name}
+	if w.live != nil {
+		obj = intake.ObjectRef(w.k.GVK, w.live)
+	}
+	ref := &refluxv1.HelmReleaseRef{Namespace: w.hr.Namespace, Name: w.hr.Name}
+	p := execute.Plan{Name: record.Name(ks, obj), Namespace: ks.Namespace, Object: obj, HelmRelease: ref, Seen: w.seen}
+	snap, governed := w.g.opts.Governance.Snapshot(owner)
+	if w.live == nil || !governed || !Governs(w.hr) {
+		// Gone, or not governed: only what a user asked of a record is
+		// done, a dismissal and letting a record go.
+		return w.g.opts.Executor.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+			return decide.Decide(decide.Input{Name: p.Name, Record: rec, Live: w.liveState(), Now: w.g.opts.Now()}), nil
+		})
+	}
+	p.Kustomization = snap.Gov.Kustomization
+	rel, err := w.g.releases.latest(ctx, w.hr)
+	if err != nil {
+		return fmt.Errorf("HelmRelease %s/%s: %w", w.hr.Namespace, w.hr.Name, err)
+	}
+	ref.Release = rel.ref.String()
+	want := rel.byKey[desired.KeyOf(w.live)]
+	return w.g.opts.Executor.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		return w.decide(ctx, snap, ref, want, p.Name, rec)
+	})
+}
+
+func (w walk) liveState() decide.Live {
+	if w.live == nil {
+		return decide.Live{}
+	}
+	return evaluate.LiveState(w.live)
+}
+
+// decide compares the live object with want, the release's object (nil
+// when the release has none: a leftover of an older release, or a hook),
+// as helm-controller does, and decides under the record's lock.
+func (w walk) decide(ctx context.Context, snap reverse.Snapshot, ref *refluxv1.HelmReleaseRef, want *unstructured.Unstructured,
+	name string, rec *refluxv1.Drift) (decide.Decision, error) {
+	now := w.g.opts.Now()
+	in := decide.Input{Name: name, Record: rec, Live: w.liveState(), Evaluated: true, Now: now,
+		Revision: snap.Gov.Kustomization.Status.LastAppliedRevision}
+	if want == nil {
+		// Not in the release helm-controller made: nothing to compare,
+		// and a record of it is settled.
+		in.Declared = true
+		return decide.Decide(in), nil
+	}
+	dd := w.hr.GetDriftDetection()
+	paths, err := release.IgnorePaths(dd.Ignore, want)
+	if err != nil {
+		return decide.Decision{}, fmt.Errorf("HelmRelease %s/%s ignore rules: %w", w.hr.Namespace, w.hr.Name, err)
+	}
+	res, err := w.g.opts.Detector.Detect(ctx, release.Input{Desired: want, Live: w.live, IgnorePaths: paths, Mode: dd.GetMode()})
+	if errors.Is(err, drift.ErrStale) {
+		// A newer version of the object is on its way through the watch.
+		return decide.Decision{Why: "stale"}, nil
+	}
+	if err != nil {
+		return decide.Decision{}, fmt.Errorf("comparing with release %s: %w", ref.Release, err)
+	}
+	obs := observe.Observe(observe.Input{Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: in.Revision,
+		Live: w.live, Desired: want, Result: drift.Result{Fields: res.Fields}, Classifier: snap.Gov.Classifier, Now: now})
+	obs.Observation.HelmRelease = ref
+	in.Observation, in.WantHold, in.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
+	if rec != nil {
+		in.Declared = decide.Declares(want, rec.Spec.Fields)
+		if len(res.Fields) == 0 {
+			// Who put the chart's values back matters only once nothing
+			// drifts (decide.LostToFlux).
+			in.FluxApplied = evaluate.LastWrite(w.live.GetManagedFields(), w.g.opts.Owners.FluxOwned)
+			in.Owners = w.owners(rec)
+		}
+	}
+	return decide.Decide(in), nil
+}
+
+// owners says who owns rec's fields live now: helm-controller's forced
+// apply at an upgrade takes them, a person's revert keeps them.
+func (w walk) owners(rec *refluxv1.Drift) decide.Owners {
+	pointers := make([]string, 0, len(rec.Spec.Fields))
+	for _, f := range rec.Spec.Fields {
+		pointers = append(pointers, f.Pointer)
+	}
+	flux, writer, err := w.g.opts.Owners.FieldOwners(w.live, pointers)
+	if err != nil {
+		return decide.Owners{}
+	}
+	return decide.Owners{Flux: flux, Writer: writer}
+}
