@@ -21,7 +21,7 @@ import (
 // release is a HelmRelease of e2e/helmflux's chart, from the app's own
 // GitRepository, with drift correction enabled: helm-controller reverts
 // a live edit at its next reconcile.
-func release(source string, annotations string) string {
+func release(source, annotations, values string) string {
 	return fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata:
@@ -41,7 +41,19 @@ metadata:
     disableWait: true
   driftDetection:
     mode: enabled
-`, annotations, source)
+%s`, annotations, source, values)
+}
+
+// chartDir holds the chart the releases install, charts/app.
+const chartDir = "../helmflux/testdata"
+
+// files is the app's tree beside the chart: a Kustomization whose one
+// resource is the HelmRelease.
+func files(name, annotations, values string) map[string]string {
+	return map[string]string{
+		"release/kustomization.yaml": "resources:\n  - release.yaml\n",
+		"release/release.yaml":       release(name, annotations, values),
+	}
 }
 
 // newApp pushes the chart and a tree whose one resource is the
@@ -49,11 +61,7 @@ metadata:
 // install release version 1.
 func newApp(t *testing.T, name, annotations string) *fixture.App {
 	t.Helper()
-	app := fixture.NewApp(t, env, name, fixture.AppOptions{Dir: "../helmflux/testdata",
-		Files: map[string]string{
-			"release/kustomization.yaml": "resources:\n  - release.yaml\n",
-			"release/release.yaml":       release(name, annotations),
-		},
+	app := fixture.NewApp(t, env, name, fixture.AppOptions{Dir: chartDir, Files: files(name, annotations, ""),
 		Paths: map[string]string{name: "./release"}})
 	g := NewWithT(t)
 	g.Eventually(func(g Gomega) {
@@ -88,6 +96,17 @@ func reconciled(g Gomega, app *fixture.App) {
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 }
 
+// scale is alice's `kubectl scale` of the chart's Deployment.
+func scale(g Gomega, app *fixture.App, n int32) {
+	deploy := &appsv1.Deployment{}
+	deploy.Namespace, deploy.Name = app.Name, "app"
+	fixture.KubectlEdit(g, alice.Client, deploy, func() { deploy.Spec.Replicas = ptr.To(n) })
+}
+
+func replicas(g Gomega, app *fixture.App) int32 {
+	return *app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas
+}
+
 // TestAnEditOfAChartsObjectIsHeldAndRecorded: alice scales the chart's
 // Deployment by hand. reflux holds it with helm.toolkit.fluxcd.io/
 // driftDetection: disabled and records it, naming the HelmRelease and the
@@ -97,9 +116,7 @@ func reconciled(g Gomega, app *fixture.App) {
 func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 	g := NewWithT(t)
 	app := newApp(t, "governed", "")
-	deploy := &appsv1.Deployment{}
-	deploy.Namespace, deploy.Name = app.Name, "app"
-	fixture.KubectlEdit(g, alice.Client, deploy, func() { deploy.Spec.Replicas = ptr.To(int32(5)) })
+	scale(g, app, 5)
 
 	rec := app.WaitRecord(g, "Deployment", "app", fixture.All(fixture.HasField("/spec/replicas"), fixture.InState(refluxv1.DriftHeld)))
 	g.Expect(rec.Spec.HelmRelease).To(Equal(&refluxv1.HelmReleaseRef{Namespace: app.Name, Name: "app", Release: app.Name + "/app.v1"}))
@@ -125,8 +142,7 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 
 	for range 2 {
 		reconciled(g, app)
-		g.Expect(*app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas).To(Equal(int32(5)),
-			"helm-controller leaves the held edit alone")
+		g.Expect(replicas(g, app)).To(Equal(int32(5)), "helm-controller leaves the held edit alone")
 	}
 
 	patch := []byte(`{"metadata":{"annotations":{"` + refluxv1.DismissAnnotation + `":"true"}}}`)
@@ -146,13 +162,48 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 func TestAReleaseOptedOutIsNotGoverned(t *testing.T) {
 	g := NewWithT(t)
 	app := newApp(t, "opted-out", "  annotations:\n    reflux.dev/reverse-sync: disabled\n")
-	deploy := &appsv1.Deployment{}
-	deploy.Namespace, deploy.Name = app.Name, "app"
-	fixture.KubectlEdit(g, alice.Client, deploy, func() { deploy.Spec.Replicas = ptr.To(int32(5)) })
+	scale(g, app, 5)
 	reconciled(g, app)
-	g.Eventually(func(g Gomega) {
-		g.Expect(*app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment).Spec.Replicas).To(Equal(int32(2)))
-	}, fixture.Timeout, fixture.Interval).Should(Succeed(), "helm-controller reverted the edit: nothing held it")
+	g.Eventually(replicas).WithArguments(app).WithTimeout(fixture.Timeout).WithPolling(fixture.Interval).Should(Equal(int32(2)),
+		"helm-controller reverted the edit: nothing held it")
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeFalse())
 	g.Expect(app.Records(g, "Deployment", "app")).To(BeEmpty())
+}
+
+// TestAnUpgradeOverAHeldEditKeepsTheEvidence: an upgrade applies the
+// chart over reflux's hold (docs/flux-behaviour.md) and takes alice's
+// edit back. Nothing short of suspending the release stops that, so the
+// record stays open with what alice changed, as evidence, and the hold
+// that no longer holds anything is released.
+func TestAnUpgradeOverAHeldEditKeepsTheEvidence(t *testing.T) {
+	g := NewWithT(t)
+	app := newApp(t, "upgraded", "")
+	scale(g, app, 5)
+	held := app.WaitRecord(g, "Deployment", "app", fixture.All(fixture.HasField("/spec/replicas"), fixture.InState(refluxv1.DriftHeld)))
+
+	// A commit that changes only the ConfigMap's values: helm-controller
+	// upgrades the release, Deployment included.
+	ctx := context.Background()
+	_, err := env.Git.PushDir(ctx, app.Repo, fixture.Tree(t, chartDir, files(app.Name, "",
+		"  values:\n    config:\n      mode: maintenance\n")))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Reconcile(ctx, app.Source)).To(Succeed())
+	app.Reconcile(g, app.Name)
+	g.Eventually(func(g Gomega) {
+		hr := helmRelease(g, app)
+		g.Expect(hr.Status.History.Latest()).NotTo(BeNil())
+		g.Expect(hr.Status.History.Latest().Version).To(Equal(2))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	g.Eventually(replicas).WithArguments(app).WithTimeout(fixture.Timeout).WithPolling(fixture.Interval).Should(Equal(int32(2)),
+		"the upgrade applied the chart over the hold")
+
+	rec := app.WaitRecord(g, "Deployment", "app", fixture.InState(refluxv1.DriftDetected))
+	g.Expect(rec.Name).To(Equal(held.Name))
+	g.Expect(rec.Status.Closed).To(BeNil(), "kept open as evidence")
+	f, err := fixture.Field(rec, "/spec/replicas")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.LiveValue).To(Equal("5"), "what alice changed")
+	g.Eventually(func(g Gomega) {
+		g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeFalse(), "the hold is released")
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 }

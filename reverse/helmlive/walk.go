@@ -110,7 +110,14 @@ func (w walk) decide(ctx context.Context, snap reverse.Snapshot, ref *refluxv1.H
 			in.Owners = w.owners(rec)
 		}
 	}
-	return decide.Decide(in), nil
+	d := decide.Decide(in)
+	if rec != nil && len(res.Fields) == 0 && in.Live.Held && !in.Declared && decide.LostToFlux(rec, in.Owners, in.FluxApplied) {
+		// helm-controller's drift correction stays off a held object; an
+		// upgrade does not (docs/flux-behaviour.md): it applies the whole
+		// chart with forced ownership. The record keeps the evidence.
+		d.Why = fmt.Sprintf("helm-controller applied release %s over the hold: the change is lost live and kept as evidence", ref.Release)
+	}
+	return d, nil
 }
 
 // owners says who owns rec's fields live now: helm-controller's forced
