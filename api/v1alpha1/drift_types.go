@@ -250,6 +250,18 @@ type FieldOrigin struct {
 	// a hash-suffixed name, the resources entry of a remote base.
 	// +optional
 	EditAt string `json:"editAt,omitempty"`
+	// ValuesKeys are the Helm values keys that set a field a chart
+	// rendered (spec.helmRelease): one for a key File and Line set in the
+	// HelmRelease's spec.values, or that only the chart's defaults set;
+	// several for a value the chart computes from them.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	ValuesKeys []string `json:"valuesKeys,omitempty"`
+	// Template is FILE:LINE of the chart's template that renders the
+	// field, for a field a chart rendered.
+	// +optional
+	Template string `json:"template,omitempty"`
 }
 
 // DeleteOperation is Modifier.Operation for a deleted object.

@@ -11,9 +11,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/spf13/cobra"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -136,7 +134,7 @@ func diffHelmRelease(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2
 	}
 	report.Compared = len(found.Objects)
 	tracer := newHelmTracer(ctx, cmd, c, hr, rls.Chart, rls.Config, chart.Release{Name: rls.Name, Namespace: rls.Namespace,
-		Revision: rls.Version, IsUpgrade: rls.Version > 1, ClusterScoped: clusterScoped(c.RESTMapper())}, opts)
+		Revision: rls.Version, IsUpgrade: rls.Version > 1, ClusterScoped: chart.ClusterScopedBy(c.RESTMapper())}, opts)
 	classifier := helmClassifier(ctx, cmd, c, hr)
 	for _, o := range found.Objects {
 		if len(o.Fields) == 0 && !o.Missing {
@@ -294,18 +292,6 @@ func valuesFromFile(root string, idx *origin.Index, namespace string, ref helmv2
 // chartKeyOf is obj's key among the chart's rendered objects.
 func chartKeyOf(obj *unstructured.Unstructured) chart.ObjectKey {
 	return chart.ObjectKey{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
-}
-
-// clusterScoped asks the apiserver which kinds have no namespace, so that
-// the chart's objects are keyed as the cluster holds them.
-func clusterScoped(m meta.RESTMapper) func(schema.GroupKind) bool {
-	return func(gk schema.GroupKind) bool {
-		mapping, err := m.RESTMapping(gk)
-		if err != nil {
-			return chart.BuiltinClusterScoped(gk)
-		}
-		return mapping.Scope.Name() == meta.RESTScopeNameRoot
-	}
 }
 
 // warn prints a warning on stderr: what the diff goes on without.

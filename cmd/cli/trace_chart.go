@@ -120,7 +120,7 @@ func liveChart(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name stri
 		return nil, nil, chart.Release{}, nil, fmt.Errorf("reading release %s: %w", latest, err)
 	}
 	rel := chart.Release{Name: rls.Name, Namespace: rls.Namespace, Revision: rls.Version, IsUpgrade: rls.Version > 1,
-		ClusterScoped: clusterScoped(c.RESTMapper())}
+		ClusterScoped: chart.ClusterScopedBy(c.RESTMapper())}
 	lines, err := helmReleaseInGit(ctx, cmd, c, hr, &diffOptions{path: opts.path, artifactHost: opts.artifactHost})
 	if err != nil {
 		warn(cmd, "values lines will be missing: %v", err)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
@@ -87,28 +86,8 @@ func (g gitValues) line(pointer string) (string, bool) {
 	return "", false
 }
 
-// anchor is beside the first key spec.values sets, or, without
-// spec.values, beside the first field of spec. The index has positions of
-// leaves, not of the mappings that hold them.
+// anchor is where a key spec.values does not set would be added
+// (observe.ValuesAnchor).
 func (g gitValues) anchor() string {
-	fields, err := g.idx.Fields(g.hr)
-	if err != nil {
-		return ""
-	}
-	for _, prefix := range []string{"/spec/values/", "/spec/"} {
-		var first *origin.Origin
-		for i := range fields {
-			f := &fields[i]
-			if f.Refused != "" || !strings.HasPrefix(f.Pointer, prefix) || f.Origin.Line == 0 {
-				continue
-			}
-			if first == nil || f.Origin.File == first.File && f.Origin.Line < first.Line {
-				first = &f.Origin
-			}
-		}
-		if first != nil {
-			return fmt.Sprintf("%s:%d", first.File, first.Line)
-		}
-	}
-	return ""
+	return observe.ValuesAnchor(g.idx, g.hr)
 }

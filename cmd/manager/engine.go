@@ -24,6 +24,7 @@ import (
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/internal/audit"
 	"github.com/reflux-dev/reflux/reverse/attribution"
+	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/fleet"
 	"github.com/reflux-dev/reflux/reverse/governor"
@@ -225,7 +226,7 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 			return nil, nil, err
 		}
 		gopts.Helm = &governor.HelmOptions{Live: side.helm, HelmReleases: e.mgr.GetClient(), Storage: e.mgr.GetAPIReader(),
-			Scoper: side.client, Detector: det, Owners: owners, Workers: opts.LiveWorkers}
+			Scoper: side.client, Detector: det, Owners: owners, ClusterScoped: chart.ClusterScopedBy(side.mapper), Workers: opts.LiveWorkers}
 	}
 	gov, err := governor.New(gopts)
 	if err != nil {

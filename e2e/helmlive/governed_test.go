@@ -59,9 +59,9 @@ func files(name, annotations, values string) map[string]string {
 // newApp pushes the chart and a tree whose one resource is the
 // HelmRelease, lets Flux apply it, reflux govern it, and helm-controller
 // install release version 1.
-func newApp(t *testing.T, name, annotations string) *fixture.App {
+func newApp(t *testing.T, name, annotations, values string) *fixture.App {
 	t.Helper()
-	app := fixture.NewApp(t, env, name, fixture.AppOptions{Dir: chartDir, Files: files(name, annotations, ""),
+	app := fixture.NewApp(t, env, name, fixture.AppOptions{Dir: chartDir, Files: files(name, annotations, values),
 		Paths: map[string]string{name: "./release"}})
 	g := NewWithT(t)
 	g.Eventually(func(g Gomega) {
@@ -115,7 +115,7 @@ func replicas(g Gomega, app *fixture.App) int32 {
 // reconcile by reflux, puts the chart's replicas back.
 func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 	g := NewWithT(t)
-	app := newApp(t, "governed", "")
+	app := newApp(t, "governed", "", "  values:\n    replicaCount: 2\n")
 	scale(g, app, 5)
 
 	rec := app.WaitRecord(g, "Deployment", "app", fixture.All(fixture.HasField("/spec/replicas"), fixture.InState(refluxv1.DriftHeld)))
@@ -130,6 +130,21 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 	g.Expect(f.Modifier).NotTo(BeNil())
 	g.Expect(f.Modifier.Manager).To(Equal("kubectl-edit"))
 	g.Expect(rec.Spec.Fields).To(HaveLen(1), "only the edited field drifted")
+
+	// The values key is found off the live path, by rendering the chart,
+	// and the record filled in after: the replicaCount line of the
+	// HelmRelease's spec.values.
+	rec = app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
+		if f, err := fixture.Field(d, "/spec/replicas"); err != nil || f.Origin == nil || f.Origin.File == "" {
+			return fmt.Errorf("no values line yet: %v", d.Spec.Fields)
+		}
+		return nil
+	})
+	f, err = fixture.Field(rec, "/spec/replicas")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 21, Column: 19, Kind: "values",
+		ValuesKeys: []string{"replicaCount"}, Template: "templates/deployment.yaml:8"}))
+	g.Expect(rec.Status.State).To(Equal(refluxv1.DriftHeld))
 	out, err := yaml.Marshal(map[string]any{"spec": map[string]any{"kustomization": rec.Spec.Kustomization,
 		"helmRelease": rec.Spec.HelmRelease, "object": rec.Spec.Object, "fields": rec.Spec.Fields}, "status": map[string]any{"state": rec.Status.State}})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -161,7 +176,7 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 // drift correction reverts the same edit with no record and no hold.
 func TestAReleaseOptedOutIsNotGoverned(t *testing.T) {
 	g := NewWithT(t)
-	app := newApp(t, "opted-out", "  annotations:\n    reflux.dev/reverse-sync: disabled\n")
+	app := newApp(t, "opted-out", "  annotations:\n    reflux.dev/reverse-sync: disabled\n", "")
 	scale(g, app, 5)
 	reconciled(g, app)
 	g.Eventually(replicas).WithArguments(app).WithTimeout(fixture.Timeout).WithPolling(fixture.Interval).Should(Equal(int32(2)),
@@ -177,7 +192,7 @@ func TestAReleaseOptedOutIsNotGoverned(t *testing.T) {
 // that no longer holds anything is released.
 func TestAnUpgradeOverAHeldEditKeepsTheEvidence(t *testing.T) {
 	g := NewWithT(t)
-	app := newApp(t, "upgraded", "")
+	app := newApp(t, "upgraded", "", "")
 	scale(g, app, 5)
 	held := app.WaitRecord(g, "Deployment", "app", fixture.All(fixture.HasField("/spec/replicas"), fixture.InState(refluxv1.DriftHeld)))
 

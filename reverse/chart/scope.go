@@ -1,6 +1,9 @@
 package chart
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
 
 // BuiltinClusterScoped reports whether gk is one of Kubernetes' built-in
 // cluster-scoped kinds. Every other kind, custom resources included, is
@@ -38,4 +41,17 @@ func BuiltinClusterScoped(gk schema.GroupKind) bool {
 		return gk.Kind == "DeviceClass"
 	}
 	return false
+}
+
+// ClusterScopedBy asks the apiserver, through m, which kinds have no
+// namespace, so that a chart's objects are keyed as the cluster holds
+// them; a kind m does not know is taken as BuiltinClusterScoped takes it.
+func ClusterScopedBy(m meta.RESTMapper) func(schema.GroupKind) bool {
+	return func(gk schema.GroupKind) bool {
+		mapping, err := m.RESTMapping(gk)
+		if err != nil {
+			return BuiltinClusterScoped(gk)
+		}
+		return mapping.Scope.Name() == meta.RESTScopeNameRoot
+	}
 }

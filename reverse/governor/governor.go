@@ -129,7 +129,9 @@ type HelmOptions struct {
 	Scoper       release.Scoper
 	Detector     *release.Detector
 	Owners       *drift.Detector
-	Workers      int
+	// ClusterScoped tells cluster-scoped kinds (helmlive.Options).
+	ClusterScoped func(schema.GroupKind) bool
+	Workers       int
 }
 
 // New returns a Governor; call Start to run its workers.
@@ -174,7 +176,7 @@ func New(opts Options) (*Governor, error) {
 	if h := opts.Helm; h != nil {
 		if gv.helm, err = helmlive.New(helmlive.Options{Live: h.Live, HelmReleases: h.HelmReleases, Storage: h.Storage,
 			Scoper: h.Scoper, Detector: h.Detector, Owners: h.Owners, Governance: gv.intake, Executor: gv.exec,
-			Workers: h.Workers, Log: opts.Log.WithName("helm"), Now: opts.Now}); err != nil {
+			ClusterScoped: h.ClusterScoped, Workers: h.Workers, Log: opts.Log.WithName("helm"), Now: opts.Now}); err != nil {
 			return nil, err
 		}
 	}

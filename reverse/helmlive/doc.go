@@ -22,9 +22,16 @@
 // the HelmRelease, whose policy classified it. A dismissal releases the
 // hold and asks helm-controller to reconcile, which corrects the drift.
 //
-// Not yet here (issue 19): the values key and its line in Git as each
-// field's origin, write-back as a values change, deletions of a chart's
-// objects as drift, acting as the HelmRelease's ServiceAccount, and
-// remote clusters. Write-back refuses these records by name
-// (reverse/writeback/branches).
+// Each field's origin is the values key behind it (reverse/chart, which
+// renders the chart with Helm's engine) and the line of the HelmRelease's
+// spec.values that sets the key, in the render of the Kustomization that
+// applies it. Finding a key renders the chart, so a walk never waits for
+// it: it takes what the mapper (origins.go) has found for the release,
+// asks for the rest, and the mapper brings the object back to the queue
+// once found, so the record is filled in after it was written.
+//
+// Not yet here (issue 19): the line in a valuesFrom file, write-back as
+// a values change, deletions of a chart's objects as drift, acting as
+// the HelmRelease's ServiceAccount, and remote clusters. Write-back
+// refuses these records by name (reverse/writeback/branches).
 package helmlive

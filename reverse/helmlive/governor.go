@@ -69,6 +69,9 @@ type Options struct {
 	Owners     *drift.Detector
 	Governance Governance
 	Executor   Executor
+	// ClusterScoped tells cluster-scoped kinds, so a chart's objects are
+	// keyed as the cluster holds them; nil knows Kubernetes' own kinds.
+	ClusterScoped func(schema.GroupKind) bool
 	// Workers is how many changes are walked at once; DefaultWorkers
 	// when zero.
 	Workers int
@@ -81,6 +84,7 @@ type Governor struct {
 	opts     Options
 	queue    workqueue.TypedRateLimitingInterface[intake.Key]
 	releases *releases
+	mapper   *mapper
 
 	mu sync.Mutex
 	// seen is when the earliest change of each queued object reached the
@@ -104,19 +108,24 @@ func New(opts Options) (*Governor, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Governor{
+	g := &Governor{
 		opts: opts,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[intake.Key](),
 			workqueue.TypedRateLimitingQueueConfig[intake.Key]{Name: "reflux-helm"}),
 		releases: newReleases(opts.Storage, opts.Scoper),
 		seen:     map[intake.Key]time.Time{},
 		owner:    map[intake.Key]types.NamespacedName{},
-	}, nil
+	}
+	// A found key brings its object back untimed: the change it belongs
+	// to was recorded, and timed, when it came.
+	g.mapper = newMapper(opts.ClusterScoped, func(k intake.Key) { g.queue.Add(k) }, opts.Log.WithName("values"))
+	return g, nil
 }
 
 // Start runs the workers until ctx ends.
 func (g *Governor) Start(ctx context.Context) error {
 	var wg sync.WaitGroup
+	wg.Go(func() { g.mapper.run(ctx) })
 	for range g.opts.Workers {
 		wg.Go(func() {
 			for g.next(ctx) {

@@ -5,16 +5,20 @@ import (
 	"fmt"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/lru"
 
+	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/intake"
 	"github.com/reflux-dev/reflux/reverse/release"
 )
 
 // releaseCacheSize bounds the releases kept: a few per HelmRelease in
-// use is what a live change needs, and each holds its decoded manifest.
-const releaseCacheSize = 256
+// use is what a live change needs, and each holds its decoded manifest,
+// its chart and what was found of its values keys.
+const releaseCacheSize = 64
 
 // releases reads the releases helm-controller made and keeps their
 // objects, by release version: Helm never changes a version's manifest,
@@ -26,11 +30,14 @@ type releases struct {
 	cache   *lru.Cache
 }
 
-// made is one release's objects as helm-controller's diff reads them.
+// made is one release's objects as helm-controller's diff reads them,
+// and what is known of the values keys behind their fields.
 type made struct {
 	ref     release.Ref
+	release *helmrelease.Release
 	objects []*unstructured.Unstructured
 	byKey   map[desired.ObjectKey]*unstructured.Unstructured
+	keys    keys
 }
 
 func newReleases(storage release.SecretGetter, scoper release.Scoper) *releases {
@@ -56,7 +63,8 @@ func (r *releases) latest(ctx context.Context, hr *helmv2.HelmRelease) (*made, e
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", ref, err)
 	}
-	m := &made{ref: ref, objects: objects, byKey: make(map[desired.ObjectKey]*unstructured.Unstructured, len(objects))}
+	m := &made{ref: ref, release: rls, objects: objects, byKey: make(map[desired.ObjectKey]*unstructured.Unstructured, len(objects)),
+		keys: keys{found: map[fieldKey]chart.Result{}, asked: map[fieldKey]intake.Key{}}}
 	for _, o := range objects {
 		m.byKey[desired.KeyOf(o)] = o
 	}

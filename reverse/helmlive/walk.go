@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
@@ -59,7 +62,7 @@ func (w walk) run(ctx context.Context) error {
 	ref.Release = rel.ref.String()
 	want := rel.byKey[desired.KeyOf(w.live)]
 	return w.g.opts.Executor.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
-		return w.decide(ctx, snap, ref, want, p.Name, rec)
+		return w.decide(ctx, snap, rel, want, p.Name, rec)
 	})
 }
 
@@ -73,8 +76,9 @@ func (w walk) liveState() decide.Live {
 // decide compares the live object with want, the release's object (nil
 // when the release has none: a leftover of an older release, or a hook),
 // as helm-controller does, and decides under the record's lock.
-func (w walk) decide(ctx context.Context, snap reverse.Snapshot, ref *refluxv1.HelmReleaseRef, want *unstructured.Unstructured,
+func (w walk) decide(ctx context.Context, snap reverse.Snapshot, rel *made, want *unstructured.Unstructured,
 	name string, rec *refluxv1.Drift) (decide.Decision, error) {
+	ref := &refluxv1.HelmReleaseRef{Namespace: w.hr.Namespace, Name: w.hr.Name, Release: rel.ref.String()}
 	now := w.g.opts.Now()
 	in := decide.Input{Name: name, Record: rec, Live: w.liveState(), Evaluated: true, Now: now,
 		Revision: snap.Gov.Kustomization.Status.LastAppliedRevision}
@@ -98,7 +102,8 @@ func (w walk) decide(ctx context.Context, snap reverse.Snapshot, ref *refluxv1.H
 		return decide.Decision{}, fmt.Errorf("comparing with release %s: %w", ref.Release, err)
 	}
 	obs := observe.Observe(observe.Input{Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: in.Revision,
-		Live: w.live, Desired: want, Result: drift.Result{Fields: res.Fields}, Classifier: snap.Gov.Classifier, Now: now})
+		Live: w.live, Desired: want, Result: drift.Result{Fields: res.Fields}, Classifier: snap.Gov.Classifier,
+		Origins: w.origins(snap, rel, want, res.Fields), Now: now})
 	obs.Observation.HelmRelease = ref
 	in.Observation, in.WantHold, in.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
 	if rec != nil {
@@ -132,4 +137,45 @@ func (w walk) owners(rec *refluxv1.Drift) decide.Owners {
 		return decide.Owners{}
 	}
 	return decide.Owners{Flux: flux, Writer: writer}
+}
+
+// origins gives each field the values key behind it, where the mapper
+// has found it, and the line of Git that sets the key; the mapper is
+// asked for the rest, and brings the object back once it has them.
+func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstructured, fields []drift.Field) func(string) *refluxv1.FieldOrigin {
+	pointers := make([]string, 0, len(fields))
+	for _, f := range fields {
+		pointers = append(pointers, chartPointer(f))
+	}
+	obj := chart.ObjectKey{APIVersion: want.GetAPIVersion(), Kind: want.GetKind(), Namespace: want.GetNamespace(), Name: want.GetName()}
+	found := w.g.mapper.results(rel, obj, pointers, w.k)
+	var idx *origin.Index
+	var hr origin.ObjectRef
+	if r := snap.Render; r != nil {
+		key := desired.ObjectKey{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind, Namespace: w.hr.Namespace, Name: w.hr.Name}
+		if o, ok := r.Object(key); ok && r.Index != nil {
+			idx, hr = r.Index, origin.RefOf(o)
+		}
+	}
+	byPointer := make(map[string]string, len(fields))
+	for i, f := range fields {
+		byPointer[f.Pointer], byPointer[f.GitPointer] = pointers[i], pointers[i]
+	}
+	return func(pointer string) *refluxv1.FieldOrigin {
+		res, ok := found[byPointer[pointer]]
+		if !ok {
+			return nil // not found yet: the mapper brings the object back
+		}
+		return valuesOrigin(res, idx, hr)
+	}
+}
+
+// chartPointer is where the chart renders a field: its place in the
+// release's object, or, for a list element only live has, its place in
+// live, which the chart renders no value at.
+func chartPointer(f drift.Field) string {
+	if f.GitPointer == "" || strings.Contains(f.GitPointer, "/-") {
+		return f.Pointer
+	}
+	return f.GitPointer
 }

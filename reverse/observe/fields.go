@@ -3,6 +3,7 @@ package observe
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -133,4 +134,35 @@ func IgnorePaths(ks *kustomizev1.Kustomization, obj *unstructured.Unstructured) 
 		paths = append(paths, rule.Paths...)
 	}
 	return paths
+}
+
+// ValuesAnchor is where a key a HelmRelease's spec.values does not set
+// would be added, FILE:LINE: beside the first key spec.values sets, or,
+// without spec.values, beside the first field of spec. hr is the
+// HelmRelease as the index knows it. The index has positions of leaves,
+// not of the mappings that hold them. "" when the index knows neither.
+func ValuesAnchor(idx *origin.Index, hr origin.ObjectRef) string {
+	if idx == nil {
+		return ""
+	}
+	fields, err := idx.Fields(hr)
+	if err != nil {
+		return ""
+	}
+	for _, prefix := range []string{"/spec/values/", "/spec/"} {
+		var first *origin.Origin
+		for i := range fields {
+			f := &fields[i]
+			if f.Refused != "" || !strings.HasPrefix(f.Pointer, prefix) || f.Origin.Line == 0 {
+				continue
+			}
+			if first == nil || f.Origin.File == first.File && f.Origin.Line < first.Line {
+				first = &f.Origin
+			}
+		}
+		if first != nil {
+			return fmt.Sprintf("%s:%d", first.File, first.Line)
+		}
+	}
+	return ""
 }

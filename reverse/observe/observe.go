@@ -43,6 +43,9 @@ type Input struct {
 	// Index maps rendered fields to their origin; nil when the overlay
 	// could not be indexed.
 	Index *origin.Index
+	// Origins, when set, gives each field's origin instead of Index: a
+	// chart's field comes from a values key (reverse/helmlive).
+	Origins func(pointer string) *refluxv1.FieldOrigin
 	// Classifier applies the policy's rules.
 	Classifier *classify.Classifier
 	// Attribute names users; nil skips attribution.
@@ -69,7 +72,11 @@ func Observe(in Input) Result {
 	fields := renderedFields(in.Result)
 	ref := origin.RefOf(in.Desired)
 	for i := range fields {
-		fields[i].Origin = Origin(in.Index, ref, fields[i].Pointer)
+		if in.Origins != nil {
+			fields[i].Origin = in.Origins(fields[i].Pointer)
+		} else {
+			fields[i].Origin = Origin(in.Index, ref, fields[i].Pointer)
+		}
 		attributeRemoval(in.Remover, in.Now, &fields[i])
 		attribute(in.Attribute, in.Now, &fields[i])
 	}

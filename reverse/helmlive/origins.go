@@ -1,0 +1,196 @@
+package helmlive
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/workqueue"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/chart"
+	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/observe"
+)
+
+// Finding the values key behind a field renders the chart, many times
+// for a large one (reverse/chart): never on the live path. A walk takes
+// the keys already found for the release, and asks the mapper for the
+// rest; the mapper finds them on its own worker, keeps them with the
+// release, and brings the object back to the live queue, whose next walk
+// fills the record's origins in.
+
+// fieldKey is one field of one rendered object of a release.
+type fieldKey struct {
+	object  chart.ObjectKey
+	pointer string
+}
+
+// keys is what is known of one release's values keys: its chart's
+// analysis, made once, and the fields found and asked for.
+type keys struct {
+	mu       sync.Mutex
+	analysis *chart.Analysis
+	err      error // why the chart could not be analysed
+	found    map[fieldKey]chart.Result
+	asked    map[fieldKey]intake.Key
+}
+
+// found returns the results known for fields of obj, and asks for the
+// others, for the object k. It reports whether it asked.
+func (ks *keys) lookup(obj chart.ObjectKey, pointers []string, k intake.Key) (map[string]chart.Result, bool) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	out := make(map[string]chart.Result, len(pointers))
+	asked := false
+	for _, p := range pointers {
+		f := fieldKey{object: obj, pointer: p}
+		if res, ok := ks.found[f]; ok {
+			out[p] = res
+			continue
+		}
+		if ks.err != nil {
+			continue // the chart cannot be analysed: never asked again
+		}
+		if _, ok := ks.asked[f]; !ok {
+			ks.asked[f] = k
+			asked = true
+		}
+	}
+	return out, asked
+}
+
+// mapper finds values keys off the live path, one release at a time.
+type mapper struct {
+	queue   workqueue.TypedInterface[*made]
+	scoped  func(schema.GroupKind) bool
+	requeue func(intake.Key)
+	log     logr.Logger
+}
+
+func newMapper(scoped func(schema.GroupKind) bool, requeue func(intake.Key), log logr.Logger) *mapper {
+	return &mapper{queue: workqueue.NewTyped[*made](), scoped: scoped, requeue: requeue, log: log}
+}
+
+// results returns the values keys found for fields of want's object in
+// rel, and has the mapper find the others for the object k.
+func (m *mapper) results(rel *made, obj chart.ObjectKey, pointers []string, k intake.Key) map[string]chart.Result {
+	out, asked := rel.keys.lookup(obj, pointers, k)
+	if asked {
+		m.queue.Add(rel)
+	}
+	return out
+}
+
+// run finds what is asked until ctx ends.
+func (m *mapper) run(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		m.queue.ShutDown()
+	}()
+	for {
+		rel, shutdown := m.queue.Get()
+		if shutdown {
+			return
+		}
+		for _, k := range m.find(rel) {
+			m.requeue(k)
+		}
+		m.queue.Done(rel)
+	}
+}
+
+// find finds every field asked of rel, and returns the objects to look
+// at again.
+func (m *mapper) find(rel *made) []intake.Key {
+	ks := &rel.keys
+	ks.mu.Lock()
+	asked := ks.asked
+	ks.asked = map[fieldKey]intake.Key{}
+	a, err := ks.analysis, ks.err
+	ks.mu.Unlock()
+	if a == nil && err == nil {
+		rls := rel.release
+		a, err = chart.Analyze(rls.Chart, rls.Config, chart.Release{Name: rls.Name, Namespace: rls.Namespace,
+			Revision: rls.Version, IsUpgrade: rls.Version > 1, ClusterScoped: m.scoped})
+		if err != nil {
+			err = fmt.Errorf("rendering the chart of release %s: %w", rel.ref, err)
+			m.log.Error(err, "values keys are not found for this release's fields")
+		}
+	}
+	found := make(map[fieldKey]chart.Result, len(asked))
+	if err == nil {
+		for f := range asked {
+			res, ferr := a.Find(f.object, f.pointer)
+			if ferr != nil {
+				res = chart.Result{Object: f.object, Pointer: f.pointer, Kind: kindUnknown}
+			}
+			found[f] = res
+		}
+	}
+	ks.mu.Lock()
+	ks.analysis, ks.err = a, err
+	for f, res := range found {
+		ks.found[f] = res
+	}
+	ks.mu.Unlock()
+	seen := map[intake.Key]bool{}
+	var out []intake.Key
+	for _, k := range asked {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// kindUnknown is a field the chart's renders do not show: added live, or
+// in an object the chart does not render as the release did.
+const kindUnknown chart.Kind = "unknown"
+
+// valuesOrigin is a chart's field's origin: the line of spec.values that
+// sets its key, in the tree of the Kustomization that applies the
+// HelmRelease (idx, where hr is the HelmRelease; nil when no render of it
+// is known), or why there is none.
+func valuesOrigin(res chart.Result, idx *origin.Index, hr origin.ObjectRef) *refluxv1.FieldOrigin {
+	out := &refluxv1.FieldOrigin{Kind: string(res.Kind)}
+	if res.Template.Line > 0 {
+		out.Template = fmt.Sprintf("%s:%d", res.Template.File, res.Template.Line)
+	}
+	for _, k := range res.Keys {
+		if len(out.ValuesKeys) < 16 {
+			out.ValuesKeys = append(out.ValuesKeys, k.Path)
+		}
+	}
+	key, single := res.Key()
+	switch {
+	case idx == nil:
+		out.Refused, out.Why = "not-indexed", "the tree of the Kustomization that applies the HelmRelease is not rendered yet"
+	case res.Kind == kindUnknown:
+		out.Refused, out.Why = "not-rendered", "the chart does not render this field"
+	case res.Kind == chart.KindTemplateLiteral:
+		out.Refused, out.Why = string(res.Kind), "the chart hard-codes the value"
+	case res.Kind == chart.KindComputed:
+		out.Refused, out.Why = string(res.Kind), "the chart builds the value from "+strings.Join(out.ValuesKeys, "+")
+	case !single:
+		out.Refused, out.Why = string(res.Kind), "no single values key sets the field"
+	case !key.InUserValues:
+		out.Refused = string(chart.KindChartDefault)
+		out.Why = "the chart's values.yaml sets " + key.Path + "; add it under spec.values"
+		out.EditAt = observe.ValuesAnchor(idx, hr)
+	default:
+		o := observe.Origin(idx, hr, "/spec/values"+key.Pointer)
+		if o == nil || o.Refused != "" || o.Line == 0 {
+			// In the release's values, but not in spec.values.
+			out.Refused, out.Why = "values-from", "the key is set through spec.valuesFrom, which is not traced here yet"
+			return out
+		}
+		out.File, out.Line, out.Column = o.File, o.Line, o.Column
+	}
+	return out
+}

@@ -1,0 +1,104 @@
+package helmlive
+
+import (
+	"context"
+	"testing"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	refluxkustomize "github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/chart"
+	"github.com/reflux-dev/reflux/reverse/intake"
+)
+
+// TestValuesOrigin: a field's origin is the spec.values line of its one
+// key, or a refusal that says why and, for a key only the chart's
+// defaults set, where to add it.
+func TestValuesOrigin(t *testing.T) {
+	idx, res, err := origin.Build(context.Background(), refluxkustomize.BuildOptions{Root: "testdata/release"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr := origin.RefOf(res.Objects[0])
+	tmpl := chart.Location{File: "templates/deployment.yaml", Line: 8}
+	key := func(path, pointer string, user bool) chart.Key {
+		return chart.Key{Path: path, Pointer: pointer, InUserValues: user}
+	}
+	tests := []struct {
+		name string
+		res  chart.Result
+		idx  *origin.Index
+		want *refluxv1.FieldOrigin
+	}{
+		{"a key spec.values sets: its line", chart.Result{Kind: chart.KindValues, Keys: []chart.Key{key("replicaCount", "/replicaCount", true)},
+			Template: tmpl}, idx,
+			&refluxv1.FieldOrigin{File: "release.yaml", Line: 15, Column: 19, Kind: "values", ValuesKeys: []string{"replicaCount"},
+				Template: "templates/deployment.yaml:8"}},
+		{"a key only the chart's defaults set: where to add it", chart.Result{Kind: chart.KindChartDefault,
+			Keys: []chart.Key{key("resources.limits.memory", "/resources/limits/memory", false)}}, idx,
+			&refluxv1.FieldOrigin{Kind: "chart-default", ValuesKeys: []string{"resources.limits.memory"}, Refused: "chart-default",
+				Why: "the chart's values.yaml sets resources.limits.memory; add it under spec.values", EditAt: "release.yaml:15"}},
+		{"a key the release's values set elsewhere", chart.Result{Kind: chart.KindValues,
+			Keys: []chart.Key{key("logLevel", "/logLevel", true)}}, idx,
+			&refluxv1.FieldOrigin{Kind: "values", ValuesKeys: []string{"logLevel"}, Refused: "values-from",
+				Why: "the key is set through spec.valuesFrom, which is not traced here yet"}},
+		{"computed from several keys", chart.Result{Kind: chart.KindComputed, Keys: []chart.Key{key("image.repository", "/image/repository", false),
+			key("image.tag", "/image/tag", true)}}, idx,
+			&refluxv1.FieldOrigin{Kind: "computed", ValuesKeys: []string{"image.repository", "image.tag"}, Refused: "computed",
+				Why: "the chart builds the value from image.repository+image.tag"}},
+		{"hard-coded by the chart", chart.Result{Kind: chart.KindTemplateLiteral, Template: tmpl}, idx,
+			&refluxv1.FieldOrigin{Kind: "template-literal", Template: "templates/deployment.yaml:8", Refused: "template-literal",
+				Why: "the chart hard-codes the value"}},
+		{"not rendered by the chart", chart.Result{Kind: kindUnknown}, idx,
+			&refluxv1.FieldOrigin{Kind: "unknown", Refused: "not-rendered", Why: "the chart does not render this field"}},
+		{"no render of the tree yet", chart.Result{Kind: chart.KindValues, Keys: []chart.Key{key("replicaCount", "/replicaCount", true)}}, nil,
+			&refluxv1.FieldOrigin{Kind: "values", ValuesKeys: []string{"replicaCount"}, Refused: "not-indexed",
+				Why: "the tree of the Kustomization that applies the HelmRelease is not rendered yet"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(valuesOrigin(tt.res, tt.idx, hr)).To(Equal(tt.want))
+		})
+	}
+}
+
+// TestMapperFindsOffTheLivePath: a walk gets nothing for a field not
+// found yet, and the mapper is asked; once it has found the key, the
+// object is brought back and the next walk gets it, with no render.
+func TestMapperFindsOffTheLivePath(t *testing.T) {
+	g := NewWithT(t)
+	ch, err := chart.Load("../chart/testdata/charts/webapp")
+	g.Expect(err).NotTo(HaveOccurred())
+	rel := &made{release: &helmrelease.Release{Name: "web", Namespace: "apps", Version: 1, Chart: ch,
+		Config: map[string]any{"replicaCount": 3}},
+		keys: keys{found: map[fieldKey]chart.Result{}, asked: map[fieldKey]intake.Key{}}}
+	var back []intake.Key
+	m := newMapper(nil, func(k intake.Key) { back = append(back, k) }, logr.Discard())
+	defer m.queue.ShutDown()
+	k := intake.Key{GVK: deployment, Namespace: "apps", Name: "web-webapp"}
+	obj := chart.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "web-webapp"}
+	pointers := []string{"/spec/replicas", "/spec/paused"}
+
+	g.Expect(m.results(rel, obj, pointers, k)).To(BeEmpty(), "nothing is found on the live path")
+	g.Expect(m.queue.Len()).To(Equal(1))
+	g.Expect(m.results(rel, obj, pointers, k)).To(BeEmpty())
+	g.Expect(m.queue.Len()).To(Equal(1), "asked once")
+
+	for _, k := range m.find(rel) {
+		m.requeue(k)
+	}
+	g.Expect(back).To(Equal([]intake.Key{k}), "the object comes back once")
+	got := m.results(rel, obj, pointers, k)
+	g.Expect(got).To(HaveKey("/spec/replicas"))
+	key, ok := got["/spec/replicas"].Key()
+	g.Expect(ok).To(BeTrue())
+	g.Expect(key.Path).To(Equal("replicaCount"))
+	g.Expect(key.InUserValues).To(BeTrue())
+	g.Expect(got["/spec/paused"].Kind).To(Equal(kindUnknown), "a field the chart does not render")
+	g.Expect(rel.keys.asked).To(BeEmpty(), "nothing left to ask")
+}
