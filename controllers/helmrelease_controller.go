@@ -29,6 +29,9 @@ type HelmGovernance interface {
 	Governs(id types.NamespacedName) bool
 	// Kinds are the kinds of the objects of a HelmRelease's latest release.
 	Kinds(ctx context.Context, hr *helmv2.HelmRelease) ([]schema.GroupVersionKind, error)
+	// Released tells the engine of a HelmRelease read, nil once it is
+	// gone: a new release has its objects compared again.
+	Released(id types.NamespacedName, hr *helmv2.HelmRelease)
 }
 
 // HelmReleaseReconciler keeps the live watches of the objects of every
@@ -54,6 +57,7 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if err := r.Client.Get(ctx, req.NamespacedName, hr); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Watcher.Forget(req.NamespacedName)
+			r.Governance.Released(req.NamespacedName, nil)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -61,8 +65,10 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	owner := intake.OwnerOf(hr)
 	if owner.Name == "" || !hr.DeletionTimestamp.IsZero() || !helmlive.Governs(hr) || !r.Governance.Governs(owner) {
 		r.Watcher.Forget(req.NamespacedName)
+		r.Governance.Released(req.NamespacedName, nil)
 		return ctrl.Result{}, nil
 	}
+	r.Governance.Released(req.NamespacedName, hr)
 	kinds, err := r.Governance.Kinds(ctx, hr)
 	if errors.Is(err, release.ErrNoHistory) {
 		return ctrl.Result{}, nil // helm-controller's status write brings it back

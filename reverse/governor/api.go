@@ -98,6 +98,14 @@ func (gv *Governor) Kinds(ctx context.Context, hr *helmv2.HelmRelease) ([]schema
 	return gv.helm.Kinds(ctx, hr)
 }
 
+// Released tells the Helm path of a HelmRelease read, nil once gone, so
+// a new release has its objects compared again (helmlive).
+func (gv *Governor) Released(id types.NamespacedName, hr *helmv2.HelmRelease) {
+	if gv.helm != nil {
+		gv.helm.Released(id, hr)
+	}
+}
+
 // OnLiveUpdate is the live watches' update handler (intake).
 func (gv *Governor) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructured.Unstructured, seen time.Time) {
 	gv.intake.OnLiveUpdate(gvk, old, cur, seen)

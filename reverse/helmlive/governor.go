@@ -93,6 +93,9 @@ type Governor struct {
 	// owner is the HelmRelease of each object seen live or recorded: once
 	// the object is gone, only this names its record.
 	owner map[intake.Key]types.NamespacedName
+	// release is the latest release of each HelmRelease seen, as
+	// release.Ref's String.
+	release map[types.NamespacedName]string
 }
 
 // New returns a Governor; Start runs its workers.
@@ -115,6 +118,7 @@ func New(opts Options) (*Governor, error) {
 		releases: newReleases(opts.Storage, opts.Scoper),
 		seen:     map[intake.Key]time.Time{},
 		owner:    map[intake.Key]types.NamespacedName{},
+		release:  map[types.NamespacedName]string{},
 	}
 	// A found key brings its object back untimed: the change it belongs
 	// to was recorded, and timed, when it came.
@@ -166,6 +170,39 @@ func (g *Governor) OnRecord(d *refluxv1.Drift) {
 	g.owner[k] = types.NamespacedName{Namespace: d.Spec.HelmRelease.Namespace, Name: d.Spec.HelmRelease.Name}
 	g.mu.Unlock()
 	g.queue.Add(k)
+}
+
+// Released takes a HelmRelease the reconciler read, nil once it is gone.
+// When helm-controller has made a new release of it, every object of it
+// seen is compared again: an upgrade that leaves an object as it was
+// sends no watch event, and a merged values change is exactly that, for
+// the live edit already had the value; its record would wait for an
+// unrelated change to be resolved.
+func (g *Governor) Released(id types.NamespacedName, hr *helmv2.HelmRelease) {
+	if hr == nil {
+		g.mu.Lock()
+		delete(g.release, id)
+		g.mu.Unlock()
+		return
+	}
+	ref, err := release.Latest(hr)
+	if err != nil {
+		return // none yet: the status write that names one brings it back
+	}
+	var keys []intake.Key
+	g.mu.Lock()
+	if g.release[id] != ref.String() {
+		g.release[id] = ref.String()
+		for k, owner := range g.owner {
+			if owner == id {
+				keys = append(keys, k)
+			}
+		}
+	}
+	g.mu.Unlock()
+	for _, k := range keys {
+		g.queue.Add(k)
+	}
 }
 
 // ReleaseOf returns the HelmRelease whose release rendered obj, from the

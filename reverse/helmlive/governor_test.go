@@ -108,3 +108,43 @@ func TestOnRecordQueuesOnlyHelmRecords(t *testing.T) {
 	g.Expect(gv.owner).To(HaveKeyWithValue(intake.Key{GVK: deployment, Namespace: "web", Name: "web"},
 		types.NamespacedName{Namespace: "apps", Name: "web"}))
 }
+
+// TestReleasedRevisitsOnANewRelease: a new release of a HelmRelease
+// brings back every object of it seen, since an upgrade that leaves an
+// object as it was sends no watch event; the same release again, or
+// another HelmRelease's, brings back none.
+func TestReleasedRevisitsOnANewRelease(t *testing.T) {
+	g := NewWithT(t)
+	gv := &Governor{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[intake.Key]()),
+		seen: map[intake.Key]time.Time{}, owner: map[intake.Key]types.NamespacedName{}, release: map[types.NamespacedName]string{}}
+	defer gv.queue.ShutDown()
+	id := types.NamespacedName{Namespace: "apps", Name: "web"}
+	k := intake.Key{GVK: deployment, Namespace: "web", Name: "web"}
+	other := intake.Key{GVK: deployment, Namespace: "web", Name: "db"}
+	gv.owner[k] = id
+	gv.owner[other] = types.NamespacedName{Namespace: "apps", Name: "db"}
+	hr := &helmv2.HelmRelease{}
+	hr.Namespace, hr.Name = id.Namespace, id.Name
+	drain := func() []intake.Key {
+		var out []intake.Key
+		for gv.queue.Len() > 0 {
+			key, _ := gv.queue.Get()
+			out = append(out, key)
+			gv.queue.Done(key)
+		}
+		return out
+	}
+
+	gv.Released(id, hr)
+	g.Expect(drain()).To(BeEmpty(), "no release yet")
+	hr.Status.History = helmv2.Snapshots{{Name: "web", Namespace: "web", Version: 1}}
+	gv.Released(id, hr)
+	g.Expect(drain()).To(Equal([]intake.Key{k}))
+	gv.Released(id, hr)
+	g.Expect(drain()).To(BeEmpty(), "the same release")
+	hr.Status.History = append(hr.Status.History, &helmv2.Snapshot{Name: "web", Namespace: "web", Version: 2})
+	gv.Released(id, hr)
+	g.Expect(drain()).To(Equal([]intake.Key{k}), "an upgrade")
+	gv.Released(id, nil)
+	g.Expect(gv.release).NotTo(HaveKey(id), "forgotten with the HelmRelease")
+}
