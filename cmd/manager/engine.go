@@ -96,6 +96,12 @@ func (e *engines) local() clusterSide {
 func (e *engines) newEngine(helm *controllers.Watcher) (*governor.Governor, *controllers.Watcher, error) {
 	side := e.local()
 	side.helm = helm
+	if w, ok := e.writer.(*branches.Writer); ok && helm != nil {
+		// A values change is verified through the chart of the release
+		// helm-controller last made, which only the hub's engine reads.
+		w.Values = helmlive.Verifier{HelmReleases: e.mgr.GetClient(), Storage: e.mgr.GetAPIReader(),
+			ClusterScoped: chart.ClusterScopedBy(e.mgr.GetRESTMapper())}
+	}
 	return e.build(side)
 }
 

@@ -10,7 +10,9 @@ import (
 	"sort"
 	"strings"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	gogit "github.com/go-git/go-git/v5"
+	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/jsonptr"
@@ -18,6 +20,7 @@ import (
 	"github.com/reflux-dev/reflux/kustomize/edit"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/writeback/sops"
 )
 
@@ -34,6 +37,8 @@ type editor struct {
 	refused     []refusal
 	// render builds trees, counted by the Writer; nil is kustomize.Build.
 	render func(context.Context, kustomize.BuildOptions) (*kustomize.Result, error)
+	// values verifies the values changes of fields a chart rendered.
+	values ValuesVerifier
 }
 
 // ErrGitChanged means Git changed a drifted field since the drift was
@@ -142,7 +147,68 @@ func (e *editor) changes(before *edit.Before, plain []fieldRef) ([]edit.Change, 
 		changes = append(changes, ch)
 		fields = append(fields, f)
 	}
-	return changes, fields, nil
+	return e.verifyValues(changes, fields)
+}
+
+// verifyValues renders each HelmRelease's chart with the values changes
+// of its fields: a change the chart does not turn into exactly the live
+// edits is refused, with what the render showed, and so is every other
+// change of that HelmRelease, since they verify only together.
+func (e *editor) verifyValues(changes []edit.Change, fields []fieldRef) ([]edit.Change, []fieldRef, error) {
+	type release struct {
+		set  []chart.Setting
+		want []chart.Wanted
+	}
+	byRelease := map[types.NamespacedName]*release{}
+	var order []types.NamespacedName
+	for i, f := range fields {
+		hr := f.record.Spec.HelmRelease
+		if hr == nil {
+			continue
+		}
+		id := types.NamespacedName{Namespace: hr.Namespace, Name: hr.Name}
+		r, ok := byRelease[id]
+		if !ok {
+			r = &release{}
+			byRelease[id] = r
+			order = append(order, id)
+		}
+		o := f.record.Spec.Object
+		r.set = append(r.set, chart.Setting{Key: f.field.Origin.ValuesKeys[0], Value: changes[i].Value})
+		r.want = append(r.want, chart.Wanted{Object: chart.ObjectKey{APIVersion: o.APIVersion, Kind: o.Kind,
+			Namespace: o.Namespace, Name: o.Name}, Pointer: f.field.Pointer, Value: changes[i].Value})
+	}
+	refused := map[types.NamespacedName]string{}
+	for _, id := range order {
+		if e.values == nil {
+			refused[id] = "the chart cannot be rendered to verify the values change: helm-controller's CRDs were not installed when reflux started"
+			continue
+		}
+		r := byRelease[id]
+		err := e.values.VerifyValues(e.ctx, id, r.set, r.want)
+		switch {
+		case err == nil:
+		case errors.Is(err, chart.ErrUnverified), errors.Is(err, chart.ErrRender), errors.Is(err, chart.ErrValues):
+			refused[id] = err.Error()
+		default:
+			return nil, nil, fmt.Errorf("verifying the values change of HelmRelease %s: %w", id, err)
+		}
+	}
+	if len(refused) == 0 {
+		return changes, fields, nil
+	}
+	var keep []edit.Change
+	var keepFields []fieldRef
+	for i, f := range fields {
+		if hr := f.record.Spec.HelmRelease; hr != nil {
+			if why, ok := refused[types.NamespacedName{Namespace: hr.Namespace, Name: hr.Name}]; ok {
+				e.refused = append(e.refused, refusal{fieldRef: f, reason: why})
+				continue
+			}
+		}
+		keep, keepFields = append(keep, changes[i]), append(keepFields, f)
+	}
+	return keep, keepFields, nil
 }
 
 // planSet plans and verifies every change at once and writes the plan.
@@ -214,7 +280,23 @@ func change(f fieldRef) (edit.Change, error) {
 	if err != nil {
 		return edit.Change{}, err
 	}
+	if hr := f.record.Spec.HelmRelease; hr != nil {
+		return valuesChange(hr, f.field, v)
+	}
 	return edit.Change{Object: ref, Pointer: f.field.Pointer, Value: v}, nil
+}
+
+// valuesChange is the edit for a field a chart rendered: its values key,
+// under the HelmRelease's spec.values, takes the live value. Only a key
+// that passes its value through unchanged reaches here (helmUnwritable),
+// so the key's value is the field's.
+func valuesChange(hr *refluxv1.HelmReleaseRef, f refluxv1.DriftField, v any) (edit.Change, error) {
+	ptr, err := chart.KeyPointer(f.Origin.ValuesKeys[0])
+	if err != nil {
+		return edit.Change{}, err
+	}
+	ref := origin.ObjectRef{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind, Namespace: hr.Namespace, Name: hr.Name}
+	return edit.Change{Object: ref, Pointer: "/spec/values" + ptr, Value: v}, nil
 }
 
 // scalar decodes a recorded JSON value into what kustomize/edit takes.

@@ -8,6 +8,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/writeback/message"
 )
 
@@ -125,16 +126,16 @@ func sortedKeys(set map[string]bool) []string {
 // unwritable says why a field cannot be written from its record, or "".
 func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string {
 	switch {
-	case rec.Spec.HelmRelease != nil:
-		// Its Git side is a values key, which a values change proposes
-		// (issue 19 §6), not an edit of the rendered field.
-		return "a Helm release rendered the object: writing it back as a values change is not done yet; change the HelmRelease's values in Git"
 	case rec.Spec.OmittedFields > 0:
 		return fmt.Sprintf("the live change drifted %d fields more than a record holds; part of it is not proposed", rec.Spec.OmittedFields)
 	case f.DeletesObject():
 		// Flux recreates the object; whether it should leave Git too is
 		// for a reviewer to decide, not for a branch to propose.
 		return "the object was deleted live; removing it from Git is not proposed"
+	case rec.Spec.HelmRelease != nil:
+		// Its Git side is a values key: a values change proposes it
+		// (issue 19 §6), not an edit of the rendered field.
+		return helmUnwritable(rec, f)
 	case f.ContentUnknown():
 		// Only the audit log saw the write: there is no value to write.
 		return "reflux does not read this Secret (--secrets=metadata): the audit log says it was written, not to what"
@@ -147,6 +148,26 @@ func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string
 		return ""
 	case f.Origin != nil && f.Origin.Refused != "":
 		return "origin refused: " + f.Origin.Refused
+	}
+	return ""
+}
+
+// helmUnwritable says why a field a chart rendered cannot be written as
+// a change of the one values key that sets it, or "".
+func helmUnwritable(rec *refluxv1.Drift, f refluxv1.DriftField) string {
+	o := f.Origin
+	switch {
+	case isSecret(rec):
+		// The key would hold the plaintext in the HelmRelease.
+		return "a Secret a chart rendered: its values are not written to the HelmRelease"
+	case f.ChangeType == refluxv1.ChangeRemove:
+		return "the field was removed live: removing a values key is not proposed"
+	case o == nil:
+		return "the values key that sets the field is not found yet"
+	case o.Refused != "":
+		return "origin refused: " + o.Refused + ": " + o.Why
+	case o.Kind != string(chart.KindValues) || len(o.ValuesKeys) != 1 || o.File == "":
+		return "no single values key in spec.values sets the field"
 	}
 	return ""
 }
@@ -195,6 +216,9 @@ func (g group) messageFields() []message.Field {
 		}
 		if f.field.Origin != nil {
 			mf.File, mf.Line = f.field.Origin.File, int(f.field.Origin.Line)
+			if f.record.Spec.HelmRelease != nil && len(f.field.Origin.ValuesKeys) == 1 {
+				mf.ValuesKey, mf.Template = f.field.Origin.ValuesKeys[0], f.field.Origin.Template
+			}
 		}
 		if m := f.field.Modifier; m != nil {
 			mf.Manager, mf.User = m.Manager, m.User

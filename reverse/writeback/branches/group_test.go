@@ -29,3 +29,52 @@ func TestSplitRefusesARecordThatOmitsFields(t *testing.T) {
 	g.Expect(merge.refused[0].record.Name).To(Equal("configmap-big"))
 	g.Expect(merge.refused[0].reason).To(ContainSubstring("9744 fields more than a record holds"))
 }
+
+// TestHelmFieldsAreWrittenOnlyThroughOneValuesKey: a field a chart
+// rendered is written as its values key's change, so only a field one
+// key of spec.values passes through unchanged is written.
+func TestHelmFieldsAreWrittenOnlyThroughOneValuesKey(t *testing.T) {
+	values := &refluxv1.FieldOrigin{File: "release/release.yaml", Line: 21, Column: 19, Kind: "values", ValuesKeys: []string{"replicaCount"}}
+	for _, c := range []struct {
+		name   string
+		kind   string
+		change refluxv1.ChangeType
+		origin *refluxv1.FieldOrigin
+		says   string
+	}{
+		{name: "one key in spec.values", origin: values},
+		{name: "a Secret", kind: "Secret", origin: values, says: "not written to the HelmRelease"},
+		{name: "removed live", change: refluxv1.ChangeRemove, origin: values, says: "removing a values key"},
+		{name: "key not found yet", says: "not found yet"},
+		{name: "chart default", origin: &refluxv1.FieldOrigin{Kind: "chart-default", Refused: "chart-default",
+			Why: "the chart's values.yaml sets probe.path; add it under spec.values"}, says: "origin refused: chart-default: the chart's values.yaml"},
+		{name: "computed", origin: &refluxv1.FieldOrigin{Kind: "computed", File: "release/release.yaml", Line: 3,
+			ValuesKeys: []string{"image.repository", "image.tag"}}, says: "no single values key"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewWithT(t)
+			rec := refluxv1.Drift{}
+			rec.Name = "helm"
+			rec.Spec.Object = refluxv1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "app"}
+			if c.kind != "" {
+				rec.Spec.Object = refluxv1.ObjectRef{APIVersion: "v1", Kind: c.kind, Name: "app"}
+			}
+			rec.Spec.HelmRelease = &refluxv1.HelmReleaseRef{Namespace: "apps", Name: "app", Release: "apps/app.v1"}
+			change := refluxv1.ChangeUpdate
+			if c.change != "" {
+				change = c.change
+			}
+			rec.Spec.Fields = []refluxv1.DriftField{{Pointer: "/spec/replicas", ChangeType: change, GitValue: "1", LiveValue: "3",
+				Action: refluxv1.MergeAction, Origin: c.origin}}
+			merge := split([]refluxv1.Drift{rec}, true, true)[0]
+			if c.says == "" {
+				g.Expect(merge.refused).To(BeEmpty())
+				g.Expect(merge.fields).To(HaveLen(1))
+				return
+			}
+			g.Expect(merge.fields).To(BeEmpty())
+			g.Expect(merge.refused).To(HaveLen(1))
+			g.Expect(merge.refused[0].reason).To(ContainSubstring(c.says))
+		})
+	}
+}

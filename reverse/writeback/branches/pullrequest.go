@@ -100,6 +100,12 @@ func prBody(set reverse.DriftSet, grp group) string {
 			// A generator literal or a patch target has no line of its own.
 			origin = "`" + mf.File + "`"
 		}
+		if mf.ValuesKey != "" {
+			origin += fmt.Sprintf(", values key `%s`", cell(mf.ValuesKey))
+			if mf.Template != "" {
+				origin += fmt.Sprintf(" (chart template `%s`)", cell(mf.Template))
+			}
+		}
 		mod := mf.LastModifier
 		if mod == "" {
 			mod = "—"

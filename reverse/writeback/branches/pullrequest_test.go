@@ -78,6 +78,17 @@ func TestPullRequestFromGroup(t *testing.T) {
 			labels: []string{"reflux", "needs-decision", "severity/critical"}, draft: true, assignees: []string{"sre"},
 		},
 		{
+			name: "a chart's field names its values key and template",
+			mutate: func(s *refluxSet) {
+				s.set.Records = helmSet("https://git.example/shop.git", "6").Records
+			},
+			action: refluxv1.MergeAction,
+			title:  "reflux: flux-system/shop: update Deployment/shop-webapp /spec/replicas",
+			labels: []string{"reflux", "severity/low"}, reviewers: []string{"platform"}, assignees: []string{"oncall"},
+			bodyContains: []string{"| apps/v1/Deployment shop/shop-webapp | `/spec/replicas` | `4` → `6` | " +
+				"`overlays/prod/values.yaml:7`, values key `replicaCount` (chart template `templates/deployment.yaml:9`) |"},
+		},
+		{
 			name: "Secret values stay masked as the record holds them",
 			mutate: func(s *refluxSet) {
 				f := &s.set.Records[0].Spec.Fields[0]

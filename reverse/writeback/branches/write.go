@@ -19,7 +19,8 @@ const fingerprintNone = "none"
 // says what the branch carries.
 func (s *session) write(ctx context.Context, grp group) (reverse.BranchResult, error) {
 	gitSpec := s.set.Policy.Spec.Git
-	ed := &editor{ctx: ctx, set: s.set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites, render: s.h.Render}
+	ed := &editor{ctx: ctx, set: s.set, fields: grp.fields, allowShared: gitSpec.AllowSharedWrites, render: s.h.Render,
+		values: s.h.Values}
 	if enc := gitSpec.Encryption; enc != nil {
 		ed.recipients.Age = enc.Age
 		for _, k := range enc.PGP {

@@ -7,10 +7,12 @@ import (
 	"sort"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/writeback"
 	"github.com/reflux-dev/reflux/reverse/writeback/branch"
 	"github.com/reflux-dev/reflux/reverse/writeback/forge"
@@ -42,6 +44,19 @@ type Writer struct {
 	// Forges connects to the forge of a policy's spec.git.pullRequest;
 	// nil is forge.New.
 	Forges func(context.Context, forge.Options) (Forge, error)
+	// Values renders a HelmRelease's chart with a values change, to
+	// verify what a branch proposes for a field the chart rendered; nil
+	// refuses every such field.
+	Values ValuesVerifier
+}
+
+// ValuesVerifier proves a values change of a HelmRelease through its
+// chart: with set, the chart renders want and nothing else differs. A
+// decision (the change does not render as asked) wraps
+// chart.ErrUnverified, chart.ErrRender or chart.ErrValues; any other
+// error is retried.
+type ValuesVerifier interface {
+	VerifyValues(ctx context.Context, hr types.NamespacedName, set []chart.Setting, want []chart.Wanted) error
 }
 
 // Write writes the set's Merge fields and Alert fields to their

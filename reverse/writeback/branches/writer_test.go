@@ -32,13 +32,19 @@ const (
 // gitServer serves testdata/shop as repo shop.git over HTTP basic auth.
 func gitServer(t *testing.T) (*gittestserver.GitServer, string) {
 	t.Helper()
+	return gitServerOf(t, "testdata/shop")
+}
+
+// gitServerOf serves the tree as repo shop.git over HTTP basic auth.
+func gitServerOf(t *testing.T, tree string) (*gittestserver.GitServer, string) {
+	t.Helper()
 	srv := gittestserver.NewGitServer(t.TempDir()).Auth(user, pass).AutoCreate()
 	if err := srv.StartHTTP(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.StopHTTP)
 	work := t.TempDir()
-	run(t, "", "cp", "-r", "testdata/shop/.", work)
+	run(t, "", "cp", "-r", tree+"/.", work)
 	run(t, work, "git", "init", "-q", "-b", "main")
 	run(t, work, "git", "add", "-A")
 	run(t, work, "git", "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "shop")
@@ -59,14 +65,6 @@ func run(t *testing.T, dir string, name string, args ...string) string {
 }
 
 func shopSet(url string) reverse.DriftSet {
-	ks := &kustomizev1.Kustomization{}
-	ks.Name, ks.Namespace = "shop", "flux-system"
-	ks.Spec.Path = "./overlays/prod"
-	ks.Spec.TargetNamespace = "shop"
-	p := &refluxv1.ReverseSyncPolicy{}
-	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
-	p.Spec.Git.BranchPrefix = "reflux/"
-	p.Spec.Git.AlertBranches = "Separate"
 	seen := metav1.NewTime(time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC))
 	flags := refluxv1.Drift{}
 	flags.Name, flags.Namespace = "configmap-checkout-flags-1", "flux-system"
@@ -87,7 +85,20 @@ func shopSet(url string) reverse.DriftSet {
 		Action: refluxv1.AlertAction, Severity: refluxv1.SeverityLow, FirstSeen: &seen,
 		Origin: &refluxv1.FieldOrigin{File: "overlays/prod/kustomization.yaml", Line: 6, Column: 12, Kind: "replicas"},
 	}}
-	records := []refluxv1.Drift{flags, web}
+	return setOf(url, []refluxv1.Drift{flags, web})
+}
+
+// setOf is the drift set of records of the shop Kustomization, which
+// applies ./overlays/prod of the repository at url into namespace shop.
+func setOf(url string, records []refluxv1.Drift) reverse.DriftSet {
+	ks := &kustomizev1.Kustomization{}
+	ks.Name, ks.Namespace = "shop", "flux-system"
+	ks.Spec.Path = "./overlays/prod"
+	ks.Spec.TargetNamespace = "shop"
+	p := &refluxv1.ReverseSyncPolicy{}
+	p.Spec.Git.Author = refluxv1.CommitAuthor{Name: "reflux", Email: "reflux@example.com"}
+	p.Spec.Git.BranchPrefix = "reflux/"
+	p.Spec.Git.AlertBranches = "Separate"
 	return reverse.DriftSet{
 		Kustomization: refluxv1.KustomizationRef{Namespace: "flux-system", Name: "shop"},
 		Spec:          ks, Policy: p, Records: records, Fingerprint: reverse.Fingerprint(records),

@@ -32,6 +32,11 @@ type Field struct {
 	// File and Line locate the value in the source repository.
 	File string
 	Line int
+	// ValuesKey and Template are set for a field a Helm chart rendered:
+	// the values key the change sets at File:Line, and the chart's
+	// template (FILE:LINE) that renders it.
+	ValuesKey string
+	Template  string
 	// LastModifier is the field manager or user that last wrote the field.
 	LastModifier string
 	// FirstSeen is when reflux first saw the drift.

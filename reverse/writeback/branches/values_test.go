@@ -1,0 +1,128 @@
+package branches
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/chart"
+)
+
+// chartVerifier renders reverse/chart's webapp chart with the values the
+// test tree's prod overlay gives it: what helmlive.Verifier does with the
+// release helm-controller made, without a cluster to read it from.
+type chartVerifier struct {
+	t     *testing.T
+	asked []types.NamespacedName
+	err   error // returned instead of rendering, when set
+}
+
+func (v *chartVerifier) VerifyValues(_ context.Context, hr types.NamespacedName, set []chart.Setting, want []chart.Wanted) error {
+	v.asked = append(v.asked, hr)
+	if v.err != nil {
+		return v.err
+	}
+	ch, err := chart.Load("../../chart/testdata/charts/webapp")
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	values := map[string]any{"replicaCount": 4, "image": map[string]any{"tag": "1.27.0"}}
+	return chart.VerifyValues(ch, values, chart.Release{Name: "shop", Namespace: "shop", Revision: 2, IsUpgrade: true}, set, want)
+}
+
+// helmSet is a live `kubectl scale` of the chart's Deployment to live
+// replicas, recorded with its values origin: replicaCount, set in the
+// prod overlay's patch on the HelmRelease's spec.values.
+func helmSet(url, live string) reverse.DriftSet {
+	seen := metav1.NewTime(time.Date(2026, 12, 5, 2, 0, 0, 0, time.UTC))
+	rec := refluxv1.Drift{}
+	rec.Name, rec.Namespace = "deployment-shop-webapp-1", "flux-system"
+	rec.Spec.Object = refluxv1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "shop-webapp"}
+	rec.Spec.HelmRelease = &refluxv1.HelmReleaseRef{Namespace: "shop", Name: "shop", Release: "shop/shop.v1"}
+	rec.Spec.FirstSeen = seen
+	rec.Spec.Fields = []refluxv1.DriftField{{
+		Pointer: "/spec/replicas", ChangeType: refluxv1.ChangeUpdate, GitValue: "4", LiveValue: live,
+		Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, Rule: "replicas", FirstSeen: &seen,
+		Origin: &refluxv1.FieldOrigin{File: "overlays/prod/values.yaml", Line: 7, Column: 19, Kind: "values",
+			ValuesKeys: []string{"replicaCount"}, Template: "templates/deployment.yaml:9"},
+		Modifier: &refluxv1.Modifier{Manager: "kubectl", User: "alice@example.com"},
+	}}
+	return setOf(url, []refluxv1.Drift{rec})
+}
+
+// TestAValuesChangeIsWrittenAtTheValuesLine (issue 19 §6): a Merge field
+// of a chart's Deployment becomes one changed line, the values key's in
+// the overlay's patch, comments kept, verified through the chart.
+func TestAValuesChangeIsWrittenAtTheValuesLine(t *testing.T) {
+	g := NewWithT(t)
+	srv, url := gitServerOf(t, "testdata/helm")
+	h := newWriter(t)
+	v := &chartVerifier{t: t}
+	h.Values = v
+
+	proposals, err := h.Write(context.Background(), helmSet(url, "6"))
+	g.Expect(err).ToNot(HaveOccurred())
+	merge := proposals[0]
+	g.Expect(merge.Outcome).To(Equal(refluxv1.BranchPushedReason), merge.Reason)
+	g.Expect(merge.Records).To(Equal([]string{"deployment-shop-webapp-1"}))
+	g.Expect(v.asked).To(Equal([]types.NamespacedName{{Namespace: "shop", Name: "shop"}}))
+
+	dir := clone(t, srv, merge.Branch)
+	g.Expect(strings.TrimSpace(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).To(Equal("overlays/prod/values.yaml"))
+	diff := run(t, dir, "git", "diff", "-U0", "origin/main", "HEAD")
+	g.Expect(diff).To(ContainSubstring("-    replicaCount: 4 # prod's baseline\n+    replicaCount: 6 # prod's baseline\n"))
+	g.Expect(strings.Count(diff, "\n+    ")).To(Equal(1), diff)
+	base, err := os.ReadFile(filepath.Join(dir, "base/release.yaml"))
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(string(base)).To(ContainSubstring("replicaCount: 3"), "the base keeps its own value")
+}
+
+// TestAValuesChangeTheChartDoesNotRenderIsRefused: a change that would
+// move more than the live edit, that the chart refuses, that no chart can
+// verify, or whose release cannot be read is not written, with why, as
+// any edit the write-back cannot make.
+func TestAValuesChangeTheChartDoesNotRenderIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		values ValuesVerifier
+		says   string
+	}{
+		{name: "the release cannot be read",
+			values: &chartVerifier{err: errors.New("secrets \"sh.helm.release.v1.shop.v1\" is forbidden")},
+			says:   "verifying the values change of HelmRelease shop/shop: secrets"},
+		{name: "unverified", values: &chartVerifier{err: chartErr(chart.ErrUnverified, "checksum/config changes too")},
+			says: "checksum/config changes too"},
+		{name: "the chart fails to render", values: &chartVerifier{err: chartErr(chart.ErrRender, "image.repository is required")},
+			says: "image.repository is required"},
+		{name: "no chart to render", says: "helm-controller's CRDs were not installed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewWithT(t)
+			srv, url := gitServerOf(t, "testdata/helm")
+			h := newWriter(t)
+			if c.values != nil {
+				h.Values = c.values
+			}
+			proposals, err := h.Write(context.Background(), helmSet(url, "6"))
+			g.Expect(err).ToNot(HaveOccurred())
+			g.Expect(proposals[0].Outcome).To(Equal(refluxv1.ConflictReason), proposals[0].Reason)
+			g.Expect(proposals[0].Reason).To(ContainSubstring(c.says))
+			heads := run(t, "", "git", "ls-remote", "--heads", srv.HTTPAddressWithCredentials()+"/shop.git")
+			g.Expect(strings.Count(heads, "refs/heads/")).To(Equal(1), heads)
+		})
+	}
+}
+
+func chartErr(kind error, text string) error {
+	return errors.Join(kind, errors.New(text))
+}
