@@ -61,8 +61,15 @@ func files(name, annotations, values string) map[string]string {
 // install release version 1.
 func newApp(t *testing.T, name, annotations, values string) *fixture.App {
 	t.Helper()
-	app := fixture.NewApp(t, env, name, fixture.AppOptions{Dir: chartDir, Files: files(name, annotations, values),
+	return newAppWith(t, name, fixture.AppOptions{Dir: chartDir, Files: files(name, annotations, values),
 		Paths: map[string]string{name: "./release"}})
+}
+
+// newAppWith is newApp with the app's tree, Kustomization and policy as
+// o shapes them.
+func newAppWith(t *testing.T, name string, o fixture.AppOptions) *fixture.App {
+	t.Helper()
+	app := fixture.NewApp(t, env, name, o)
 	g := NewWithT(t)
 	g.Eventually(func(g Gomega) {
 		hr := helmRelease(g, app)
@@ -144,7 +151,10 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 21, Column: 19, Kind: "values",
 		ValuesKeys: []string{"replicaCount"}, Template: "templates/deployment.yaml:8"}))
-	g.Expect(rec.Status.State).To(Equal(refluxv1.DriftHeld))
+	// replicas are Alert by default: with the values line known, a
+	// prefilled branch changes it, for a human to decide.
+	rec = app.WaitRecord(g, "Deployment", "app", fixture.Pushed)
+	g.Expect(rec.Status.Branch).To(ContainSubstring("needs-decision"))
 	out, err := yaml.Marshal(map[string]any{"spec": map[string]any{"kustomization": rec.Spec.Kustomization,
 		"helmRelease": rec.Spec.HelmRelease, "object": rec.Spec.Object, "fields": rec.Spec.Fields}, "status": map[string]any{"state": rec.Status.State}})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -14,6 +14,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
+	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
@@ -79,16 +80,23 @@ func checkBranch(ctx context.Context, in Input, base map[string]*unstructured.Un
 	var errs []error
 	claimed := map[string]bool{}
 	for _, r := range recs {
-		key := objectKey(r.Spec.Object.Kind, r.Spec.Object.Namespace, r.Spec.Object.Name)
-		obj := head[key]
 		for _, f := range written(r.Spec.Fields) {
-			claimed[key+f.Pointer] = true
-			got, found := lookup(obj, f.Pointer)
+			key, ptr, carried, err := inGit(r, f)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if !carried {
+				continue
+			}
+			obj := head[key]
+			claimed[key+ptr] = true
+			got, found := lookup(obj, ptr)
 			switch {
 			case f.ChangeType == refluxv1.ChangeRemove && found:
-				errs = append(errs, fmt.Errorf("%s is Proposed on %s, which still has %s %s", r.Name, branch, key, f.Pointer))
+				errs = append(errs, fmt.Errorf("%s is Proposed on %s, which still has %s %s", r.Name, branch, key, ptr))
 			case f.ChangeType != refluxv1.ChangeRemove && (!found || !jsonptr.Matches(got, f.LiveValue)):
-				errs = append(errs, fmt.Errorf("%s is Proposed on %s, which has %s %s = %v, not the live %s", r.Name, branch, key, f.Pointer, got, f.LiveValue))
+				errs = append(errs, fmt.Errorf("%s is Proposed on %s, which has %s %s = %v, not the live %s", r.Name, branch, key, ptr, got, f.LiveValue))
 			}
 		}
 	}
@@ -98,6 +106,25 @@ func checkBranch(ctx context.Context, in Input, base map[string]*unstructured.Un
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// inGit is where a branch carries a record's field: the rendered object
+// itself, or, for an object a Helm chart rendered, the HelmRelease's
+// spec.values key that sets it. A chart's field no single key sets is
+// not carried: write-back refuses it.
+func inGit(r refluxv1.Drift, f refluxv1.DriftField) (key, ptr string, carried bool, err error) {
+	hr := r.Spec.HelmRelease
+	if hr == nil {
+		return objectKey(r.Spec.Object.Kind, r.Spec.Object.Namespace, r.Spec.Object.Name), f.Pointer, true, nil
+	}
+	if f.Origin == nil || len(f.Origin.ValuesKeys) != 1 {
+		return "", "", false, nil
+	}
+	vp, err := chart.KeyPointer(f.Origin.ValuesKeys[0])
+	if err != nil {
+		return "", "", false, fmt.Errorf("record %s: %w", r.Name, err)
+	}
+	return objectKey("HelmRelease", hr.Namespace, hr.Name), "/spec/values" + vp, true, nil
 }
 
 // isClaimed reports whether a difference is a claimed field, or holds one
