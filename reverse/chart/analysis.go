@@ -222,7 +222,7 @@ func setKey(set []int) string {
 // key describes leaf i for a field of obj.
 func (a *Analysis) key(i int, obj Object) Key {
 	l := a.leaves[i]
-	return Key{Path: keyPath(l.steps), Pointer: keyPointer(l.steps), InUserValues: l.inUser,
+	return Key{Path: keyPath(l.steps), Pointer: keyPointer(l.steps), InUserValues: l.inUser, Value: l.value,
 		Template: a.locate(i, obj.Template, obj.Key.Kind)}
 }
 

@@ -103,7 +103,7 @@ func TestFindReportsTheKeyToEdit(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	k, ok := res.Key()
 	g.Expect(ok).To(BeTrue())
-	g.Expect(k).To(Equal(Key{Path: "env[1].value", Pointer: "/env/1/value", InUserValues: true,
+	g.Expect(k).To(Equal(Key{Path: "env[1].value", Pointer: "/env/1/value", InUserValues: true, Value: "eu-west-1",
 		Template: Location{File: "templates/deployment.yaml", Line: 29}}))
 	g.Expect(res.Value).To(Equal("eu-west-1"))
 

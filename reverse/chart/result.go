@@ -11,6 +11,9 @@ type Key struct {
 	// InUserValues tells whether the release's values set the key, rather
 	// than only the chart's values.yaml.
 	InUserValues bool
+	// Value is the key's value as the templates see it: the release's, or
+	// the chart's default.
+	Value any
 	// Template is where the chart's templates read the key.
 	Template Location
 }
