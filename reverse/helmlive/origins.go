@@ -2,6 +2,7 @@ package helmlive
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -149,6 +150,17 @@ func (m *mapper) find(rel *made) []intake.Key {
 	return out
 }
 
+// splicedKey is the one key of a computed field whose value, replaced,
+// makes the live value from the rendered one, when there is one.
+func splicedKey(res chart.Result, git, live string) (chart.Key, bool) {
+	var g, l string
+	if json.Unmarshal([]byte(git), &g) != nil || json.Unmarshal([]byte(live), &l) != nil {
+		return chart.Key{}, false // only text is spliced
+	}
+	k, _, ok := chart.Spliced(g, l, res.Keys)
+	return k, ok && k.InUserValues
+}
+
 // kindUnknown is a field the chart's renders do not show: added live, or
 // in an object the chart does not render as the release did.
 const kindUnknown chart.Kind = "unknown"
@@ -157,7 +169,12 @@ const kindUnknown chart.Kind = "unknown"
 // sets its key, in the tree of the Kustomization that applies the
 // HelmRelease (idx, where hr is the HelmRelease; nil when no render of it
 // is known), or why there is none.
-func valuesOrigin(res chart.Result, idx *origin.Index, hr origin.ObjectRef) *refluxv1.FieldOrigin {
+//
+// A computed field whose live value differs from the rendered one only
+// in one key's value (chart.Spliced: an image's tag) has that key's line
+// as its origin, which write-back proposes once the chart's render
+// confirms it; git and live are the field's values, as JSON.
+func valuesOrigin(res chart.Result, idx *origin.Index, hr origin.ObjectRef, git, live string) *refluxv1.FieldOrigin {
 	out := &refluxv1.FieldOrigin{Kind: string(res.Kind)}
 	if res.Template.Line > 0 {
 		out.Template = fmt.Sprintf("%s:%d", res.Template.File, res.Template.Line)
@@ -176,7 +193,15 @@ func valuesOrigin(res chart.Result, idx *origin.Index, hr origin.ObjectRef) *ref
 	case res.Kind == chart.KindTemplateLiteral:
 		out.Refused, out.Why = string(res.Kind), "the chart hard-codes the value"
 	case res.Kind == chart.KindComputed:
-		out.Refused, out.Why = string(res.Kind), "the chart builds the value from "+strings.Join(out.ValuesKeys, "+")
+		why := "the chart builds the value from " + strings.Join(out.ValuesKeys, "+")
+		if k, ok := splicedKey(res, git, live); ok {
+			if o := observe.Origin(idx, hr, "/spec/values"+k.Pointer); o != nil && o.Refused == "" && o.Line > 0 {
+				out.ValuesKeys, out.Why = []string{k.Path}, why+"; only "+k.Path+" differs live"
+				out.File, out.Line, out.Column = o.File, o.Line, o.Column
+				return out
+			}
+		}
+		out.Refused, out.Why = string(res.Kind), why
 	case !single:
 		out.Refused, out.Why = string(res.Kind), "no single values key sets the field"
 	case !key.InUserValues:

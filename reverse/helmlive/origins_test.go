@@ -28,41 +28,59 @@ func TestValuesOrigin(t *testing.T) {
 	key := func(path, pointer string, user bool) chart.Key {
 		return chart.Key{Path: path, Pointer: pointer, InUserValues: user}
 	}
+	image := func(repo, tag string) chart.Result {
+		return chart.Result{Kind: chart.KindComputed, Keys: []chart.Key{
+			{Path: "image.repository", Pointer: "/image/repository", Value: repo},
+			{Path: "image.tag", Pointer: "/image/tag", InUserValues: true, Value: tag}}}
+	}
 	tests := []struct {
-		name string
-		res  chart.Result
-		idx  *origin.Index
-		want *refluxv1.FieldOrigin
+		name      string
+		res       chart.Result
+		idx       *origin.Index
+		git, live string
+		want      *refluxv1.FieldOrigin
 	}{
 		{"a key spec.values sets: its line", chart.Result{Kind: chart.KindValues, Keys: []chart.Key{key("replicaCount", "/replicaCount", true)},
-			Template: tmpl}, idx,
+			Template: tmpl}, idx, "", "",
 			&refluxv1.FieldOrigin{File: "release.yaml", Line: 15, Column: 19, Kind: "values", ValuesKeys: []string{"replicaCount"},
 				Template: "templates/deployment.yaml:8"}},
 		{"a key only the chart's defaults set: where to add it", chart.Result{Kind: chart.KindChartDefault,
-			Keys: []chart.Key{key("resources.limits.memory", "/resources/limits/memory", false)}}, idx,
+			Keys: []chart.Key{key("resources.limits.memory", "/resources/limits/memory", false)}}, idx, "", "",
 			&refluxv1.FieldOrigin{Kind: "chart-default", ValuesKeys: []string{"resources.limits.memory"}, Refused: "chart-default",
 				Why: "the chart's values.yaml sets resources.limits.memory; add it under spec.values", EditAt: "release.yaml:15"}},
 		{"a key the release's values set elsewhere", chart.Result{Kind: chart.KindValues,
-			Keys: []chart.Key{key("logLevel", "/logLevel", true)}}, idx,
+			Keys: []chart.Key{key("logLevel", "/logLevel", true)}}, idx, "", "",
 			&refluxv1.FieldOrigin{Kind: "values", ValuesKeys: []string{"logLevel"}, Refused: "values-from",
 				Why: "the key is set through spec.valuesFrom, which is not traced here yet"}},
 		{"computed from several keys", chart.Result{Kind: chart.KindComputed, Keys: []chart.Key{key("image.repository", "/image/repository", false),
-			key("image.tag", "/image/tag", true)}}, idx,
+			key("image.tag", "/image/tag", true)}}, idx, "", "",
 			&refluxv1.FieldOrigin{Kind: "computed", ValuesKeys: []string{"image.repository", "image.tag"}, Refused: "computed",
 				Why: "the chart builds the value from image.repository+image.tag"}},
-		{"hard-coded by the chart", chart.Result{Kind: chart.KindTemplateLiteral, Template: tmpl}, idx,
+		{"an image rolled back to another tag: the tag's line", image("ghcr.io/example/web", "1.4.2"), idx,
+			`"ghcr.io/example/web:1.4.2"`, `"ghcr.io/example/web:1.4.1"`,
+			&refluxv1.FieldOrigin{File: "release.yaml", Line: 17, Column: 12, Kind: "computed", ValuesKeys: []string{"image.tag"},
+				Why: "the chart builds the value from image.repository+image.tag; only image.tag differs live"}},
+		{"an image from another registry: a key only the chart sets", image("ghcr.io/example/web", "1.4.2"), idx,
+			`"ghcr.io/example/web:1.4.2"`, `"mirror.example/web:1.4.2"`,
+			&refluxv1.FieldOrigin{Kind: "computed", ValuesKeys: []string{"image.repository", "image.tag"}, Refused: "computed",
+				Why: "the chart builds the value from image.repository+image.tag"}},
+		{"repository and tag both changed", image("ghcr.io/example/web", "1.4.2"), idx,
+			`"ghcr.io/example/web:1.4.2"`, `"mirror.example/web:1.4.1"`,
+			&refluxv1.FieldOrigin{Kind: "computed", ValuesKeys: []string{"image.repository", "image.tag"}, Refused: "computed",
+				Why: "the chart builds the value from image.repository+image.tag"}},
+		{"hard-coded by the chart", chart.Result{Kind: chart.KindTemplateLiteral, Template: tmpl}, idx, "", "",
 			&refluxv1.FieldOrigin{Kind: "template-literal", Template: "templates/deployment.yaml:8", Refused: "template-literal",
 				Why: "the chart hard-codes the value"}},
-		{"not rendered by the chart", chart.Result{Kind: kindUnknown}, idx,
+		{"not rendered by the chart", chart.Result{Kind: kindUnknown}, idx, "", "",
 			&refluxv1.FieldOrigin{Kind: "unknown", Refused: "not-rendered", Why: "the chart does not render this field"}},
-		{"no render of the tree yet", chart.Result{Kind: chart.KindValues, Keys: []chart.Key{key("replicaCount", "/replicaCount", true)}}, nil,
+		{"no render of the tree yet", chart.Result{Kind: chart.KindValues, Keys: []chart.Key{key("replicaCount", "/replicaCount", true)}}, nil, "", "",
 			&refluxv1.FieldOrigin{Kind: "values", ValuesKeys: []string{"replicaCount"}, Refused: "not-indexed",
 				Why: "the tree of the Kustomization that applies the HelmRelease is not rendered yet"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(valuesOrigin(tt.res, tt.idx, hr)).To(Equal(tt.want))
+			g.Expect(valuesOrigin(tt.res, tt.idx, hr, tt.git, tt.live)).To(Equal(tt.want))
 		})
 	}
 }

@@ -157,16 +157,20 @@ func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstr
 			idx, hr = r.Index, origin.RefOf(o)
 		}
 	}
-	byPointer := make(map[string]string, len(fields))
+	byPointer := make(map[string]int, len(fields))
 	for i, f := range fields {
-		byPointer[f.Pointer], byPointer[f.GitPointer] = pointers[i], pointers[i]
+		byPointer[f.Pointer], byPointer[f.GitPointer] = i, i
 	}
 	return func(pointer string) *refluxv1.FieldOrigin {
-		res, ok := found[byPointer[pointer]]
+		i, ok := byPointer[pointer]
+		if !ok {
+			return nil
+		}
+		res, ok := found[pointers[i]]
 		if !ok {
 			return nil // not found yet: the mapper brings the object back
 		}
-		return valuesOrigin(res, idx, hr)
+		return valuesOrigin(res, idx, hr, fields[i].GitValue, fields[i].LiveValue)
 	}
 }
 
