@@ -2,10 +2,13 @@ package helmlive
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
@@ -82,4 +85,51 @@ func TestAScaleBecomesAValuesChangeAndResolvesOnMerge(t *testing.T) {
 		Should(BeEmpty(), "reflux deletes its merged branch")
 	app.Consistent(t, g)
 	app.Event(g, "DriftResolved", "Deployment "+name+"/app")
+}
+
+// TestARollbackAndAMemoryRaiseAlertAtTheirValuesLines (issue 19's image
+// and memory tests): alice rolls the chart's image back to another tag
+// and raises its memory request four times. The policy's defaults make
+// the image a high Alert and the memory a critical one; each field's
+// origin is its values line, the tag's for the image the chart builds
+// from repository and tag, and the prefilled branch that needs a
+// decision changes exactly those two lines.
+func TestARollbackAndAMemoryRaiseAlertAtTheirValuesLines(t *testing.T) {
+	g := NewWithT(t)
+	app := newApp(t, "rolled-back", "", "  values:\n    image:\n      tag: \"1.0.0\"\n    resources:\n      requests:\n"+
+		"        cpu: 10m\n        memory: 16Mi\n")
+	deploy := &appsv1.Deployment{}
+	deploy.Namespace, deploy.Name = app.Name, "app"
+	fixture.KubectlEdit(g, alice.Client, deploy, func() {
+		c := &deploy.Spec.Template.Spec.Containers[0]
+		c.Image = "registry.invalid/reflux/app:0.9.0"
+		c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
+	})
+
+	rec := app.WaitRecord(g, "Deployment", "app", fixture.All(fixture.Pushed, func(d *refluxv1.Drift) error {
+		if len(d.Spec.Fields) != 2 {
+			return fmt.Errorf("fields %v, want the image and the memory", d.Spec.Fields)
+		}
+		return nil
+	}))
+	g.Expect(rec.Status.Branch).To(ContainSubstring("needs-decision"))
+	image, err := fixture.Field(rec, "/spec/template/spec/containers/0/image")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect([]any{image.Action, image.Severity, image.Rule}).To(Equal([]any{refluxv1.AlertAction, refluxv1.SeverityHigh, "default:image"}))
+	g.Expect(*image.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 22, Column: 12, Kind: "computed",
+		ValuesKeys: []string{"image.tag"}, Template: "templates/deployment.yaml:19",
+		Why: "the chart builds the value from image.repository+image.tag; only image.tag differs live"}))
+	memory, err := fixture.Field(rec, "/spec/template/spec/containers/0/resources/requests/memory")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect([]any{memory.Action, memory.Severity, memory.Rule}).To(Equal([]any{refluxv1.AlertAction, refluxv1.SeverityCritical, "default:resources"}))
+	g.Expect(*memory.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 26, Column: 17, Kind: "values",
+		ValuesKeys: []string{"resources.requests.memory"}, Template: "templates/deployment.yaml:21"}))
+	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue())
+
+	dir := fixture.CloneBranch(t, env, app.Repo, rec.Status.Branch)
+	g.Expect(fixture.Git(t, dir, "diff", "--name-only", "origin/main", "HEAD")).To(Equal("release/release.yaml"))
+	_, added, removed := fixture.DiffLines(fixture.Git(t, dir, "diff", "-U0", "origin/main", "HEAD"))
+	g.Expect(removed).To(Equal([]string{`      tag: "1.0.0"`, "        memory: 16Mi"}))
+	g.Expect(added).To(Equal([]string{`      tag: "0.9.0"`, "        memory: 64Mi"}))
+	app.Consistent(t, g)
 }

@@ -2,6 +2,7 @@ package proposals
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -92,6 +93,19 @@ func checkBranch(ctx context.Context, in Input, base map[string]*unstructured.Un
 			obj := head[key]
 			claimed[key+ptr] = true
 			got, found := lookup(obj, ptr)
+			if r.Spec.HelmRelease != nil && f.Origin.Kind == "computed" {
+				// The key makes only a part of the field: Git's value with
+				// the live part in its place.
+				was, _ := lookup(base[key], ptr)
+				var git, live string
+				_ = json.Unmarshal([]byte(f.GitValue), &git)
+				_ = json.Unmarshal([]byte(f.LiveValue), &live)
+				if want, ok := chart.SpliceValue(git, live, was); !ok || !found || !jsonptr.Equal(got, want) {
+					errs = append(errs, fmt.Errorf("%s is Proposed on %s, which has %s %s = %v, not what makes the live %s from %v",
+						r.Name, branch, key, ptr, got, f.LiveValue, was))
+				}
+				continue
+			}
 			switch {
 			case f.ChangeType == refluxv1.ChangeRemove && found:
 				errs = append(errs, fmt.Errorf("%s is Proposed on %s, which still has %s %s", r.Name, branch, key, ptr))

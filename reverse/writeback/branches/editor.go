@@ -137,6 +137,22 @@ func (e *editor) changes(before *edit.Before, plain []fieldRef) ([]edit.Change, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("finding %s in the render: %w", ch.Object, err)
 		}
+		if spliced(f) {
+			// The key holds a part of the field: its new value is the
+			// live field's text in that part's place, from the key's
+			// value in Git now; one Git changed no longer makes the
+			// recorded value, and is refused.
+			v, ok := spliceValue(f, current, found)
+			if !ok {
+				e.refused = append(e.refused, refusal{fieldRef: f, reason: fmt.Sprintf(
+					"%s is %v in Git, which does not make the recorded %s", f.field.Origin.ValuesKeys[0], current, f.field.GitValue)})
+				continue
+			}
+			ch.Value = v
+			changes = append(changes, ch)
+			fields = append(fields, f)
+			continue
+		}
 		if ch.HeldBy(current, found) {
 			continue // Git already holds it
 		}
@@ -173,10 +189,14 @@ func (e *editor) verifyValues(changes []edit.Change, fields []fieldRef) ([]edit.
 			byRelease[id] = r
 			order = append(order, id)
 		}
+		live, err := scalar(f.field.LiveValue)
+		if err != nil {
+			return nil, nil, err // change(f) decoded it already
+		}
 		o := f.record.Spec.Object
 		r.set = append(r.set, chart.Setting{Key: f.field.Origin.ValuesKeys[0], Value: changes[i].Value})
 		r.want = append(r.want, chart.Wanted{Object: chart.ObjectKey{APIVersion: o.APIVersion, Kind: o.Kind,
-			Namespace: o.Namespace, Name: o.Name}, Pointer: f.field.Pointer, Value: changes[i].Value})
+			Namespace: o.Namespace, Name: o.Name}, Pointer: f.field.Pointer, Value: live})
 	}
 	refused := map[types.NamespacedName]string{}
 	for _, id := range order {
@@ -286,10 +306,26 @@ func change(f fieldRef) (edit.Change, error) {
 	return edit.Change{Object: ref, Pointer: f.field.Pointer, Value: v}, nil
 }
 
+// spliced reports whether f is a chart's field its values key makes only
+// a part of (chart.Spliced): an image's tag.
+func spliced(f fieldRef) bool {
+	return f.record.Spec.HelmRelease != nil && f.field.Origin != nil && f.field.Origin.Kind == string(chart.KindComputed)
+}
+
+// spliceValue is the value f's key needs, given its value in Git now, for
+// the chart to render the live field.
+func spliceValue(f fieldRef, current any, found bool) (any, bool) {
+	var git, live string
+	if !found || json.Unmarshal([]byte(f.field.GitValue), &git) != nil || json.Unmarshal([]byte(f.field.LiveValue), &live) != nil {
+		return nil, false
+	}
+	return chart.SpliceValue(git, live, current)
+}
+
 // valuesChange is the edit for a field a chart rendered: its values key,
-// under the HelmRelease's spec.values, takes the live value. Only a key
-// that passes its value through unchanged reaches here (helmUnwritable),
-// so the key's value is the field's.
+// under the HelmRelease's spec.values, takes the live value: a key that
+// passes its value through unchanged (helmUnwritable). For a key that
+// makes only a part of the field, changes replaces v with that part.
 func valuesChange(hr *refluxv1.HelmReleaseRef, f refluxv1.DriftField, v any) (edit.Change, error) {
 	ptr, err := chart.KeyPointer(f.Origin.ValuesKeys[0])
 	if err != nil {

@@ -166,7 +166,9 @@ func helmUnwritable(rec *refluxv1.Drift, f refluxv1.DriftField) string {
 		return "the values key that sets the field is not found yet"
 	case o.Refused != "":
 		return "origin refused: " + o.Refused + ": " + o.Why
-	case o.Kind != string(chart.KindValues) || len(o.ValuesKeys) != 1 || o.File == "":
+	case (o.Kind != string(chart.KindValues) && o.Kind != string(chart.KindComputed)) || len(o.ValuesKeys) != 1 || o.File == "":
+		// A computed field reaches here only with the one key whose
+		// value the live edit changed (an image's tag).
 		return "no single values key in spec.values sets the field"
 	}
 	return ""

@@ -50,6 +50,8 @@ func TestHelmFieldsAreWrittenOnlyThroughOneValuesKey(t *testing.T) {
 			Why: "the chart's values.yaml sets probe.path; add it under spec.values"}, says: "origin refused: chart-default: the chart's values.yaml"},
 		{name: "computed", origin: &refluxv1.FieldOrigin{Kind: "computed", File: "release/release.yaml", Line: 3,
 			ValuesKeys: []string{"image.repository", "image.tag"}}, says: "no single values key"},
+		{name: "computed, one key differs live", origin: &refluxv1.FieldOrigin{Kind: "computed", File: "release/release.yaml", Line: 3,
+			ValuesKeys: []string{"image.tag"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := NewWithT(t)

@@ -87,6 +87,41 @@ func TestAValuesChangeIsWrittenAtTheValuesLine(t *testing.T) {
 	g.Expect(string(base)).To(ContainSubstring("replicaCount: 3"), "the base keeps its own value")
 }
 
+// TestAnImageRollbackIsWrittenAtTheTagsLine: the chart builds the image
+// from repository and tag; alice rolled it back to another tag, so the
+// tag's line changes, and the chart's render confirms the image.
+func TestAnImageRollbackIsWrittenAtTheTagsLine(t *testing.T) {
+	g := NewWithT(t)
+	srv, url := gitServerOf(t, "testdata/helm")
+	h := newWriter(t)
+	h.Values = &chartVerifier{t: t}
+	set := helmSet(url, "6")
+	f := &set.Records[0].Spec.Fields[0]
+	f.Pointer, f.GitValue, f.LiveValue = "/spec/template/spec/containers/0/image", `"nginx:1.27.0"`, `"nginx:1.26.3"`
+	f.Origin = &refluxv1.FieldOrigin{File: "overlays/prod/values.yaml", Line: 9, Column: 12, Kind: "computed",
+		ValuesKeys: []string{"image.tag"}, Why: "the chart builds the value from image.repository+image.tag; only image.tag differs live"}
+	set.Fingerprint = reverse.Fingerprint(set.Records)
+
+	proposals, err := h.Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
+	dir := clone(t, srv, proposals[0].Branch)
+	diff := run(t, dir, "git", "diff", "-U0", "origin/main", "HEAD")
+	g.Expect(diff).To(ContainSubstring("-      tag: \"1.27.0\"\n+      tag: \"1.26.3\"\n"))
+	g.Expect(strings.Count(diff, "\n+ ")).To(Equal(1), diff)
+
+	// Git's tag changed since: the recorded image is no longer made from
+	// it, and nothing is written.
+	_, url = gitServerOf(t, "testdata/helm")
+	set.Source.URL = url
+	f.GitValue = `"nginx:1.25.0"`
+	set.Fingerprint = reverse.Fingerprint(set.Records)
+	proposals, err = newWriter(t).Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).NotTo(Equal(refluxv1.BranchPushedReason))
+	g.Expect(proposals[0].Reason).To(ContainSubstring("image.tag is 1.27.0 in Git, which does not make the recorded \"nginx:1.25.0\""))
+}
+
 // TestAValuesChangeTheChartDoesNotRenderIsRefused: a change that would
 // move more than the live edit, that the chart refuses, that no chart can
 // verify, or whose release cannot be read is not written, with why, as
