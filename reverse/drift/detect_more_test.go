@@ -106,6 +106,27 @@ func TestDetectFluxControllersFinalizer(t *testing.T) {
 	}
 }
 
+// TestDetectFluxRequestsAreNotDrift: `flux reconcile` annotates the Flux
+// object it asks about (a HelmRelease, a GitRepository a Kustomization
+// applies) to make its controller act now; those requests are never
+// drift, while an annotation of the same write that is not one is.
+func TestDetectFluxRequestsAreNotDrift(t *testing.T) {
+	g := NewWithT(t)
+	git := object(t, newNamespace(t), configMapYAML)
+	fluxApply(t, git)
+	edit(t, git, "flux", func(u map[string]any) {
+		g.Expect(unstructured.SetNestedStringMap(u, map[string]string{
+			"reconcile.fluxcd.io/requestedAt": "2026-12-05T12:00:00Z",
+			"reconcile.fluxcd.io/forceAt":     "2026-12-05T12:00:00Z",
+			"example.com/owner":               "payments",
+		}, "metadata", "annotations")).To(Succeed())
+	})
+	res, err := newDetector(t, WithAllowedManagers(DefaultAllowedManagers()...)).Detect(context.Background(),
+		Input{Desired: git, Live: get(t, git)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got(g, res.Fields)).To(ConsistOf(HaveField("Pointer", "/metadata/annotations/example.com~1owner")))
+}
+
 // TestDetectWithoutOwnerLabels checks that a rendered object without the
 // labels kustomize-controller adds at apply time shows no drift.
 func TestDetectWithoutOwnerLabels(t *testing.T) {

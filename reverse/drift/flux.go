@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -39,13 +40,22 @@ const (
 
 // bookkeeping lists metadata Flux's cleanup deletes before every apply:
 // kubectl's last-applied annotation (which, for a Secret, holds its data in
-// clear) and deprecated Flux v1 marks. None of it is anyone's intent, so it
-// is never drift.
+// clear) and deprecated Flux v1 marks; and the requests `flux reconcile`
+// writes on the Flux objects a Kustomization applies (a HelmRelease, a
+// GitRepository), which ask a controller to act now and say nothing of
+// the object's desired state. None of it is anyone's intent, so it is
+// never drift.
 var bookkeeping = map[string]bool{
 	"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration": true,
 	"/metadata/annotations/kustomize.toolkit.fluxcd.io~1checksum":             true,
 	"/metadata/annotations/fluxcd.io~1sync-checksum":                          true,
 	"/metadata/labels/fluxcd.io~1sync-gc-mark":                                true,
+	annotationPointer(meta.ReconcileRequestAnnotation):                        true,
+	annotationPointer(meta.ForceRequestAnnotation):                            true,
+}
+
+func annotationPointer(key string) string {
+	return "/metadata/annotations/" + strings.ReplaceAll(key, "/", "~1")
 }
 
 // inMetadata reports whether the object has the key with the value, as a
