@@ -255,10 +255,28 @@ func settle(in Input, heldByUs, finish bool) Decision {
 		return withRelease(Decision{Action: Resolve, Record: rec, Unmark: Marked(rec), Why: "the live object matches the applied revision again",
 			Closed: Closure(refluxv1.ClosedRevertedReason, "the live object came back to the applied revision's values while held",
 				in.Revision, in.Now)}, true)
+	case in.Owners.Writer && !in.Owners.Flux && !deletesObject(rec):
+		// Unheld, but Flux did not put Git's values back: a writer who
+		// owns the fields did, as a person does where Flux never reverts
+		// (helm-controller's warn mode). Nothing is left to propose.
+		return Decision{Action: Resolve, Record: rec, Unmark: Marked(rec), Why: "the live object matches the applied revision again",
+			Closed: Closure(refluxv1.ClosedRevertedReason, "the live object came back to the applied revision's values",
+				in.Revision, in.Now)}
 	}
 	// Unheld, so Flux may have reverted it: the evidence stays open for
 	// review.
 	return Decision{Why: "no drift live, but Git does not declare what was seen: kept as evidence"}
+}
+
+// deletesObject reports whether rec records the object's deletion: its
+// recreation is Flux's, whoever owns the fields after.
+func deletesObject(rec *refluxv1.Drift) bool {
+	for _, f := range rec.Spec.Fields {
+		if f.DeletesObject() {
+			return true
+		}
+	}
+	return false
 }
 
 // Owners says who owns a record's fields in the live object: Flux's own

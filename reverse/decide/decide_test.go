@@ -106,6 +106,15 @@ func TestDecide(t *testing.T) {
 		{name: "unheld record, Flux put Git back: keep the evidence as it is", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State, d.Status.HeldSince = refluxv1.DriftDetected, nil
 		}), Live: unheld, Evaluated: true, FluxApplied: t0.Add(2 * time.Second)}, want: Keep},
+		{name: "unheld record, a person put Git back and owns the fields: a revert by hand", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State, d.Status.HeldSince = refluxv1.DriftDetected, nil
+		}), Live: unheld, Evaluated: true, Owners: Owners{Writer: true}},
+			want: Resolve, closed: refluxv1.ClosedRevertedReason},
+		{name: "unheld record, Flux shares the fields it put back: keep the evidence", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			d.Status.State, d.Status.HeldSince = refluxv1.DriftDetected, nil
+		}), Live: unheld, Evaluated: true, Owners: Owners{Writer: true, Flux: true}}, want: Keep},
+		{name: "deletion record, recreated and written by another: keep the evidence", in: Input{Record: recorded(t0, false, objectDeleted()),
+			Live: unheld, Evaluated: true, Owners: Owners{Writer: true}}, want: Keep},
 		{name: "held by another record, drift gone: not this record's revert", in: Input{Record: open, Live: Live{Exists: true, Held: true, HeldBy: "other"}, Evaluated: true},
 			want: Keep},
 		{name: "dismissed by annotation: dismiss, release, reconcile", in: Input{Record: with(open, func(d *refluxv1.Drift) {
