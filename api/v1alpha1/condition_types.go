@@ -17,6 +17,23 @@ const (
 	// reached its maximum age (status.holdExpiresAt). Its reason says what
 	// reflux did: HoldKeptReason or HoldReleasedReason.
 	HoldExpiredCondition = "HoldExpired"
+
+	// LostLiveCondition on a Drift record is True once the live change it
+	// records was undone by Flux over its hold, by no one's decision: the
+	// record is then the only evidence of it, and stays open with its
+	// proposal. Its reason says who applied over the hold:
+	// OverwrittenByFluxReason or OverwrittenByUpgradeReason.
+	LostLiveCondition = "LostLive"
+)
+
+// Reasons for the LostLive condition.
+const (
+	// OverwrittenByFluxReason: kustomize-controller's apply, already under
+	// way as the hold was taken, put Git's values back.
+	OverwrittenByFluxReason = "OverwrittenByFlux"
+	// OverwrittenByUpgradeReason: helm-controller upgraded the release,
+	// which applies the whole chart over a hold (docs/flux-behaviour.md).
+	OverwrittenByUpgradeReason = "OverwrittenByUpgrade"
 )
 
 // Reasons for the HoldExpired condition.

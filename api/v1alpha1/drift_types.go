@@ -357,8 +357,9 @@ type DriftStatus struct {
 	Closed *DriftClosure `json:"closed,omitempty"`
 
 	// Conditions holds ReverseSynced, which says whether a branch carries
-	// the record's change and why not, and HoldExpired once the hold
-	// reached its maximum age.
+	// the record's change and why not, HoldExpired once the hold
+	// reached its maximum age, and LostLive once Flux undid the held live
+	// change over its hold (a Helm upgrade, or an apply already under way).
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 

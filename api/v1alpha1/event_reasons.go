@@ -22,6 +22,10 @@ const (
 	// severity metadata is critical, so an Alert pages on it the way it
 	// pages on critical drift.
 	HoldExpiredEventReason = "HoldExpired"
+	// LiveChangeLostEventReason is the Warning event of a held live change
+	// Flux undid over its hold (LostLiveCondition): the record keeps the
+	// evidence, and someone should know the change is gone.
+	LiveChangeLostEventReason = "LiveChangeLost"
 	// RecordNotSealedEventReason: a Drift record reflux did not write was
 	// found and deleted.
 	RecordNotSealedEventReason = "RecordNotSealed"

@@ -10,6 +10,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -231,4 +233,15 @@ func TestAnUpgradeOverAHeldEditKeepsTheEvidence(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeFalse(), "the hold is released")
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+
+	// Not silently: the record says so, and a Warning event an Alert
+	// routes names the release applied over the hold.
+	lost := fmt.Sprintf("helm-controller's upgrade of HelmRelease %s/app applied the chart over the hold: "+
+		"the change is lost live and kept as evidence", app.Name)
+	rec = app.WaitRecord(g, "Deployment", "app", fixture.InState(refluxv1.DriftDetected))
+	g.Expect(fixture.Describe(apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.LostLiveCondition))).
+		To(Equal("True/" + refluxv1.OverwrittenByUpgradeReason + ": " + lost))
+	e := app.Event(g, refluxv1.LiveChangeLostEventReason, lost)
+	g.Expect(e.Type).To(Equal(corev1.EventTypeWarning))
+	g.Expect(e.Message).To(Equal(fmt.Sprintf("Deployment %s/app: %s: /spec/replicas (low Alert, Update)", app.Name, lost)))
 }

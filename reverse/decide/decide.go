@@ -1,9 +1,11 @@
 package decide
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -84,6 +86,10 @@ type Input struct {
 	// from its managedFields (one-second resolution); zero when it never
 	// did or is not known. See LostToFlux.
 	FluxApplied time.Time
+	// Upgrade names the HelmRelease (namespace/name) of a record of a Helm
+	// release's object: only its upgrade applies over a hold, the whole
+	// chart, hold or not. Empty for a Kustomization's object.
+	Upgrade string
 	// Owners says who owns the record's fields live now, from
 	// managedFields (drift.FieldOwners). See LostToFlux. It and
 	// FluxApplied are read only when the object no longer drifts.
@@ -131,6 +137,9 @@ type Decision struct {
 	// Closed says how a Resolve or Dismiss closes the record. The engine
 	// adds who closed it (By) where the audit log or managedFields say.
 	Closed *refluxv1.DriftClosure
+	// Lost is set when the decision finds the live change undone over its
+	// hold (LostLiveCondition): the executor raises the Warning event.
+	Lost bool
 	// Why explains the decision, for logs and tests.
 	Why string
 }
@@ -321,13 +330,25 @@ func LostToFlux(rec *refluxv1.Drift, owners Owners, fluxApplied time.Time) bool 
 // evidence of it and its proposal stands. The hold is released, as it
 // protects nothing now and would keep Flux from applying the merged
 // proposal.
+//
+// The record says so (LostLiveCondition), and the executor raises a
+// Warning event: the change is gone from the cluster by no one's
+// decision, which is what someone must hear of.
 func lostToFlux(in Input) Decision {
 	next := in.Record.DeepCopy()
 	next.Status = status(next, false, time.Time{})
 	next.Status.HoldExpiresAt, next.Status.Conditions = expiresAt(next.Status, false, 0)
-	return Decision{Action: Update, Record: next, Hold: Release,
-		WriteStatus: !equality.Semantic.DeepEqual(in.Record.Status, next.Status),
-		Why:         "Flux's apply, already under way as the hold was taken, put Git's values back: the change is lost live and kept as evidence"}
+	reason := refluxv1.OverwrittenByFluxReason
+	why := "Flux's apply, already under way as the hold was taken, put Git's values back: the change is lost live and kept as evidence"
+	if in.Upgrade != "" {
+		reason = refluxv1.OverwrittenByUpgradeReason
+		why = fmt.Sprintf("helm-controller's upgrade of HelmRelease %s applied the chart over the hold: the change is lost live and kept as evidence", in.Upgrade)
+	}
+	apimeta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: refluxv1.LostLiveCondition,
+		Status: metav1.ConditionTrue, Reason: reason, Message: why, ObservedGeneration: next.Generation,
+		LastTransitionTime: metav1.NewTime(in.Now)})
+	return Decision{Action: Update, Record: next, Hold: Release, Lost: true,
+		WriteStatus: !equality.Semantic.DeepEqual(in.Record.Status, next.Status), Why: why}
 }
 
 // Closure is how a record closes, for its status.closed.
@@ -425,6 +446,13 @@ func status(next *refluxv1.Drift, hold bool, heldSince time.Time) refluxv1.Drift
 	if hold && s.HeldSince == nil {
 		since := metav1.NewTime(heldSince)
 		s.HeldSince = &since
+	}
+	if hold {
+		// Held again: the change is live, no longer lost.
+		apimeta.RemoveStatusCondition(&s.Conditions, refluxv1.LostLiveCondition)
+		if len(s.Conditions) == 0 {
+			s.Conditions = nil
+		}
 	}
 	return s
 }

@@ -467,3 +467,36 @@ func TestDecideHotfixMarked(t *testing.T) {
 		})
 	}
 }
+
+// TestLostLiveSaysWhoOverwroteTheHold: a held change Flux undid keeps its
+// record open with LostLive True, naming kustomize-controller's in-flight
+// apply or the Helm release helm-controller upgraded to, and raises the
+// event (Lost); holding the object again clears the condition.
+func TestLostLiveSaysWhoOverwroteTheHold(t *testing.T) {
+	open := recorded(t0, true, flag(`"true"`))
+	held := Live{Exists: true, Held: true, HeldBy: name}
+	for _, tt := range []struct {
+		upgrade, reason, says string
+	}{
+		{"", refluxv1.OverwrittenByFluxReason, "Flux's apply, already under way"},
+		{"apps/web", refluxv1.OverwrittenByUpgradeReason, "helm-controller's upgrade of HelmRelease apps/web applied the chart over the hold"},
+	} {
+		t.Run(tt.reason, func(t *testing.T) {
+			g := NewWithT(t)
+			now := t0.Add(time.Hour)
+			d := Decide(Input{Name: name, Record: open, Live: held, Evaluated: true, Owners: Owners{Flux: true}, Upgrade: tt.upgrade, Now: now})
+			g.Expect(d.Action).To(Equal(Update), d.Why)
+			g.Expect(d.Lost).To(BeTrue())
+			g.Expect(d.Hold).To(Equal(Release))
+			g.Expect(d.Why).To(ContainSubstring(tt.says))
+			c := apimeta.FindStatusCondition(d.Record.Status.Conditions, refluxv1.LostLiveCondition)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect([]any{c.Status, c.Reason, c.Message, c.LastTransitionTime.Time}).To(Equal([]any{metav1.ConditionTrue, tt.reason, d.Why, now}))
+
+			again := Decide(Input{Name: name, Record: d.Record, Live: Live{Exists: true}, Evaluated: true, WantHold: true, Now: now.Add(time.Minute),
+				Observation: observed(now.Add(time.Minute), flag(`"true"`))})
+			g.Expect(again.Lost).To(BeFalse())
+			g.Expect(apimeta.FindStatusCondition(again.Record.Status.Conditions, refluxv1.LostLiveCondition)).To(BeNil(), "held again: live again")
+		})
+	}
+}

@@ -121,6 +121,29 @@ func origins(fields []refluxv1.DriftField) string {
 	return strings.Join(out, ",")
 }
 
+// lostEvent raises the Warning event of a held live change Flux undid
+// over its hold: an Alert routes it, as it routes new drift, with the
+// record's severity.
+func lostEvent(rec EventRecorder, ks *kustomizev1.Kustomization, d *refluxv1.Drift, why string) {
+	if rec == nil {
+		return
+	}
+	action, severity := record.Summary(d.Spec.Fields)
+	prefix := ""
+	if severity == refluxv1.SeverityCritical {
+		prefix = refluxv1.CriticalPrefix
+	}
+	meta := map[string]string{
+		MetaKey(eventv1.MetaRevisionKey): d.Spec.Revision,
+		MetaKey("reflux-severity"):       string(severity),
+		MetaKey("reflux-action"):         string(action),
+		MetaKey("reflux-record"):         d.Name,
+		MetaKey("reflux-origin"):         origins(d.Spec.Fields),
+	}
+	rec.AnnotatedEventf(ks, meta, corev1.EventTypeWarning, refluxv1.LiveChangeLostEventReason, "%s%s %s/%s: %s: %s",
+		prefix, d.Spec.Object.Kind, d.Spec.Object.Namespace, d.Spec.Object.Name, why, fieldSummary(d.Spec.Fields))
+}
+
 // expiredEvent raises the paging event of an expired hold.
 func expiredEvent(rec EventRecorder, p *Plan, d *refluxv1.Drift) {
 	if rec == nil {

@@ -40,6 +40,12 @@ func (x *Executor) write(ctx context.Context, p *Plan, d decide.Decision) error 
 		x.opts.Log.Info("live change recorded as pending: its Git side is computed when the render lands", "record", rec.Name,
 			"object", p.object(), "written", len(rec.Spec.Written), "state", status.State, "held", status.HeldSince != nil)
 	}
+	if d.Lost {
+		x.opts.Log.Info("live change lost over its hold, kept as evidence", "record", rec.Name, "object", p.object(), "why", d.Why)
+		if p.Kustomization != nil {
+			lostEvent(x.opts.Events, p.Kustomization, rec, d.Why)
+		}
+	}
 	if d.Changed {
 		if x.opts.Metrics != nil {
 			x.opts.Metrics.ObserveDetection(p.Kustomization, p.Seen, x.opts.Now())

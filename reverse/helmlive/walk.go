@@ -80,8 +80,10 @@ func (w walk) decide(ctx context.Context, snap reverse.Snapshot, rel *made, want
 	name string, rec *refluxv1.Drift) (decide.Decision, error) {
 	ref := &refluxv1.HelmReleaseRef{Namespace: w.hr.Namespace, Name: w.hr.Name, Release: rel.ref.String()}
 	now := w.g.opts.Now()
+	// Only an upgrade applies over a hold: helm-controller's drift
+	// correction stays off a held object (docs/flux-behaviour.md).
 	in := decide.Input{Name: name, Record: rec, Live: w.liveState(), Evaluated: true, Now: now,
-		Revision: snap.Gov.Kustomization.Status.LastAppliedRevision}
+		Revision: snap.Gov.Kustomization.Status.LastAppliedRevision, Upgrade: w.hr.Namespace + "/" + w.hr.Name}
 	if want == nil {
 		// Not in the release helm-controller made: nothing to compare,
 		// and a record of it is settled.
@@ -115,14 +117,7 @@ func (w walk) decide(ctx context.Context, snap reverse.Snapshot, rel *made, want
 			in.Owners = w.owners(rec)
 		}
 	}
-	d := decide.Decide(in)
-	if rec != nil && len(res.Fields) == 0 && in.Live.Held && !in.Declared && decide.LostToFlux(rec, in.Owners, in.FluxApplied) {
-		// helm-controller's drift correction stays off a held object; an
-		// upgrade does not (docs/flux-behaviour.md): it applies the whole
-		// chart with forced ownership. The record keeps the evidence.
-		d.Why = fmt.Sprintf("helm-controller applied release %s over the hold: the change is lost live and kept as evidence", ref.Release)
-	}
-	return d, nil
+	return decide.Decide(in), nil
 }
 
 // owners says who owns rec's fields live now: helm-controller's forced
