@@ -175,7 +175,7 @@ func New(opts Options) (*Governor, error) {
 	}
 	if h := opts.Helm; h != nil {
 		if gv.helm, err = helmlive.New(helmlive.Options{Live: h.Live, HelmReleases: h.HelmReleases, Storage: h.Storage,
-			Scoper: h.Scoper, Detector: h.Detector, Owners: h.Owners, Governance: gv.intake, Executor: gv.exec,
+			Scoper: h.Scoper, Detector: h.Detector, Owners: h.Owners, Governance: gv.intake, Executor: gv.exec, Attributor: opts.Attributor,
 			ClusterScoped: h.ClusterScoped, Workers: h.Workers, Log: opts.Log.WithName("helm"), Now: opts.Now}); err != nil {
 			return nil, err
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/execute"
 	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/observe"
 	"github.com/reflux-dev/reflux/reverse/release"
 )
 
@@ -51,6 +52,12 @@ type Executor interface {
 	WithRecord(ctx context.Context, p *execute.Plan, fn func(rec *refluxv1.Drift) (decide.Decision, error)) error
 }
 
+// Attributor names the user behind a write to a live object, from the
+// audit log (the engine's attribution.Audit).
+type Attributor interface {
+	User(obj *unstructured.Unstructured, manager string, at time.Time) observe.Who
+}
+
 // Options are what a Governor needs.
 type Options struct {
 	Live Live
@@ -69,6 +76,9 @@ type Options struct {
 	Owners     *drift.Detector
 	Governance Governance
 	Executor   Executor
+	// Attributor names the person behind a write from the audit log; nil
+	// names none.
+	Attributor Attributor
 	// ClusterScoped tells cluster-scoped kinds, so a chart's objects are
 	// keyed as the cluster holds them; nil knows Kubernetes' own kinds.
 	ClusterScoped func(schema.GroupKind) bool
@@ -96,6 +106,9 @@ type Governor struct {
 	// release is the latest release of each HelmRelease seen, as
 	// release.Ref's String.
 	release map[types.NamespacedName]string
+	// attribution counts the looks at an object whose writer the audit
+	// log has not named yet (intake.RetryAttribution's bound).
+	attribution map[intake.Key]int
 }
 
 // New returns a Governor; Start runs its workers.
@@ -119,6 +132,8 @@ func New(opts Options) (*Governor, error) {
 		seen:     map[intake.Key]time.Time{},
 		owner:    map[intake.Key]types.NamespacedName{},
 		release:  map[types.NamespacedName]string{},
+
+		attribution: map[intake.Key]int{},
 	}
 	// A found key brings its object back untimed: the change it belongs
 	// to was recorded, and timed, when it came.
@@ -203,6 +218,29 @@ func (g *Governor) Released(id types.NamespacedName, hr *helmv2.HelmRelease) {
 	for _, k := range keys {
 		g.queue.Add(k)
 	}
+}
+
+// retryAttribution looks at k again shortly while a field's user is not
+// known: the record is written at once, and the apiserver's audit batch
+// often names the user a moment later (intake's RetryAttribution, whose
+// waits and bound it shares).
+//
+// Given up on, an object stays so until a look names every user: its
+// later changes' users wait for the audit log's next look at it.
+func (g *Governor) retryAttribution(k intake.Key, missing bool) {
+	g.mu.Lock()
+	switch {
+	case !missing:
+		delete(g.attribution, k)
+		fallthrough
+	case g.attribution[k] >= intake.AttributionRetries:
+		g.mu.Unlock()
+		return
+	}
+	g.attribution[k]++
+	wait := intake.AttributionWait(g.attribution[k])
+	g.mu.Unlock()
+	g.queue.AddAfter(k, wait)
 }
 
 // ReleaseOf returns the HelmRelease whose release rendered obj, from the

@@ -148,3 +148,22 @@ func TestReleasedRevisitsOnANewRelease(t *testing.T) {
 	gv.Released(id, nil)
 	g.Expect(gv.release).NotTo(HaveKey(id), "forgotten with the HelmRelease")
 }
+
+// TestRetryAttributionIsBounded: an object whose writer the audit log has
+// not named is looked at again, at most intake.AttributionRetries times,
+// and a look that finds every user ends the count.
+func TestRetryAttributionIsBounded(t *testing.T) {
+	g := NewWithT(t)
+	gv := &Governor{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[intake.Key]()),
+		attribution: map[intake.Key]int{}}
+	defer gv.queue.ShutDown()
+	k := intake.Key{GVK: deployment, Namespace: "web", Name: "web"}
+	for range intake.AttributionRetries + 3 {
+		gv.retryAttribution(k, true)
+	}
+	g.Expect(gv.attribution).To(HaveKeyWithValue(k, intake.AttributionRetries), "given up after the bound")
+	gv.retryAttribution(k, false)
+	g.Expect(gv.attribution).NotTo(HaveKey(k), "found")
+	gv.retryAttribution(k, true)
+	g.Expect(gv.attribution).To(HaveKeyWithValue(k, 1), "a new change is looked at again")
+}

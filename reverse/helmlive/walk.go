@@ -105,7 +105,8 @@ func (w walk) decide(ctx context.Context, snap reverse.Snapshot, rel *made, want
 	}
 	obs := observe.Observe(observe.Input{Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: in.Revision,
 		Live: w.live, Desired: want, Result: drift.Result{Fields: res.Fields}, Classifier: snap.Gov.Classifier,
-		Origins: w.origins(snap, rel, want, res.Fields), Now: now})
+		Attribute: w.attribute(), Origins: w.origins(snap, rel, want, res.Fields), Now: now})
+	w.g.retryAttribution(w.k, w.g.opts.Attributor != nil && evaluate.Unattributed(obs.Observation.Fields))
 	obs.Observation.HelmRelease = ref
 	in.Observation, in.WantHold, in.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
 	if rec != nil {
@@ -118,6 +119,15 @@ func (w walk) decide(ctx context.Context, snap reverse.Snapshot, rel *made, want
 		}
 	}
 	return decide.Decide(in), nil
+}
+
+// attribute names the person behind a field's write from the audit log.
+func (w walk) attribute() observe.Attributor {
+	a, live := w.g.opts.Attributor, w.live
+	if a == nil {
+		return nil
+	}
+	return func(manager string, at time.Time) observe.Who { return a.User(live, manager, at) }
 }
 
 // owners says who owns rec's fields live now: helm-controller's forced

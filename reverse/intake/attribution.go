@@ -14,9 +14,9 @@ import (
 // (AwaitingAttribution), so a hotfix is never pushed because its user
 // arrived late (issue 11).
 
-// attributionRetries bounds how often an object is looked at again for a
+// AttributionRetries bounds how often an object is looked at again for a
 // user the audit log has not delivered yet.
-const attributionRetries = 10
+const AttributionRetries = 10
 
 // attributionSettling marks an object whose attribution is over (found, or
 // given up) while the evaluation that saw it is still writing the record.
@@ -32,8 +32,8 @@ const (
 	attributionDelayMax = 4 * time.Second
 )
 
-// attributionWait is how long the try-th look (from 1) waits.
-func attributionWait(try int) time.Duration {
+// AttributionWait is how long the try-th look (from 1) waits.
+func AttributionWait(try int) time.Duration {
 	d := attributionDelay
 	for i := 1; i < try && d < attributionDelayMax; i++ {
 		d *= 2
@@ -48,7 +48,7 @@ func attributionWait(try int) time.Duration {
 func (in *Intake) RetryAttribution(k Key, owner types.NamespacedName, missing bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if !missing || in.attributionTries[k] >= attributionRetries {
+	if !missing || in.attributionTries[k] >= AttributionRetries {
 		if in.attributionTries[k] != 0 {
 			// Write-back waits until the record this evaluation writes is
 			// in (SettleAttribution), since the user may make it a hotfix.
@@ -60,7 +60,7 @@ func (in *Intake) RetryAttribution(k Key, owner types.NamespacedName, missing bo
 		in.attributionTries[k] = 0 // a new unattributed change while settling
 	}
 	in.attributionTries[k]++
-	in.again(k, Change{Owner: owner}, attributionWait(in.attributionTries[k]))
+	in.again(k, Change{Owner: owner}, AttributionWait(in.attributionTries[k]))
 }
 
 // AwaitingAttribution reports whether an object's writer is still being

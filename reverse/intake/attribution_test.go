@@ -14,11 +14,11 @@ func TestAttributionWait(t *testing.T) {
 	g := NewWithT(t)
 	var waits []time.Duration
 	var total time.Duration
-	for try := 1; try <= attributionRetries; try++ {
-		waits = append(waits, attributionWait(try))
-		total += attributionWait(try)
+	for try := 1; try <= AttributionRetries; try++ {
+		waits = append(waits, AttributionWait(try))
+		total += AttributionWait(try)
 	}
 	g.Expect(waits[:4]).To(Equal([]time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}))
-	g.Expect(waits[attributionRetries-1]).To(Equal(4 * time.Second))
+	g.Expect(waits[AttributionRetries-1]).To(Equal(4 * time.Second))
 	g.Expect(total).To(Equal(31500 * time.Millisecond))
 }
