@@ -17,6 +17,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -142,7 +143,22 @@ func checkScenario(t *testing.T, d *demo, out *bytes.Buffer) {
 	g.Expect(replicas.Status.Branch).To(ContainSubstring("/needs-decision-"))
 	g.Expect(replicas.Status.PullRequest).To(HavePrefix(d.repoWebURL() + "/pulls/"))
 
+	// The chart's Deployment: held with helm-controller's key, its record
+	// naming the HelmRelease and the values line of base/cache.yaml.
+	cache, err := d.record(ctx, "Deployment", cacheName)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cache.Spec.HelmRelease).To(Equal(&refluxv1.HelmReleaseRef{Namespace: appNamespace, Name: cacheName,
+		Release: appNamespace + "/" + cacheName + ".v1"}))
+	g.Expect(fieldOf(cache, replicasPtr).Origin).To(Equal(&refluxv1.FieldOrigin{File: "base/cache.yaml", Line: 23, Column: 19,
+		Kind: "values", ValuesKeys: []string{"replicaCount"}, Template: "templates/deployment.yaml:8"}))
+	live := &appsv1.Deployment{}
+	g.Expect(d.env.Client.Get(ctx, objectKey(cacheName), live)).To(Succeed())
+	g.Expect(live.Annotations).To(HaveKeyWithValue(refluxv1.HelmDriftDetectionAnnotation, refluxv1.HelmDriftDetectionDisabled))
+	g.Expect(*live.Spec.Replicas).To(Equal(cacheReplicas))
+
 	g.Expect(out.String()).To(And(
+		ContainSubstring("origin  base/cache.yaml:23:19 (values)"),
+		ContainSubstring("values  replicaCount, rendered by the chart's templates/deployment.yaml:8"),
 		ContainSubstring("who     "+oncallUser+" via "+hotfixManager),
 		ContainSubstring("branch "+flag.Status.Branch+"  pull request "+flag.Status.PullRequest),
 		ContainSubstring("+  "+hotfixFlag+`: "true"`),
@@ -179,7 +195,7 @@ func TestPolicyRulesMatchTheApp(t *testing.T) {
 	for _, o := range res.Objects {
 		kinds = append(kinds, o.GetKind()+"/"+o.GetName())
 	}
-	g.Expect(kinds).To(ConsistOf("Deployment/podinfo", "Service/podinfo", "ConfigMap/podinfo-flags"))
+	g.Expect(kinds).To(ConsistOf("Deployment/podinfo", "Service/podinfo", "ConfigMap/podinfo-flags", "HelmRelease/cache"))
 
 	flag, err := idx.Lookup(origin.ObjectRef{Kind: "ConfigMap", Name: "podinfo-flags"}, "/data/FEATURE_CHECKOUT_V2")
 	g.Expect(err).NotTo(HaveOccurred())

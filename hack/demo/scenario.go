@@ -55,6 +55,7 @@ func (d *demo) scenarioSteps() []step {
 	return []step{
 		{name: "make a 2 AM hotfix as " + oncallUser, run: d.makeHotfix},
 		{name: "wait for reflux to record and hold the drift", run: d.showDrift, logs: d.refluxLogs},
+		{name: "scale the cache a HelmRelease deploys and trace it through the chart", run: d.scaleCache, logs: d.refluxLogs},
 		{name: "force a Flux reconcile and check the hotfix survived", run: d.reconcileFlux, logs: d.fluxLogs},
 		{name: "wait for reflux to open its pull requests and review the flag change", run: d.showProposal, logs: d.refluxLogs},
 		{name: "merge the flag's pull request in Gitea and wait for Resolved", run: d.mergeFlag, logs: d.mergeLogs},
@@ -70,6 +71,9 @@ type scenarioState struct {
 	// flagRecord and replicasRecord are the Drift records of the two
 	// edited objects, as last read.
 	flagRecord, replicasRecord *refluxv1.Drift
+	// cacheRecord is the record of the chart's Deployment, once it names
+	// its values line.
+	cacheRecord *refluxv1.Drift
 	// checkout is a clone of the proposed branch.
 	checkout string
 	// signature is gpg's verdict on the branch head, as `git verify-commit`

@@ -28,7 +28,7 @@ const (
 
 // testBinaries are what `make testbin` puts in bin/, checked up front so a
 // missing one fails in a second instead of after the apiserver started.
-var testBinaries = []string{"etcd", "kube-apiserver", "source-controller", "kustomize-controller", "gitea"}
+var testBinaries = []string{"etcd", "kube-apiserver", "source-controller", "kustomize-controller", "helm-controller", "gitea"}
 
 // checkBinaries fails with the make target that provides a missing binary.
 func (d *demo) checkBinaries(context.Context) error {
@@ -69,6 +69,8 @@ func (d *demo) startEnvironment(ctx context.Context) error {
 		// reflux can name who made a change, as it would in a cluster
 		// with an audit webhook configured.
 		AuditWebhook: &testenv.AuditWebhook{},
+		// helm-controller renders the app's cache from its HelmRelease.
+		Helm: true,
 	})
 	if err != nil {
 		return err
