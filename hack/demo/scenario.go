@@ -89,13 +89,9 @@ type scenarioState struct {
 // with the field manager `kubectl edit` uses, so the apiserver's audit
 // events name a person and managedFields name kubectl.
 func (d *demo) makeHotfix(ctx context.Context) error {
-	user, err := d.env.AddBreakGlassUser(ctx, oncallUser)
+	c, err := d.oncall(ctx)
 	if err != nil {
 		return err
-	}
-	c, err := client.New(user.Config, client.Options{Scheme: d.env.Scheme})
-	if err != nil {
-		return fmt.Errorf("connecting as %s: %w", oncallUser, err)
 	}
 	key := client.ObjectKey{Namespace: appNamespace, Name: flagsName}
 	if err := editAs(ctx, c, key, &corev1.ConfigMap{}, func(cm *corev1.ConfigMap) {
@@ -117,6 +113,19 @@ func (d *demo) makeHotfix(ctx context.Context) error {
 	}
 	d.printHotfix()
 	return nil
+}
+
+// oncall is a client acting as oncallUser, a break-glass user.
+func (d *demo) oncall(ctx context.Context) (client.Client, error) {
+	user, err := d.env.AddBreakGlassUser(ctx, oncallUser)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(user.Config, client.Options{Scheme: d.env.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("connecting as %s: %w", oncallUser, err)
+	}
+	return c, nil
 }
 
 // editAs reads obj, changes it and writes it back with an Update under

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
@@ -24,13 +23,9 @@ const (
 // reflux has recorded and held it with the values line it comes from,
 // and prints the record.
 func (d *demo) scaleCache(ctx context.Context) error {
-	user, err := d.env.AddBreakGlassUser(ctx, oncallUser)
+	c, err := d.oncall(ctx)
 	if err != nil {
 		return err
-	}
-	c, err := client.New(user.Config, client.Options{Scheme: d.env.Scheme})
-	if err != nil {
-		return fmt.Errorf("connecting as %s: %w", oncallUser, err)
 	}
 	var before int32
 	if err := editAs(ctx, c, objectKey(cacheName), &appsv1.Deployment{}, func(dep *appsv1.Deployment) {

@@ -41,13 +41,7 @@ func driftEvent(rec EventRecorder, ks *kustomizev1.Kustomization, d *refluxv1.Dr
 	if severity == refluxv1.SeverityCritical && !d.Spec.ManualHotfix {
 		prefix = refluxv1.CriticalPrefix
 	}
-	meta := map[string]string{
-		MetaKey(eventv1.MetaRevisionKey): d.Spec.Revision,
-		MetaKey("reflux-severity"):       string(severity),
-		MetaKey("reflux-action"):         string(action),
-		MetaKey("reflux-record"):         d.Name,
-		MetaKey("reflux-origin"):         origins(d.Spec.Fields),
-	}
+	meta := recordMeta(d)
 	if m := d.Spec.LastModifier; m != nil {
 		who := m.Manager
 		switch {
@@ -67,6 +61,19 @@ func driftEvent(rec EventRecorder, ks *kustomizev1.Kustomization, d *refluxv1.Dr
 	}
 	rec.AnnotatedEventf(ks, meta, eventType, reason, "%s%s %s/%s %s: %s",
 		prefix, d.Spec.Object.Kind, d.Spec.Object.Namespace, d.Spec.Object.Name, what, fieldSummary(d.Spec.Fields))
+}
+
+// recordMeta is the event metadata of a record: its revision, severity,
+// action, name and origins.
+func recordMeta(d *refluxv1.Drift) map[string]string {
+	action, severity := record.Summary(d.Spec.Fields)
+	return map[string]string{
+		MetaKey(eventv1.MetaRevisionKey): d.Spec.Revision,
+		MetaKey("reflux-severity"):       string(severity),
+		MetaKey("reflux-action"):         string(action),
+		MetaKey("reflux-record"):         d.Name,
+		MetaKey("reflux-origin"):         origins(d.Spec.Fields),
+	}
 }
 
 func hasAction(fields []refluxv1.DriftField, a refluxv1.Action) bool {
@@ -128,19 +135,11 @@ func lostEvent(rec EventRecorder, ks *kustomizev1.Kustomization, d *refluxv1.Dri
 	if rec == nil {
 		return
 	}
-	action, severity := record.Summary(d.Spec.Fields)
 	prefix := ""
-	if severity == refluxv1.SeverityCritical {
+	if _, severity := record.Summary(d.Spec.Fields); severity == refluxv1.SeverityCritical {
 		prefix = refluxv1.CriticalPrefix
 	}
-	meta := map[string]string{
-		MetaKey(eventv1.MetaRevisionKey): d.Spec.Revision,
-		MetaKey("reflux-severity"):       string(severity),
-		MetaKey("reflux-action"):         string(action),
-		MetaKey("reflux-record"):         d.Name,
-		MetaKey("reflux-origin"):         origins(d.Spec.Fields),
-	}
-	rec.AnnotatedEventf(ks, meta, corev1.EventTypeWarning, refluxv1.LiveChangeLostEventReason, "%s%s %s/%s: %s: %s",
+	rec.AnnotatedEventf(ks, recordMeta(d), corev1.EventTypeWarning, refluxv1.LiveChangeLostEventReason, "%s%s %s/%s: %s: %s",
 		prefix, d.Spec.Object.Kind, d.Spec.Object.Namespace, d.Spec.Object.Name, why, fieldSummary(d.Spec.Fields))
 }
 
