@@ -43,6 +43,9 @@ type Gitea struct {
 	ownDir            bool
 	maxItems          int
 	http              *http.Client
+	// slow has no timeout of its own, for calls (a merge) whose context
+	// bounds them: a git operation on Gitea's side can outlast http's.
+	slow *http.Client
 }
 
 // GiteaOptions configures StartGitea. The zero value is valid.
@@ -144,7 +147,7 @@ func StartGitea(ctx context.Context, opts GiteaOptions) (_ *Gitea, retErr error)
 		}
 	}
 	g := &Gitea{Username: "reflux", Password: "testenv-" + randomHex(8), bin: bin, work: opts.Dir, ownDir: ownDir,
-		config: filepath.Join(opts.Dir, "app.ini"), http: &http.Client{Timeout: 10 * time.Second},
+		config: filepath.Join(opts.Dir, "app.ini"), http: &http.Client{Timeout: 10 * time.Second}, slow: &http.Client{},
 		maxItems: opts.MaxResponseItems}
 	defer func() {
 		if retErr != nil && g.Process != nil {
@@ -247,6 +250,10 @@ func (g *Gitea) mintToken(ctx context.Context) (string, error) {
 // basic auth until the token exists. A status of 300 or more is an error
 // quoting the answer.
 func (g *Gitea) API(ctx context.Context, method, path string, in, out any) error {
+	return g.call(ctx, g.http, method, path, in, out)
+}
+
+func (g *Gitea) call(ctx context.Context, client *http.Client, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -265,7 +272,7 @@ func (g *Gitea) API(ctx context.Context, method, path string, in, out any) error
 	} else {
 		req.SetBasicAuth(g.Username, g.Password)
 	}
-	resp, err := g.http.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}

@@ -2,8 +2,10 @@ package testenv_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,4 +87,49 @@ func TestGiteaStartsWithAdminAndToken(t *testing.T) {
 	_, err = os.Stat(gt.Process.LogPath)
 	g.Expect(os.IsNotExist(err)).To(BeTrue(), "Stop removes the directory it created")
 	g.Expect(gt.API(ctx, http.MethodGet, "/version", nil, nil)).NotTo(Succeed(), "the server is gone")
+}
+
+// TestGiteaMergeIsIdempotent: a merge whose answer was lost leaves the
+// pull request merged but maybe its branch in place; merging again
+// succeeds and finishes the deletion, and a pull request that is not
+// merged still refuses.
+func TestGiteaMergeIsIdempotent(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	gt, err := testenv.StartGitea(ctx, testenv.GiteaOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = gt.Stop() })
+	_, _, err = gt.PushDir(ctx, "merges", writeTree(t, map[string]string{"a.yaml": "a: 1\n"}))
+	g.Expect(err).NotTo(HaveOccurred())
+	// Gitea indexes the first push asynchronously; a branch made before
+	// that would become the default one.
+	g.Eventually(func() error {
+		return gt.API(ctx, http.MethodGet, "/repos/reflux/merges/branches/main", nil, nil)
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	open := func(branch string) int {
+		var pr struct {
+			Number int `json:"number"`
+		}
+		g.Expect(gt.API(ctx, http.MethodPost, "/repos/reflux/merges/contents/"+branch+".yaml", map[string]any{
+			"content": "YjogMgo=", "branch": "main", "new_branch": branch, "message": "add " + branch}, nil)).To(Succeed())
+		g.Expect(gt.API(ctx, http.MethodPost, "/repos/reflux/merges/pulls", map[string]any{
+			"head": branch, "base": "main", "title": branch}, &pr)).To(Succeed())
+		return pr.Number
+	}
+	branchExists := func(name string) bool {
+		err := gt.API(ctx, http.MethodGet, "/repos/reflux/merges/branches/"+name, nil, nil)
+		g.Expect(err == nil || strings.Contains(err.Error(), "404")).To(BeTrue(), "%v", err)
+		return err == nil
+	}
+
+	merged := open("merged")
+	g.Expect(gt.Merge(ctx, "reflux", "merges", merged, "merge", false)).To(Succeed())
+	g.Expect(branchExists("merged")).To(BeTrue(), "kept, as a merge whose answer was lost before the deletion")
+	g.Expect(gt.Merge(ctx, "reflux", "merges", merged, "merge", true)).To(Succeed(), "already merged is merged")
+	g.Expect(branchExists("merged")).To(BeFalse())
+
+	closed := open("closed")
+	g.Expect(gt.API(ctx, http.MethodPatch, fmt.Sprintf("/repos/reflux/merges/pulls/%d", closed), map[string]any{"state": "closed"}, nil)).To(Succeed())
+	g.Expect(gt.Merge(ctx, "reflux", "merges", closed, "merge", true)).NotTo(Succeed())
+	g.Expect(branchExists("closed")).To(BeTrue(), "an unmerged pull request's branch is left alone")
 }
