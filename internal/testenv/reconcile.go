@@ -15,6 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// artifactSource is a Flux source, which announces an artifact.
+type artifactSource interface {
+	GetArtifact() *meta.Artifact
+}
+
 // FluxObject is a Flux resource that reports conditions, such as a
 // GitRepository or a Kustomization.
 type FluxObject interface {
@@ -75,6 +80,11 @@ func (e *Env) WaitForReady(ctx context.Context, obj FluxObject) error {
 		if ks, ok := obj.(*kustomizev1.Kustomization); ok {
 			return ks.Status.LastAppliedRevision != "" &&
 				ks.Status.LastAppliedRevision == ks.Status.LastAttemptedRevision, nil
+		}
+		// A source is patched the same way, so its Ready can come before
+		// the artifact it announces.
+		if src, ok := obj.(artifactSource); ok {
+			return src.GetArtifact() != nil, nil
 		}
 		return true, nil
 	})
