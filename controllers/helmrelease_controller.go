@@ -3,24 +3,32 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 
 	"github.com/reflux-dev/reflux/reverse/helmlive"
 	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/release"
+	"github.com/reflux-dev/reflux/reverse/report"
 )
 
 // HelmGovernance is what the HelmRelease reconciler asks the engine.
@@ -32,12 +40,19 @@ type HelmGovernance interface {
 	// Released tells the engine of a HelmRelease read, nil once it is
 	// gone: a new release has its objects compared again.
 	Released(id types.NamespacedName, hr *helmv2.HelmRelease)
+	// HelmHealth is what keeps a HelmRelease's objects from being
+	// evaluated or traced; OnHelmHealth hears of its changes.
+	HelmHealth(id types.NamespacedName) helmlive.Health
+	OnHelmHealth(fn func(types.NamespacedName))
+	// Sealed keeps the records reflux itself wrote.
+	Sealed(all []refluxv1.Drift) []refluxv1.Drift
 }
 
 // HelmReleaseReconciler keeps the live watches of the objects of every
 // HelmRelease a governed Kustomization applies (issue 19 §2): the kinds of
 // its latest release, selected by helm-controller's labels. The engine's
-// Helm path (reverse/helmlive) handles their changes.
+// Helm path (reverse/helmlive) handles their changes. It writes the
+// HelmRelease's ReverseDrifted condition, beside helm-controller's own.
 type HelmReleaseReconciler struct {
 	Client     client.Client
 	Governance HelmGovernance
@@ -49,9 +64,10 @@ type HelmReleaseReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=helm.toolkit.fluxcd.io,resources=helmreleases/status,verbs=get;patch
 
 // Reconcile makes the watches of one HelmRelease's objects match its
-// governance and its latest release.
+// governance and its latest release, and reports them.
 func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	hr := &helmv2.HelmRelease{}
 	if err := r.Client.Get(ctx, req.NamespacedName, hr); err != nil {
@@ -62,13 +78,36 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		return ctrl.Result{}, err
 	}
+	patcher := newConditionsPatcher(r.Client, hr, helmReleaseOwnedConditions...)
 	owner := intake.OwnerOf(hr)
 	if owner.Name == "" || !hr.DeletionTimestamp.IsZero() || !helmlive.Governs(hr) || !r.Governance.Governs(owner) {
 		r.Watcher.Forget(req.NamespacedName)
 		r.Governance.Released(req.NamespacedName, nil)
+		if hr.DeletionTimestamp.IsZero() {
+			// What reflux said of it no longer holds.
+			conditions.Delete(hr, refluxv1.ReverseDriftedCondition)
+			return ctrl.Result{}, patcher.Patch(ctx, hr)
+		}
 		return ctrl.Result{}, nil
 	}
 	r.Governance.Released(req.NamespacedName, hr)
+	result, err := r.watch(ctx, hr)
+	if rerr := r.report(ctx, hr, owner); rerr != nil {
+		return ctrl.Result{}, errors.Join(err, rerr)
+	}
+	if rerr := patcher.Patch(ctx, hr); rerr != nil {
+		return ctrl.Result{}, errors.Join(err, rerr)
+	}
+	return result, err
+}
+
+// helmReleaseOwnedConditions are the conditions reflux owns on a
+// HelmRelease; helm-controller owns the rest, Drifted among them.
+var helmReleaseOwnedConditions = []string{refluxv1.ReverseDriftedCondition}
+
+// watch has the Helm-labelled watches cover the kinds of hr's latest
+// release.
+func (r *HelmReleaseReconciler) watch(ctx context.Context, hr *helmv2.HelmRelease) (ctrl.Result, error) {
 	kinds, err := r.Governance.Kinds(ctx, hr)
 	if errors.Is(err, release.ErrNoHistory) {
 		return ctrl.Result{}, nil // helm-controller's status write brings it back
@@ -77,7 +116,37 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		log.FromContext(ctx).Error(err, "reading the HelmRelease's latest release: its objects are not watched yet")
 		return ctrl.Result{RequeueAfter: r.RetryInterval}, nil
 	}
-	return ctrl.Result{}, r.Watcher.Ensure(req.NamespacedName, kinds)
+	return ctrl.Result{}, r.Watcher.Ensure(client.ObjectKeyFromObject(hr), kinds)
+}
+
+// report sets hr's ReverseDrifted condition from the open records of
+// its objects, which the Kustomization that applies it owns, and what
+// keeps them from being evaluated or traced.
+func (r *HelmReleaseReconciler) report(ctx context.Context, hr *helmv2.HelmRelease, owner types.NamespacedName) error {
+	list := &refluxv1.DriftList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(owner.Namespace), client.MatchingLabels{
+		record.KustomizationNameLabel: owner.Name, record.KustomizationNamespaceLabel: owner.Namespace,
+	}); err != nil {
+		return fmt.Errorf("listing drift records: %w", err)
+	}
+	var mine []refluxv1.Drift
+	for _, d := range r.Governance.Sealed(list.Items) {
+		if ref := d.Spec.HelmRelease; ref != nil && ref.Namespace == hr.Namespace && ref.Name == hr.Name {
+			mine = append(mine, d)
+		}
+	}
+	h := r.Governance.HelmHealth(client.ObjectKeyFromObject(hr))
+	if h.Release == "" {
+		if ref, err := release.Latest(hr); err == nil {
+			h.Release = ref.String()
+		}
+	}
+	if c := report.HelmDrifted(report.HelmDriftedInput{Release: h.Release, ReleaseErr: h.ReleaseErr, ChartErr: h.ChartErr,
+		Open: record.Open(mine)}); c != nil {
+		c.ObservedGeneration = hr.Generation
+		conditions.Set(hr, c)
+	}
+	return nil
 }
 
 // HelmReleaseReconcilerOptions tune the controller.
@@ -96,8 +165,22 @@ func (r *HelmReleaseReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmRele
 		Named("helmrelease").
 		For(&helmv2.HelmRelease{}).
 		Watches(&kustomizev1.Kustomization{}, handler.EnqueueRequestsFromMapFunc(helmReleasesOf)).
+		Watches(&refluxv1.Drift{}, handler.EnqueueRequestsFromMapFunc(helmReleaseOfRecord)).
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			r.Governance.OnHelmHealth(func(id types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: id}) })
+			return nil
+		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Complete(r)
+}
+
+// helmReleaseOfRecord is the HelmRelease whose object a record is of.
+func helmReleaseOfRecord(_ context.Context, o client.Object) []reconcile.Request {
+	d, ok := o.(*refluxv1.Drift)
+	if !ok || d.Spec.HelmRelease == nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: d.Spec.HelmRelease.Namespace, Name: d.Spec.HelmRelease.Name}}}
 }
 
 // helmReleasesOf lists the HelmReleases in a Kustomization's inventory.

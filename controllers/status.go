@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -14,8 +13,15 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
-// conditionsPatcher writes reflux's own conditions on a Flux Kustomization,
-// the one part of its status reflux owns. It is Flux's patch helper's
+// conditionsObject is a Flux object reflux writes conditions on: a
+// Kustomization, or a HelmRelease.
+type conditionsObject interface {
+	client.Object
+	conditions.Setter
+}
+
+// conditionsPatcher writes reflux's own conditions on a Flux object (a
+// Kustomization, a HelmRelease), the one part of its status reflux owns. It is Flux's patch helper's
 // conditions step (fluxcd/pkg/runtime/patch): the change between the
 // object as read and as reconciled is applied to the latest version with
 // reflux's conditions owned, under an optimistic lock, retried on
@@ -24,17 +30,17 @@ import (
 // request per reconcile for nothing.
 type conditionsPatcher struct {
 	client client.Client
-	before *kustomizev1.Kustomization
+	before conditionsObject
 	owned  []string
 }
 
-func newConditionsPatcher(c client.Client, obj *kustomizev1.Kustomization, owned ...string) *conditionsPatcher {
-	return &conditionsPatcher{client: c, before: obj.DeepCopy(), owned: owned}
+func newConditionsPatcher(c client.Client, obj conditionsObject, owned ...string) *conditionsPatcher {
+	return &conditionsPatcher{client: c, before: obj.DeepCopyObject().(conditionsObject), owned: owned}
 }
 
 // Patch writes what changed in obj's owned conditions; nothing when none
 // did.
-func (p *conditionsPatcher) Patch(ctx context.Context, obj *kustomizev1.Kustomization) error {
+func (p *conditionsPatcher) Patch(ctx context.Context, obj conditionsObject) error {
 	diff := conditions.NewPatch(p.before, obj)
 	if diff.IsZero() {
 		return nil
@@ -42,17 +48,18 @@ func (p *conditionsPatcher) Patch(ctx context.Context, obj *kustomizev1.Kustomiz
 	backoff := wait.Backoff{Steps: 5, Duration: 100 * time.Millisecond, Factor: 2, Jitter: 1}
 	var lastErr error
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
-		latest := &kustomizev1.Kustomization{}
+		// The cached client's Get replaces the whole object.
+		latest := p.before.DeepCopyObject().(conditionsObject)
 		if err := p.client.Get(ctx, client.ObjectKeyFromObject(obj), latest); err != nil {
 			return false, err
 		}
-		patch := client.MergeFromWithOptions(latest.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		patch := client.MergeFromWithOptions(latest.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 		if err := diff.Apply(latest, conditions.WithOwnedConditions(p.owned...)); err != nil {
 			return false, err
 		}
 		lastErr = p.client.Status().Patch(ctx, latest, patch, client.FieldOwner(refluxv1.FieldManager))
 		if apierrors.IsConflict(lastErr) {
-			return false, nil // kustomize-controller wrote meanwhile: again, on its version
+			return false, nil // Flux wrote meanwhile: again, on its version
 		}
 		return lastErr == nil, lastErr
 	})

@@ -24,6 +24,29 @@ const (
 	// proposal. Its reason says who applied over the hold:
 	// OverwrittenByFluxReason or OverwrittenByUpgradeReason.
 	LostLiveCondition = "LostLive"
+
+	// ReverseDriftedCondition on a HelmRelease reports whether the live
+	// objects of its latest release diverge from what helm-controller
+	// applied, as reflux records them. It is not Drifted, which
+	// helm-controller owns on a HelmRelease (set in its warn and enabled
+	// drift detection modes): two controllers forcing one condition would
+	// overwrite each other at every reconcile. Its reasons are Drifted's
+	// DriftDetected and NoDrift, and ReleaseUnreadableReason and
+	// ChartRenderFailedReason when reflux cannot evaluate or trace.
+	ReverseDriftedCondition = "ReverseDrifted"
+)
+
+// Reasons for the ReverseDrifted condition besides Drifted's.
+const (
+	// ReleaseUnreadableReason: the latest release helm-controller made
+	// cannot be read from Helm's storage, so live changes of its objects
+	// cannot be compared; they are kept and tried again.
+	ReleaseUnreadableReason = "ReleaseUnreadable"
+	// ChartRenderFailedReason: the chart of the latest release does not
+	// render here (a template that looks the cluster up, for example), so
+	// no values key is found for a drifted field. Changes are still held
+	// and recorded, their fields refused as chart-render-failed.
+	ChartRenderFailedReason = "ChartRenderFailed"
 )
 
 // Reasons for the LostLive condition.

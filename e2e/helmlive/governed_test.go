@@ -171,6 +171,15 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 		reconciled(g, app)
 		g.Expect(replicas(g, app)).To(Equal(int32(5)), "helm-controller leaves the held edit alone")
 	}
+	// reflux's condition on the HelmRelease, beside helm-controller's
+	// own: it outlives helm-controller's status writes.
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(helmRelease(g, app), refluxv1.ReverseDriftedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect([]string{string(c.Status), c.Reason, c.Message}).To(Equal([]string{"True", refluxv1.DriftDetectedReason,
+			"1 field(s) in 1 object(s) drifted: 1 low; 1 Alert"}))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	g.Expect(conditions.IsReady(helmRelease(g, app))).To(BeTrue(), "helm-controller's conditions are its own")
 
 	patch := []byte(`{"metadata":{"annotations":{"` + refluxv1.DismissAnnotation + `":"true"}}}`)
 	g.Expect(env.Client.Patch(context.Background(), rec, client.RawPatch(client.Merge.Type(), patch),
@@ -180,6 +189,12 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 		d := app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment)
 		g.Expect(heldForHelm(d)).To(BeFalse(), "released")
 		g.Expect(*d.Spec.Replicas).To(Equal(int32(2)), "helm-controller corrected the drift once released")
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(helmRelease(g, app), refluxv1.ReverseDriftedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect([]string{string(c.Status), c.Reason, c.Message}).To(Equal([]string{"False", refluxv1.NoDriftReason,
+			"no drift from release " + app.Name + "/app.v1"}))
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 }
 
@@ -195,6 +210,7 @@ func TestAReleaseOptedOutIsNotGoverned(t *testing.T) {
 		"helm-controller reverted the edit: nothing held it")
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeFalse())
 	g.Expect(app.Records(g, "Deployment", "app")).To(BeEmpty())
+	g.Expect(conditions.Get(helmRelease(g, app), refluxv1.ReverseDriftedCondition)).To(BeNil(), "reflux says nothing of it")
 }
 
 // TestAnUpgradeOverAHeldEditKeepsTheEvidence: an upgrade applies the

@@ -14,6 +14,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/helmlive"
 	"github.com/reflux-dev/reflux/reverse/intake"
 )
 
@@ -103,6 +104,22 @@ func (gv *Governor) Kinds(ctx context.Context, hr *helmv2.HelmRelease) ([]schema
 func (gv *Governor) Released(id types.NamespacedName, hr *helmv2.HelmRelease) {
 	if gv.helm != nil {
 		gv.helm.Released(id, hr)
+	}
+}
+
+// HelmHealth is what keeps the objects of the HelmRelease id from being
+// evaluated or traced (helmlive), for its ReverseDrifted condition.
+func (gv *Governor) HelmHealth(id types.NamespacedName) helmlive.Health {
+	if gv.helm == nil {
+		return helmlive.Health{}
+	}
+	return gv.helm.Health(id)
+}
+
+// OnHelmHealth has fn hear of each change of a HelmRelease's health.
+func (gv *Governor) OnHelmHealth(fn func(types.NamespacedName)) {
+	if gv.helm != nil {
+		gv.helm.OnHealth(fn)
 	}
 }
 

@@ -109,6 +109,34 @@ type Governor struct {
 	// attribution counts the looks at an object whose writer the audit
 	// log has not named yet (intake.RetryAttribution's bound).
 	attribution map[intake.Key]int
+	// health is what keeps each HelmRelease's objects from being
+	// evaluated or traced, for its ReverseDrifted condition; onHealth
+	// hears of each change of it.
+	health   map[types.NamespacedName]Health
+	onHealth func(types.NamespacedName)
+}
+
+// Health is what keeps a HelmRelease's objects from being evaluated or
+// traced, besides their records: its ReverseDrifted condition's inputs
+// (report.HelmDrifted).
+type Health struct {
+	// Release is the latest release helm-controller made, as
+	// release.Ref's String.
+	Release string
+	// ReleaseErr is why Release cannot be read from Helm's storage.
+	ReleaseErr error
+	// ChartErr is why Release's chart does not render here.
+	ChartErr error
+}
+
+func (h Health) same(o Health) bool {
+	msg := func(err error) string {
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	return h.Release == o.Release && msg(h.ReleaseErr) == msg(o.ReleaseErr) && msg(h.ChartErr) == msg(o.ChartErr)
 }
 
 // New returns a Governor; Start runs its workers.
@@ -134,10 +162,11 @@ func New(opts Options) (*Governor, error) {
 		release:  map[types.NamespacedName]string{},
 
 		attribution: map[intake.Key]int{},
+		health:      map[types.NamespacedName]Health{},
 	}
 	// A found key brings its object back untimed: the change it belongs
 	// to was recorded, and timed, when it came.
-	g.mapper = newMapper(opts.ClusterScoped, func(k intake.Key) { g.queue.Add(k) }, opts.Log.WithName("values"))
+	g.mapper = newMapper(opts.ClusterScoped, func(k intake.Key) { g.queue.Add(k) }, g.chartRendered, opts.Log.WithName("values"))
 	return g, nil
 }
 
@@ -197,6 +226,7 @@ func (g *Governor) Released(id types.NamespacedName, hr *helmv2.HelmRelease) {
 	if hr == nil {
 		g.mu.Lock()
 		delete(g.release, id)
+		delete(g.health, id)
 		g.mu.Unlock()
 		return
 	}
@@ -339,7 +369,7 @@ func Governs(hr *helmv2.HelmRelease) bool {
 // Kinds returns the kinds of the objects of hr's latest release: what
 // the live watches must cover.
 func (g *Governor) Kinds(ctx context.Context, hr *helmv2.HelmRelease) ([]schema.GroupVersionKind, error) {
-	rel, err := g.releases.latest(ctx, hr)
+	rel, err := g.latest(ctx, hr)
 	if err != nil {
 		return nil, err
 	}
@@ -352,4 +382,66 @@ func (g *Governor) Kinds(ctx context.Context, hr *helmv2.HelmRelease) ([]schema.
 		}
 	}
 	return out, nil
+}
+
+// latest is releases.latest, keeping hr's Health: a release that cannot
+// be read says so on the HelmRelease until it can.
+func (g *Governor) latest(ctx context.Context, hr *helmv2.HelmRelease) (*made, error) {
+	id := types.NamespacedName{Namespace: hr.Namespace, Name: hr.Name}
+	rel, err := g.releases.latest(ctx, hr)
+	switch {
+	case errors.Is(err, errNotYet):
+	case err != nil:
+		ref, _ := release.Latest(hr) // known: only its storage failed
+		g.setHealth(id, func(h *Health) {
+			h.Release, h.ReleaseErr, h.ChartErr = ref.String(), err, nil
+		})
+	default:
+		g.setHealth(id, func(h *Health) {
+			if h.Release != rel.ref.String() {
+				h.ChartErr = nil // the new release's chart is yet to be rendered
+			}
+			h.Release, h.ReleaseErr = rel.ref.String(), nil
+		})
+	}
+	return rel, err
+}
+
+// chartRendered is the mapper's word on rel's chart: err when it does not
+// render here.
+func (g *Governor) chartRendered(rel *made, err error) {
+	g.setHealth(rel.owner, func(h *Health) {
+		if h.Release == rel.ref.String() || h.Release == "" {
+			h.Release, h.ChartErr = rel.ref.String(), err
+		}
+	})
+}
+
+// Health returns what keeps the objects of the HelmRelease id from
+// being evaluated or traced.
+func (g *Governor) Health(id types.NamespacedName) Health {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.health[id]
+}
+
+// OnHealth has fn hear of every change of a HelmRelease's Health, for its
+// condition; set it before Start.
+func (g *Governor) OnHealth(fn func(types.NamespacedName)) {
+	g.mu.Lock()
+	g.onHealth = fn
+	g.mu.Unlock()
+}
+
+func (g *Governor) setHealth(id types.NamespacedName, change func(*Health)) {
+	g.mu.Lock()
+	was := g.health[id]
+	now := was
+	change(&now)
+	g.health[id] = now
+	notify := g.onHealth
+	g.mu.Unlock()
+	if notify != nil && !now.same(was) {
+		notify(id)
+	}
 }

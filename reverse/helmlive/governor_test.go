@@ -1,18 +1,24 @@
 package helmlive
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/release"
 )
 
 var deployment = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -166,4 +172,51 @@ func TestRetryAttributionIsBounded(t *testing.T) {
 	g.Expect(gv.attribution).NotTo(HaveKey(k), "found")
 	gv.retryAttribution(k, true)
 	g.Expect(gv.attribution).To(HaveKeyWithValue(k, 1), "a new change is looked at again")
+}
+
+// missingStorage is Helm's storage with every release Secret gone.
+type missingStorage struct{}
+
+func (missingStorage) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+}
+
+// TestHealthFollowsTheLatestRelease: a release that cannot be read, and a
+// chart that does not render, are kept per HelmRelease for its condition
+// and said once each; a new release clears the old chart's failure, and
+// a chart failure of a release no longer the latest is not kept.
+func TestHealthFollowsTheLatestRelease(t *testing.T) {
+	g := NewWithT(t)
+	gv := &Governor{releases: newReleases(missingStorage{}, nil), health: map[types.NamespacedName]Health{}}
+	id := types.NamespacedName{Namespace: "apps", Name: "web"}
+	var heard []types.NamespacedName
+	gv.OnHealth(func(id types.NamespacedName) { heard = append(heard, id) })
+	hr := &helmv2.HelmRelease{}
+	hr.Namespace, hr.Name = id.Namespace, id.Name
+
+	_, err := gv.latest(context.Background(), hr)
+	g.Expect(errors.Is(err, errNotYet)).To(BeTrue())
+	g.Expect(gv.Health(id)).To(Equal(Health{}), "no release yet is not a failure")
+	g.Expect(heard).To(BeEmpty())
+
+	hr.Status.History = helmv2.Snapshots{{Name: "web", Namespace: "apps", Version: 1}}
+	_, err = gv.latest(context.Background(), hr)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(gv.Health(id).Release).To(Equal("apps/web.v1"))
+	g.Expect(gv.Health(id).ReleaseErr).To(MatchError(ContainSubstring("not found")))
+	_, _ = gv.latest(context.Background(), hr)
+	g.Expect(heard).To(Equal([]types.NamespacedName{id}), "said once")
+
+	v1 := &made{owner: id, ref: release.Ref{Name: "web", Namespace: "apps", Version: 1}}
+	gv.setHealth(id, func(h *Health) { h.ReleaseErr = nil })
+	gv.chartRendered(v1, errors.New("lookup failed"))
+	g.Expect(gv.Health(id).ChartErr).To(MatchError("lookup failed"))
+	g.Expect(heard).To(HaveLen(3))
+
+	gv.setHealth(id, func(h *Health) { h.Release, h.ChartErr = "apps/web.v2", nil })
+	gv.chartRendered(v1, errors.New("lookup failed"))
+	g.Expect(gv.Health(id)).To(Equal(Health{Release: "apps/web.v2"}), "v1's chart is not the latest's")
+
+	gv.Released(id, nil)
+	g.Expect(gv.health).NotTo(HaveKey(id), "forgotten with the HelmRelease")
 }

@@ -55,7 +55,9 @@ func (ks *keys) lookup(obj chart.ObjectKey, pointers []string, k intake.Key) (ma
 			continue
 		}
 		if ks.err != nil {
-			continue // the chart cannot be analysed: never asked again
+			// The chart cannot be analysed: never asked again, and said.
+			out[p] = chart.Result{Object: obj, Pointer: p, Kind: kindRenderFailed}
+			continue
 		}
 		if _, ok := ks.asked[f]; !ok {
 			ks.asked[f] = k
@@ -70,11 +72,13 @@ type mapper struct {
 	queue   workqueue.TypedInterface[*made]
 	scoped  func(schema.GroupKind) bool
 	requeue func(intake.Key)
-	log     logr.Logger
+	// rendered hears whether a release's chart rendered, once per release.
+	rendered func(*made, error)
+	log      logr.Logger
 }
 
-func newMapper(scoped func(schema.GroupKind) bool, requeue func(intake.Key), log logr.Logger) *mapper {
-	return &mapper{queue: workqueue.NewTyped[*made](), scoped: scoped, requeue: requeue, log: log}
+func newMapper(scoped func(schema.GroupKind) bool, requeue func(intake.Key), rendered func(*made, error), log logr.Logger) *mapper {
+	return &mapper{queue: workqueue.NewTyped[*made](), scoped: scoped, requeue: requeue, rendered: rendered, log: log}
 }
 
 // results returns the values keys found for fields of want's object in
@@ -122,6 +126,7 @@ func (m *mapper) find(rel *made) []intake.Key {
 			err = fmt.Errorf("rendering the chart of release %s: %w", rel.ref, err)
 			m.log.Error(err, "values keys are not found for this release's fields")
 		}
+		m.rendered(rel, err)
 	}
 	found := make(map[fieldKey]chart.Result, len(asked))
 	if err == nil {
@@ -165,6 +170,10 @@ func splicedKey(res chart.Result, git, live string) (chart.Key, bool) {
 // in an object the chart does not render as the release did.
 const kindUnknown chart.Kind = "unknown"
 
+// kindRenderFailed is a field of a release whose chart does not render
+// here at all (Health.ChartErr says why).
+const kindRenderFailed chart.Kind = "chart-render-failed"
+
 // valuesOrigin is a chart's field's origin: the line of spec.values that
 // sets its key, in the tree of the Kustomization that applies the
 // HelmRelease (idx, where hr is the HelmRelease; nil when no render of it
@@ -186,6 +195,8 @@ func valuesOrigin(res chart.Result, idx *origin.Index, hr origin.ObjectRef, git,
 	}
 	key, single := res.Key()
 	switch {
+	case res.Kind == kindRenderFailed:
+		out.Refused, out.Why = string(res.Kind), "the release's chart does not render here; the HelmRelease's ReverseDrifted condition says why"
 	case idx == nil:
 		out.Refused, out.Why = "not-indexed", "the tree of the Kustomization that applies the HelmRelease is not rendered yet"
 	case res.Kind == kindUnknown:

@@ -7,12 +7,14 @@ import (
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	refluxkustomize "github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/release"
 )
 
 // TestValuesOrigin: a field's origin is the spec.values line of its one
@@ -96,7 +98,7 @@ func TestMapperFindsOffTheLivePath(t *testing.T) {
 		Config: map[string]any{"replicaCount": 3}},
 		keys: keys{found: map[fieldKey]chart.Result{}, asked: map[fieldKey]intake.Key{}}}
 	var back []intake.Key
-	m := newMapper(nil, func(k intake.Key) { back = append(back, k) }, logr.Discard())
+	m := newMapper(nil, func(k intake.Key) { back = append(back, k) }, func(*made, error) {}, logr.Discard())
 	defer m.queue.ShutDown()
 	k := intake.Key{GVK: deployment, Namespace: "apps", Name: "web-webapp"}
 	obj := chart.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "web-webapp"}
@@ -119,4 +121,40 @@ func TestMapperFindsOffTheLivePath(t *testing.T) {
 	g.Expect(key.InUserValues).To(BeTrue())
 	g.Expect(got["/spec/paused"].Kind).To(Equal(kindUnknown), "a field the chart does not render")
 	g.Expect(rel.keys.asked).To(BeEmpty(), "nothing left to ask")
+}
+
+// TestAChartThatDoesNotRenderHereIsSaid: a chart that looks the cluster
+// up renders for helm-controller and not offline. The mapper says so
+// once, for the HelmRelease's condition, and every field asked of it is
+// refused by name rather than left waiting.
+func TestAChartThatDoesNotRenderHereIsSaid(t *testing.T) {
+	g := NewWithT(t)
+	ch, err := chart.Load("testdata/charts/lookup")
+	g.Expect(err).NotTo(HaveOccurred())
+	rel := &made{owner: types.NamespacedName{Namespace: "apps", Name: "web"}, ref: release.Ref{Name: "web", Namespace: "apps", Version: 1},
+		release: &helmrelease.Release{Name: "web", Namespace: "apps", Version: 1, Chart: ch},
+		keys:    keys{found: map[fieldKey]chart.Result{}, asked: map[fieldKey]intake.Key{}}}
+	var said []error
+	m := newMapper(nil, func(intake.Key) {}, func(r *made, err error) {
+		g.Expect(r).To(BeIdenticalTo(rel))
+		said = append(said, err)
+	}, logr.Discard())
+	defer m.queue.ShutDown()
+	k := intake.Key{GVK: deployment, Namespace: "apps", Name: "web"}
+	obj := chart.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "web"}
+
+	g.Expect(m.results(rel, obj, []string{"/spec/replicas"}, k)).To(BeEmpty())
+	m.find(rel)
+	g.Expect(said).To(HaveLen(1))
+	g.Expect(said[0]).To(MatchError(And(ContainSubstring("rendering the chart of release apps/web.v1"),
+		ContainSubstring("the release's namespace must be looked up"))))
+	m.find(rel)
+	g.Expect(said).To(HaveLen(1), "said once per release")
+
+	got := m.results(rel, obj, []string{"/spec/replicas", "/spec/paused"}, k)
+	g.Expect(rel.keys.asked).To(BeEmpty(), "never asked again")
+	g.Expect(got).To(HaveLen(2))
+	o := valuesOrigin(got["/spec/replicas"], nil, origin.ObjectRef{}, "1", "3")
+	g.Expect(o.Refused).To(Equal("chart-render-failed"))
+	g.Expect(o.Why).To(ContainSubstring("ReverseDrifted condition says why"))
 }

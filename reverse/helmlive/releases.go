@@ -7,6 +7,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/lru"
 
 	"github.com/reflux-dev/reflux/reverse/chart"
@@ -33,6 +34,8 @@ type releases struct {
 // made is one release's objects as helm-controller's diff reads them,
 // and what is known of the values keys behind their fields.
 type made struct {
+	// owner is the HelmRelease whose release it is.
+	owner   types.NamespacedName
 	ref     release.Ref
 	release *helmrelease.Release
 	objects []*unstructured.Unstructured
@@ -63,7 +66,7 @@ func (r *releases) latest(ctx context.Context, hr *helmv2.HelmRelease) (*made, e
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", ref, err)
 	}
-	m := &made{ref: ref, release: rls, objects: objects, byKey: make(map[desired.ObjectKey]*unstructured.Unstructured, len(objects)),
+	m := &made{owner: types.NamespacedName{Namespace: hr.Namespace, Name: hr.Name}, ref: ref, release: rls, objects: objects, byKey: make(map[desired.ObjectKey]*unstructured.Unstructured, len(objects)),
 		keys: keys{found: map[fieldKey]chart.Result{}, asked: map[fieldKey]intake.Key{}}}
 	for _, o := range objects {
 		m.byKey[desired.KeyOf(o)] = o

@@ -55,7 +55,7 @@ func (w walk) run(ctx context.Context) error {
 		})
 	}
 	p.Kustomization = snap.Gov.Kustomization
-	rel, err := w.g.releases.latest(ctx, w.hr)
+	rel, err := w.g.latest(ctx, w.hr)
 	if err != nil {
 		return fmt.Errorf("HelmRelease %s/%s: %w", w.hr.Namespace, w.hr.Name, err)
 	}
