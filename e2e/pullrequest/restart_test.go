@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
@@ -28,7 +29,11 @@ func TestRestartOpensNoSecondPullRequest(t *testing.T) {
 	first := fixture.StartReflux(t, env, fixture.Options{Name: "reflux-restart", Selector: shardKey + "=" + shard})
 	app := fixture.Namespace{Env: env, Name: checkout}
 	g.Expect(app.WaitClean(ctx, k.Name)).To(Succeed())
-	app.AddKey(g, env.Client, "checkout-flags", "ONE_CLICK", "true")
+	// Held, and past a reconcile of Flux: an apply of Flux already under
+	// way as the hold lands can undo the first edit of an object, and
+	// this test is about the restart, not that race.
+	cm := &corev1.ConfigMap{}
+	driftEdit(g, checkout, "checkout-flags", cm, func() { cm.Data["ONE_CLICK"] = "true" })
 	rec := app.WaitRecord(g, "ConfigMap", "checkout-flags", withPullRequest)
 	branch, url := rec.Status.Branch, rec.Status.PullRequest
 	prs := pullsIn(g, checkout, "")
