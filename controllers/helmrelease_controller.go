@@ -52,7 +52,8 @@ type HelmGovernance interface {
 // HelmRelease a governed Kustomization applies (issue 19 §2): the kinds of
 // its latest release, selected by helm-controller's labels. The engine's
 // Helm path (reverse/helmlive) handles their changes. It writes the
-// HelmRelease's ReverseDrifted condition, beside helm-controller's own.
+// HelmRelease's ReverseDrifted and ReverseSynced conditions, beside
+// helm-controller's own.
 type HelmReleaseReconciler struct {
 	Client     client.Client
 	Governance HelmGovernance
@@ -85,7 +86,9 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.Governance.Released(req.NamespacedName, nil)
 		if hr.DeletionTimestamp.IsZero() {
 			// What reflux said of it no longer holds.
-			conditions.Delete(hr, refluxv1.ReverseDriftedCondition)
+			for _, t := range helmReleaseOwnedConditions {
+				conditions.Delete(hr, t)
+			}
 			return ctrl.Result{}, patcher.Patch(ctx, hr)
 		}
 		return ctrl.Result{}, nil
@@ -103,7 +106,7 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 // helmReleaseOwnedConditions are the conditions reflux owns on a
 // HelmRelease; helm-controller owns the rest, Drifted among them.
-var helmReleaseOwnedConditions = []string{refluxv1.ReverseDriftedCondition}
+var helmReleaseOwnedConditions = []string{refluxv1.ReverseDriftedCondition, refluxv1.ReverseSyncedCondition}
 
 // watch has the Helm-labelled watches cover the kinds of hr's latest
 // release.
@@ -119,9 +122,9 @@ func (r *HelmReleaseReconciler) watch(ctx context.Context, hr *helmv2.HelmReleas
 	return ctrl.Result{}, r.Watcher.Ensure(client.ObjectKeyFromObject(hr), kinds)
 }
 
-// report sets hr's ReverseDrifted condition from the open records of
-// its objects, which the Kustomization that applies it owns, and what
-// keeps them from being evaluated or traced.
+// report sets hr's ReverseDrifted and ReverseSynced conditions from the
+// open records of its objects, which the Kustomization that applies it
+// owns, and what keeps them from being evaluated or traced.
 func (r *HelmReleaseReconciler) report(ctx context.Context, hr *helmv2.HelmRelease, owner types.NamespacedName) error {
 	list := &refluxv1.DriftList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(owner.Namespace), client.MatchingLabels{
@@ -141,10 +144,17 @@ func (r *HelmReleaseReconciler) report(ctx context.Context, hr *helmv2.HelmRelea
 			h.Release = ref.String()
 		}
 	}
+	open := record.Open(mine)
 	if c := report.HelmDrifted(report.HelmDriftedInput{Release: h.Release, ReleaseErr: h.ReleaseErr, ChartErr: h.ChartErr,
-		Open: record.Open(mine)}); c != nil {
+		Open: open}); c != nil {
 		c.ObservedGeneration = hr.Generation
 		conditions.Set(hr, c)
+	}
+	if c := report.HelmSynced(open); c != nil {
+		c.ObservedGeneration = hr.Generation
+		conditions.Set(hr, c)
+	} else {
+		conditions.Delete(hr, refluxv1.ReverseSyncedCondition)
 	}
 	return nil
 }

@@ -10,7 +10,9 @@ const (
 	// ReverseSyncedCondition on a Kustomization reports the state of the
 	// write-back of its drift to Git. On a Drift record it says whether a
 	// branch carries the record's change (True, BranchPushed) or why none
-	// does (False, with the write-back's reason).
+	// does (False, with the write-back's reason). On a HelmRelease it sums
+	// up the records of the release's objects: each distinct outcome once,
+	// False when any of them failed.
 	ReverseSyncedCondition = "ReverseSynced"
 
 	// HoldExpiredCondition on a Drift record is True once its hold

@@ -21,33 +21,13 @@ import (
 )
 
 // release is a HelmRelease of e2e/helmflux's chart, from the app's own
-// GitRepository, with drift correction enabled: helm-controller reverts
-// a live edit at its next reconcile.
+// GitRepository, with drift correction enabled.
 func release(source, annotations, values string) string {
-	return fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata:
-  name: app
-%sspec:
-  interval: 1h
-  chart:
-    spec:
-      chart: ./charts/app
-      interval: 1h
-      sourceRef:
-        kind: GitRepository
-        name: %s
-  install:
-    disableWait: true
-  upgrade:
-    disableWait: true
-  driftDetection:
-    mode: enabled
-%s`, annotations, source, values)
+	return fixture.HelmReleaseFile(source, annotations, values)
 }
 
 // chartDir holds the chart the releases install, charts/app.
-const chartDir = "../helmflux/testdata"
+const chartDir = fixture.ChartTree
 
 // files is the app's tree beside the chart: a Kustomization whose one
 // resource is the HelmRelease.

@@ -35,7 +35,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	fixture.Main(m, &env, fixture.Suite{Setup: setup})
+	fixture.Main(m, &env, fixture.Suite{Setup: setup, Env: testenv.Options{Helm: true}})
 }
 
 // setup creates the payments tenant and starts the suite's reflux, which

@@ -1,7 +1,12 @@
 package report
 
 import (
+	"fmt"
+	"sort"
+	"strings"
+
 	"github.com/fluxcd/pkg/runtime/conditions"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -42,4 +47,63 @@ func HelmDrifted(in HelmDriftedInput) *metav1.Condition {
 		return conditions.TrueCondition(refluxv1.ReverseDriftedCondition, refluxv1.DriftDetectedReason, "%s", driftMessage(in.Open))
 	}
 	return conditions.FalseCondition(refluxv1.ReverseDriftedCondition, refluxv1.NoDriftReason, "no drift from release %s", in.Release)
+}
+
+// maxSyncedParts bounds the branches a HelmRelease's ReverseSynced
+// message lists: a release's records share a Kustomization's few
+// branches, and a condition message is read at a glance.
+const maxSyncedParts = 4
+
+// HelmSynced computes a HelmRelease's ReverseSynced condition from the
+// write-back state of the open records of its objects; nil while none of
+// them has been written back, since write-back is the Kustomization's
+// (its repository, its policy) and there is nothing of this release to
+// say yet.
+//
+// The records carry their own ReverseSynced condition, set as their
+// branch is pushed, withdrawn or refused; the release sums them up: False
+// if any record's write-back failed (the first such record's reason),
+// else True with the first outcome's reason. The message names each
+// distinct outcome once, failures first.
+func HelmSynced(open []refluxv1.Drift) *metav1.Condition {
+	type part struct {
+		status  metav1.ConditionStatus
+		reason  string
+		message string
+	}
+	var parts []part
+	seen := map[string]bool{}
+	for i := range open {
+		c := apimeta.FindStatusCondition(open[i].Status.Conditions, refluxv1.ReverseSyncedCondition)
+		if c == nil || seen[string(c.Status)+c.Reason+c.Message] {
+			continue
+		}
+		seen[string(c.Status)+c.Reason+c.Message] = true
+		parts = append(parts, part{status: c.Status, reason: c.Reason, message: c.Message})
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	// False first, then by message, so the text does not move with the
+	// order records are listed in.
+	sort.SliceStable(parts, func(i, j int) bool {
+		if (parts[i].status == metav1.ConditionFalse) != (parts[j].status == metav1.ConditionFalse) {
+			return parts[i].status == metav1.ConditionFalse
+		}
+		return parts[i].reason+parts[i].message < parts[j].reason+parts[j].message
+	})
+	var msgs []string
+	for i, p := range parts {
+		if i == maxSyncedParts {
+			msgs = append(msgs, fmt.Sprintf("and %d more", len(parts)-i))
+			break
+		}
+		msgs = append(msgs, p.reason+": "+p.message)
+	}
+	status := metav1.ConditionTrue
+	if parts[0].status == metav1.ConditionFalse {
+		status = metav1.ConditionFalse
+	}
+	return &metav1.Condition{Type: refluxv1.ReverseSyncedCondition, Status: status, Reason: parts[0].reason,
+		Message: strings.Join(msgs, "; ")}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
@@ -42,6 +43,53 @@ func TestHelmDriftedCondition(t *testing.T) {
 			}
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Type).To(Equal(refluxv1.ReverseDriftedCondition))
+			g.Expect(string(c.Status) + "/" + c.Reason).To(Equal(tt.want))
+			g.Expect(c.Message).To(Equal(tt.message))
+		})
+	}
+}
+
+func TestHelmSyncedCondition(t *testing.T) {
+	synced := func(status metav1.ConditionStatus, reason, message string) refluxv1.Drift {
+		d := refluxv1.Drift{}
+		d.Status.Conditions = []metav1.Condition{{Type: refluxv1.ReverseSyncedCondition, Status: status, Reason: reason, Message: message}}
+		return d
+	}
+	pushed := synced(metav1.ConditionTrue, refluxv1.BranchPushedReason, "branch reflux/a carries the change at 0123456789ab, pull request http://forge/1")
+	other := synced(metav1.ConditionTrue, refluxv1.BranchPushedReason, "branch reflux/b carries the change at ba9876543210")
+	refused := synced(metav1.ConditionFalse, refluxv1.RefusedReason, "the values key replicaCount is set by valuesFrom")
+	tests := []struct {
+		name string
+		open []refluxv1.Drift
+		// want is "" for no condition, else status/reason.
+		want, message string
+	}{
+		{name: "no open records", want: ""},
+		{name: "not written back yet", open: []refluxv1.Drift{{}}, want: ""},
+		{name: "one branch", open: []refluxv1.Drift{pushed, pushed}, want: "True/BranchPushed",
+			message: "BranchPushed: branch reflux/a carries the change at 0123456789ab, pull request http://forge/1"},
+		{name: "two branches, in a stable order", open: []refluxv1.Drift{other, {}, pushed}, want: "True/BranchPushed",
+			message: "BranchPushed: branch reflux/a carries the change at 0123456789ab, pull request http://forge/1; " +
+				"BranchPushed: branch reflux/b carries the change at ba9876543210"},
+		{name: "a refusal comes first and decides", open: []refluxv1.Drift{pushed, refused}, want: "False/Refused",
+			message: "Refused: the values key replicaCount is set by valuesFrom; " +
+				"BranchPushed: branch reflux/a carries the change at 0123456789ab, pull request http://forge/1"},
+		{name: "bounded", open: []refluxv1.Drift{
+			synced(metav1.ConditionTrue, "BranchPushed", "1"), synced(metav1.ConditionTrue, "BranchPushed", "2"),
+			synced(metav1.ConditionTrue, "BranchPushed", "3"), synced(metav1.ConditionTrue, "BranchPushed", "4"),
+			synced(metav1.ConditionTrue, "BranchPushed", "5"), synced(metav1.ConditionTrue, "BranchPushed", "6")},
+			want: "True/BranchPushed", message: "BranchPushed: 1; BranchPushed: 2; BranchPushed: 3; BranchPushed: 4; and 2 more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := HelmSynced(tt.open)
+			if tt.want == "" {
+				g.Expect(c).To(BeNil())
+				return
+			}
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Type).To(Equal(refluxv1.ReverseSyncedCondition))
 			g.Expect(string(c.Status) + "/" + c.Reason).To(Equal(tt.want))
 			g.Expect(c.Message).To(Equal(tt.message))
 		})
