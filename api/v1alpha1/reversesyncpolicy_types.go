@@ -458,7 +458,9 @@ type Rule struct {
 	Name string `json:"name,omitempty"`
 
 	// Paths are globs (path.Match syntax) over the origin file, relative to
-	// the repository root, such as `apps/*/flags.yaml`.
+	// the repository root, such as `apps/*/flags.yaml`. A field a Helm
+	// chart renders matches by its values file or by the file that
+	// declares its HelmRelease.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MinLength=1

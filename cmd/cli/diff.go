@@ -267,7 +267,7 @@ func diffObject(ctx context.Context, c client.Client, det *drift.Detector, ks *k
 			f := refluxv1.DriftField{Pointer: refluxv1.WholeObjectPointer, ChangeType: refluxv1.ChangeRemove, FluxReverts: true,
 				Origin: observe.Origin(idx, origin.RefOf(want), "/metadata/name")}
 			fields := []refluxv1.DriftField{f}
-			observe.Classify(classifier, want.GetKind(), fields, false)
+			observe.Classify(classifier, want.GetKind(), "", fields, false)
 			od.Fields = fieldsOf(fields)
 			return od, nil
 		}

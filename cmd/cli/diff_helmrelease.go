@@ -154,7 +154,7 @@ func diffHelmRelease(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2
 			od.Fields = append(od.Fields, tracer.missing(o.Desired, o.RevertedAt == release.AtReconcile))
 		}
 		for i := range od.Fields {
-			classifyHelmField(classifier, o.Desired.GetKind(), &od.Fields[i])
+			classifyHelmField(classifier, o.Desired.GetKind(), tracer.ownerFile, &od.Fields[i])
 		}
 		report.Objects = append(report.Objects, od)
 	}
@@ -167,6 +167,8 @@ type helmTracer struct {
 	analysis *chart.Analysis
 	// lines finds the keys' lines; nil when they are not known.
 	lines valuesLines
+	// ownerFile declares the HelmRelease; a rule's paths match it.
+	ownerFile string
 }
 
 func newHelmTracer(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.HelmRelease, ch *chartv2.Chart, values map[string]any,
@@ -182,7 +184,7 @@ func newHelmTracer(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.H
 		warn(cmd, "values lines will be missing: %v", err)
 		return t
 	}
-	t.lines = lines
+	t.lines, t.ownerFile = lines, observe.DeclaringFile(lines.idx, lines.hr)
 	return t
 }
 
@@ -326,11 +328,12 @@ func helmClassifier(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.
 
 // classifyHelmField sets f's rule, action and severity as the engine
 // classifies a record's field (observe.Classify): from the rendered
-// object's kind, the field, both values and the file of its values line.
-func classifyHelmField(c *classify.Classifier, kind string, f *helmDiffField) {
+// object's kind, the field, both values, the file of its values line and
+// the HelmRelease's file.
+func classifyHelmField(c *classify.Classifier, kind, ownerFile string, f *helmDiffField) {
 	file, _, _ := strings.Cut(f.Origin, ":")
 	fields := []refluxv1.DriftField{{Pointer: f.Pointer, ChangeType: refluxv1.ChangeType(f.Change),
 		GitValue: f.Chart, LiveValue: f.Live, Origin: &refluxv1.FieldOrigin{File: file}}}
-	observe.Classify(c, kind, fields, false)
+	observe.Classify(c, kind, ownerFile, fields, false)
 	f.Rule, f.Action, f.Severity = fields[0].Rule, string(fields[0].Action), string(fields[0].Severity)
 }

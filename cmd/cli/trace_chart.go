@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -18,7 +17,6 @@ import (
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/release"
@@ -174,17 +172,11 @@ type fileValues struct {
 }
 
 func (f fileValues) line(pointer string) (string, bool) {
-	toks, err := jsonptr.Split(pointer)
-	if err != nil || f.node == nil {
+	line, col, ok := chart.ValuesFile{File: f.file, Node: f.node}.Position(pointer)
+	if !ok {
 		return "", false
 	}
-	n := f.node
-	for _, tok := range toks {
-		if n = child(n, tok); n == nil {
-			return "", false
-		}
-	}
-	return fmt.Sprintf("%s:%d:%d", f.file, n.Line, n.Column), true
+	return fmt.Sprintf("%s:%d:%d", f.file, line, col), true
 }
 
 func (f fileValues) anchor() string {
@@ -194,23 +186,6 @@ func (f fileValues) anchor() string {
 		}
 	}
 	return ""
-}
-
-// child is the node under tok: a mapping's value, or a sequence's element.
-func child(n *yaml.Node, tok string) *yaml.Node {
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == tok {
-				return n.Content[i+1]
-			}
-		}
-	case yaml.SequenceNode:
-		if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(n.Content) {
-			return n.Content[i]
-		}
-	}
-	return nil
 }
 
 // helmReleaseFile reads the HelmRelease FILE#NAME (or FILE, when it holds
@@ -238,10 +213,10 @@ func helmReleaseFile(ref string) (fileValues, chart.Release, error) {
 		if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 			root = root.Content[0]
 		}
-		if kind := child(root, "kind"); kind == nil || kind.Value != helmv2.HelmReleaseKind {
+		if kind := chart.Child(root, "kind"); kind == nil || kind.Value != helmv2.HelmReleaseKind {
 			continue
 		}
-		meta := child(root, "metadata")
+		meta := chart.Child(root, "metadata")
 		if n := childOf(meta, "name"); hasName && (n == nil || n.Value != name) {
 			continue
 		}
@@ -266,9 +241,9 @@ func helmReleaseFile(ref string) (fileValues, chart.Release, error) {
 	if err := json.Unmarshal(raw, hr); err != nil {
 		return fileValues{}, chart.Release{}, fmt.Errorf("decoding the HelmRelease of %s: %w", file, err)
 	}
-	out := fileValues{file: file, values: map[string]any{}, spec: child(matches[0], "spec")}
+	out := fileValues{file: file, values: map[string]any{}, spec: chart.Child(matches[0], "spec")}
 	if out.spec != nil {
-		out.node = child(out.spec, "values")
+		out.node = chart.Child(out.spec, "values")
 	}
 	if hr.Spec.Values != nil {
 		if err := json.Unmarshal(hr.Spec.Values.Raw, &out.values); err != nil {
@@ -283,7 +258,7 @@ func childOf(n *yaml.Node, tok string) *yaml.Node {
 	if n == nil {
 		return nil
 	}
-	return child(n, tok)
+	return chart.Child(n, tok)
 }
 
 // printChartTrace prints the traced fields, ordered by pointer.
@@ -311,14 +286,11 @@ func readValuesFile(path string) (fileValues, error) {
 	if err != nil {
 		return fileValues{}, err
 	}
-	doc := &yaml.Node{}
-	if err := yaml.Unmarshal(data, doc); err != nil {
-		return fileValues{}, fmt.Errorf("parsing %s: %w", path, err)
+	vf, err := chart.ParseValuesFile(path, data)
+	if err != nil {
+		return fileValues{}, err
 	}
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		doc = doc.Content[0]
-	}
-	return fileValues{file: path, node: doc}, nil
+	return fileValues{file: path, node: vf.Node}, nil
 }
 
 // offlineValues are the values of a HelmRelease file, over values files

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -41,7 +42,10 @@ func TestAScaleBecomesAValuesChangeAndResolvesOnMerge(t *testing.T) {
 	tree["prod/kustomization.yaml"] = "resources:\n  - ../release\npatches:\n  - path: values.yaml\n"
 	tree["prod/values.yaml"] = prodValues
 	app := newAppWith(t, name, fixture.AppOptions{Dir: chartDir, Files: tree, Paths: map[string]string{name: "./prod"}, Signed: true,
-		Rules: []refluxv1.Rule{{Name: "scale", Kinds: []string{"Deployment"}, Fields: []string{"/spec/replicas"}, Action: refluxv1.MergeAction}}})
+		Rules: []refluxv1.Rule{{Name: "scale", Kinds: []string{"Deployment"}, Fields: []string{"/spec/replicas"}, Action: refluxv1.MergeAction,
+			// The values line is prod/values.yaml; the HelmRelease is
+			// release/release.yaml, which the rule names (issue 19 §7).
+			Paths: []string{"release/*.yaml"}}}})
 	g.Expect(replicas(g, app)).To(Equal(int32(3)), "prod's overlay sets three")
 
 	scale(g, app, 5)
@@ -53,6 +57,14 @@ func TestAScaleBecomesAValuesChangeAndResolvesOnMerge(t *testing.T) {
 	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{File: "prod/values.yaml", Line: 7, Column: 19, Kind: "values",
 		ValuesKeys: []string{"replicaCount"}, Template: "templates/deployment.yaml:8"}))
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "a proposed edit stays held")
+	// The HelmRelease says where its change went, beside helm-controller's
+	// conditions.
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(helmRelease(g, app), refluxv1.ReverseSyncedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect([]string{string(c.Status), c.Reason, c.Message}).To(Equal([]string{"True", refluxv1.BranchPushedReason,
+			"BranchPushed: branch " + rec.Status.Branch + " carries the change at " + rec.Status.Commit[:12]}))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 
 	dir := fixture.CloneBranch(t, env, app.Repo, rec.Status.Branch)
 	fixture.VerifySigned(t, dir, app.Key.Public)
@@ -83,6 +95,9 @@ func TestAScaleBecomesAValuesChangeAndResolvesOnMerge(t *testing.T) {
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 	g.Eventually(func() []string { return fixture.Branches(t, env, app.Repo) }, fixture.Timeout, fixture.Interval).
 		Should(BeEmpty(), "reflux deletes its merged branch")
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.Get(helmRelease(g, app), refluxv1.ReverseSyncedCondition)).To(BeNil(), "nothing of the release is left to write back")
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 	app.Consistent(t, g)
 	app.Event(g, "DriftResolved", "Deployment "+name+"/app")
 }

@@ -22,6 +22,11 @@ const (
 	// template transforms the value (b64enc, upper, add) or substitutes
 	// its own for it (default).
 	KindComputed Kind = "computed"
+	// KindValuesFrom: as KindValues, but the release's values get the key
+	// from a file its spec.valuesFrom takes, not from spec.values. The
+	// analysis never says this; the origin of the field does, once the
+	// key's line is found in that file.
+	KindValuesFrom Kind = "values-from"
 )
 
 // outcome is what changing one key alone (a solo probe) did to a field.

@@ -22,6 +22,12 @@ type Field struct {
 	// OriginFile is the source file that declares the field, relative to
 	// the repository root; empty when unknown.
 	OriginFile string
+	// OwnerFile is the file that declares, in Git, the object the field
+	// is rendered from when that is another object: a chart's object's
+	// HelmRelease (issue 19 §7). A rule's paths match it as well as
+	// OriginFile, so a rule over a release's file covers what its chart
+	// renders, even a field only the chart's defaults set.
+	OwnerFile string
 }
 
 // Decision is the classification of one field.
@@ -197,7 +203,7 @@ func (r rule) matches(f Field) bool {
 	if r.changes != nil && !r.changes[f.ChangeType] {
 		return false
 	}
-	if len(r.paths) > 0 && !anyGlob(r.paths, f.OriginFile) {
+	if len(r.paths) > 0 && !anyGlob(r.paths, f.OriginFile) && !anyGlob(r.paths, f.OwnerFile) {
 		return false
 	}
 	if len(r.fields) > 0 {

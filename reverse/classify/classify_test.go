@@ -104,6 +104,18 @@ func TestRulesInOrder(t *testing.T) {
 	d = c.Classify(Field{Kind: "ConfigMap", Pointer: "/data/X", ChangeType: refluxv1.ChangeUpdate, OriginFile: "apps/web/other.yaml"})
 	g.Expect(d.Rule).To(Equal("default:unmatched"))
 
+	// A chart's field matches by its HelmRelease's file too: the values
+	// line may be in an overlay's patch, or only the chart's defaults set
+	// it (issue 19 §7).
+	d = c.Classify(Field{Kind: "ConfigMap", Pointer: "/data/X", ChangeType: refluxv1.ChangeUpdate, OriginFile: "apps/web/values.yaml",
+		OwnerFile: "apps/web/flags.yaml"})
+	g.Expect(d.Rule).To(Equal("flags"))
+	d = c.Classify(Field{Kind: "ConfigMap", Pointer: "/data/X", ChangeType: refluxv1.ChangeUpdate, OwnerFile: "apps/web/flags.yaml"})
+	g.Expect(d.Rule).To(Equal("flags"))
+	d = c.Classify(Field{Kind: "ConfigMap", Pointer: "/data/X", ChangeType: refluxv1.ChangeUpdate, OriginFile: "apps/web/values.yaml",
+		OwnerFile: "apps/web/release.yaml"})
+	g.Expect(d.Rule).To(Equal("default:unmatched"))
+
 	// A field without a known origin never matches a path rule.
 	d = c.Classify(Field{Kind: "ConfigMap", Pointer: "/data/X", ChangeType: refluxv1.ChangeAdd})
 	g.Expect(d.Rule).To(Equal("default:configmap-new-key"))

@@ -52,7 +52,7 @@ func wholeObject(g *reverse.Governed, r *desired.Render, want, obj *unstructured
 	// its generator is declared) is the place a reviewer looks.
 	f.Origin = observe.Origin(r.Index, origin.RefOf(want), "/metadata/name")
 	fields := []refluxv1.DriftField{f}
-	observe.Classify(g.Classifier, want.GetKind(), fields, false)
+	observe.Classify(g.Classifier, want.GetKind(), "", fields, false)
 	return record.Observation{
 		Kustomization: g.Ref(),
 		Policy:        g.Policy.Name,

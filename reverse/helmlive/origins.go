@@ -183,7 +183,8 @@ const kindRenderFailed chart.Kind = "chart-render-failed"
 // in one key's value (chart.Spliced: an image's tag) has that key's line
 // as its origin, which write-back proposes once the chart's render
 // confirms it; git and live are the field's values, as JSON.
-func valuesOrigin(res chart.Result, idx *origin.Index, hr origin.ObjectRef, git, live string) *refluxv1.FieldOrigin {
+func valuesOrigin(res chart.Result, in gitValues, git, live string) *refluxv1.FieldOrigin {
+	idx, hr := in.idx, in.hr
 	out := &refluxv1.FieldOrigin{Kind: string(res.Kind)}
 	if res.Template.Line > 0 {
 		out.Template = fmt.Sprintf("%s:%d", res.Template.File, res.Template.Line)
@@ -221,12 +222,31 @@ func valuesOrigin(res chart.Result, idx *origin.Index, hr origin.ObjectRef, git,
 		out.EditAt = observe.ValuesAnchor(idx, hr)
 	default:
 		o := observe.Origin(idx, hr, "/spec/values"+key.Pointer)
-		if o == nil || o.Refused != "" || o.Line == 0 {
-			// In the release's values, but not in spec.values.
-			out.Refused, out.Why = "values-from", "the key is set through spec.valuesFrom, which is not traced here yet"
+		if o != nil && o.Refused == "" && o.Line > 0 {
+			out.File, out.Line, out.Column = o.File, o.Line, o.Column
 			return out
 		}
-		out.File, out.Line, out.Column = o.File, o.Line, o.Column
+		// In the release's values, but not in spec.values: the last
+		// valuesFrom file that sets it.
+		for _, f := range in.from {
+			if line, col, ok := f.Position(key.Pointer); ok {
+				out.Kind = string(chart.KindValuesFrom)
+				out.File, out.Line, out.Column = f.File, int32(line), int32(col)
+				return out
+			}
+		}
+		out.Refused, out.Why = string(chart.KindValuesFrom), "the key is set through spec.valuesFrom, from data no file of the tree "+
+			"holds as it is (a targetPath, or a ConfigMap or Secret not generated from a file)"
 	}
 	return out
+}
+
+// gitValues is where the tree of the Kustomization that applies a
+// HelmRelease sets its values: spec.values in its origin index, and the
+// files its spec.valuesFrom takes (valuesFromFiles). idx is nil while
+// the tree is not rendered.
+type gitValues struct {
+	idx  *origin.Index
+	hr   origin.ObjectRef
+	from []chart.ValuesFile
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -25,7 +26,21 @@ func TestValuesOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hr := origin.RefOf(res.Objects[0])
+	var in gitValues
+	for _, o := range res.Objects {
+		if o.GetKind() == "HelmRelease" {
+			in = gitValues{idx: idx, hr: origin.RefOf(o), from: valuesFromFiles(o, idx, func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
+				for _, c := range res.Objects {
+					if c.GetKind() == kind && c.GetNamespace() == namespace && c.GetName() == name {
+						return c, true
+					}
+				}
+				return nil, false
+			})}
+		}
+	}
+	g := NewWithT(t)
+	g.Expect(in.from).To(HaveLen(2), "the Secret's file, then the ConfigMap's; the targetPath reference has none")
 	tmpl := chart.Location{File: "templates/deployment.yaml", Line: 8}
 	key := func(path, pointer string, user bool) chart.Key {
 		return chart.Key{Path: path, Pointer: pointer, InUserValues: user}
@@ -50,10 +65,18 @@ func TestValuesOrigin(t *testing.T) {
 			Keys: []chart.Key{key("resources.limits.memory", "/resources/limits/memory", false)}}, idx, "", "",
 			&refluxv1.FieldOrigin{Kind: "chart-default", ValuesKeys: []string{"resources.limits.memory"}, Refused: "chart-default",
 				Why: "the chart's values.yaml sets resources.limits.memory; add it under spec.values", EditAt: "release.yaml:15"}},
-		{"a key the release's values set elsewhere", chart.Result{Kind: chart.KindValues,
+		{"a key a valuesFrom file sets: its line there", chart.Result{Kind: chart.KindValues,
+			Keys: []chart.Key{key("resources.limits.memory", "/resources/limits/memory", true)}, Template: tmpl}, idx, "", "",
+			&refluxv1.FieldOrigin{File: "values/web.yaml", Line: 5, Column: 13, Kind: "values-from", ValuesKeys: []string{"resources.limits.memory"},
+				Template: "templates/deployment.yaml:8"}},
+		{"a key two valuesFrom files set: the last one's line", chart.Result{Kind: chart.KindValues,
 			Keys: []chart.Key{key("logLevel", "/logLevel", true)}}, idx, "", "",
-			&refluxv1.FieldOrigin{Kind: "values", ValuesKeys: []string{"logLevel"}, Refused: "values-from",
-				Why: "the key is set through spec.valuesFrom, which is not traced here yet"}},
+			&refluxv1.FieldOrigin{File: "values/secret.yaml", Line: 1, Column: 11, Kind: "values-from", ValuesKeys: []string{"logLevel"}}},
+		{"a key the release's values set where no file shows it", chart.Result{Kind: chart.KindValues,
+			Keys: []chart.Key{key("extra.settings.mode", "/extra/settings/mode", true)}}, idx, "", "",
+			&refluxv1.FieldOrigin{Kind: "values", ValuesKeys: []string{"extra.settings.mode"}, Refused: "values-from",
+				Why: "the key is set through spec.valuesFrom, from data no file of the tree holds as it is " +
+					"(a targetPath, or a ConfigMap or Secret not generated from a file)"}},
 		{"computed from several keys", chart.Result{Kind: chart.KindComputed, Keys: []chart.Key{key("image.repository", "/image/repository", false),
 			key("image.tag", "/image/tag", true)}}, idx, "", "",
 			&refluxv1.FieldOrigin{Kind: "computed", ValuesKeys: []string{"image.repository", "image.tag"}, Refused: "computed",
@@ -82,7 +105,11 @@ func TestValuesOrigin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(valuesOrigin(tt.res, tt.idx, hr, tt.git, tt.live)).To(Equal(tt.want))
+			in := in
+			if tt.idx == nil {
+				in = gitValues{}
+			}
+			g.Expect(valuesOrigin(tt.res, in, tt.git, tt.live)).To(Equal(tt.want))
 		})
 	}
 }
@@ -154,7 +181,7 @@ func TestAChartThatDoesNotRenderHereIsSaid(t *testing.T) {
 	got := m.results(rel, obj, []string{"/spec/replicas", "/spec/paused"}, k)
 	g.Expect(rel.keys.asked).To(BeEmpty(), "never asked again")
 	g.Expect(got).To(HaveLen(2))
-	o := valuesOrigin(got["/spec/replicas"], nil, origin.ObjectRef{}, "1", "3")
+	o := valuesOrigin(got["/spec/replicas"], gitValues{}, "1", "3")
 	g.Expect(o.Refused).To(Equal("chart-render-failed"))
 	g.Expect(o.Why).To(ContainSubstring("ReverseDrifted condition says why"))
 }

@@ -103,9 +103,10 @@ func (w walk) decide(ctx context.Context, snap reverse.Snapshot, rel *made, want
 	if err != nil {
 		return decide.Decision{}, fmt.Errorf("comparing with release %s: %w", ref.Release, err)
 	}
+	origins, ownerFile := w.origins(snap, rel, want, res.Fields)
 	obs := observe.Observe(observe.Input{Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: in.Revision,
 		Live: w.live, Desired: want, Result: drift.Result{Fields: res.Fields}, Classifier: snap.Gov.Classifier,
-		Attribute: w.attribute(), Origins: w.origins(snap, rel, want, res.Fields), Now: now})
+		Attribute: w.attribute(), Origins: origins, OwnerFile: ownerFile, Now: now})
 	w.g.retryAttribution(w.k, w.g.opts.Attributor != nil && evaluate.Unattributed(obs.Observation.Fields))
 	obs.Observation.HelmRelease = ref
 	in.Observation, in.WantHold, in.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
@@ -146,20 +147,24 @@ func (w walk) owners(rec *refluxv1.Drift) decide.Owners {
 
 // origins gives each field the values key behind it, where the mapper
 // has found it, and the line of Git that sets the key; the mapper is
-// asked for the rest, and brings the object back once it has them.
-func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstructured, fields []drift.Field) func(string) *refluxv1.FieldOrigin {
+// asked for the rest, and brings the object back once it has them. It
+// returns the HelmRelease's file too, which a rule's paths match.
+func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstructured,
+	fields []drift.Field) (func(string) *refluxv1.FieldOrigin, string) {
 	pointers := make([]string, 0, len(fields))
 	for _, f := range fields {
 		pointers = append(pointers, chartPointer(f))
 	}
 	obj := chart.ObjectKey{APIVersion: want.GetAPIVersion(), Kind: want.GetKind(), Namespace: want.GetNamespace(), Name: want.GetName()}
 	found := w.g.mapper.results(rel, obj, pointers, w.k)
-	var idx *origin.Index
-	var hr origin.ObjectRef
+	var in gitValues
 	if r := snap.Render; r != nil {
 		key := desired.ObjectKey{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind, Namespace: w.hr.Namespace, Name: w.hr.Name}
 		if o, ok := r.Object(key); ok && r.Index != nil {
-			idx, hr = r.Index, origin.RefOf(o)
+			in.idx, in.hr = r.Index, origin.RefOf(o)
+			in.from = valuesFromFiles(o, r.Index, func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
+				return r.Object(desired.ObjectKey{Kind: kind, Namespace: namespace, Name: name})
+			})
 		}
 	}
 	byPointer := make(map[string]int, len(fields))
@@ -175,8 +180,8 @@ func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstr
 		if !ok {
 			return nil // not found yet: the mapper brings the object back
 		}
-		return valuesOrigin(res, idx, hr, fields[i].GitValue, fields[i].LiveValue)
-	}
+		return valuesOrigin(res, in, fields[i].GitValue, fields[i].LiveValue)
+	}, observe.DeclaringFile(in.idx, in.hr)
 }
 
 // chartPointer is where the chart renders a field: its place in the

@@ -75,7 +75,9 @@ type Hold struct {
 // Classify decides action, severity and rule for each field of an object
 // of kind, in place. It returns whether any field asks for a hold: a rule
 // (or a declared manual hotfix) holds it, and Flux would revert it.
-func Classify(c *classify.Classifier, kind string, fields []refluxv1.DriftField, hotfix bool) Hold {
+// ownerFile is classify.Field's OwnerFile, "" for an object Git declares
+// itself.
+func Classify(c *classify.Classifier, kind, ownerFile string, fields []refluxv1.DriftField, hotfix bool) Hold {
 	var out Hold
 	for i := range fields {
 		f := &fields[i]
@@ -85,7 +87,7 @@ func Classify(c *classify.Classifier, kind string, fields []refluxv1.DriftField,
 		}
 		d := c.Classify(classify.Field{
 			Kind: kind, Pointer: f.Pointer, ChangeType: f.ChangeType,
-			GitValue: decode(f.GitValue), LiveValue: decode(f.LiveValue), OriginFile: file,
+			GitValue: decode(f.GitValue), LiveValue: decode(f.LiveValue), OriginFile: file, OwnerFile: ownerFile,
 		})
 		f.Action, f.Severity, f.Rule = d.Action, d.Severity, d.Rule
 		if hotfix {
@@ -163,6 +165,15 @@ func ValuesAnchor(idx *origin.Index, hr origin.ObjectRef) string {
 		if first != nil {
 			return fmt.Sprintf("%s:%d", first.File, first.Line)
 		}
+	}
+	return ""
+}
+
+// DeclaringFile is the file that declares the object ref in the tree idx
+// indexes (the file its kind is in); "" when it is not known.
+func DeclaringFile(idx *origin.Index, ref origin.ObjectRef) string {
+	if o := Origin(idx, ref, "/kind"); o != nil && o.Refused == "" {
+		return o.File
 	}
 	return ""
 }

@@ -55,7 +55,7 @@ func TestClassifyHoldLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			NewWithT(t).Expect(Classify(c, "Deployment", tt.fields, tt.hotfix)).To(Equal(tt.want))
+			NewWithT(t).Expect(Classify(c, "Deployment", "", tt.fields, tt.hotfix)).To(Equal(tt.want))
 		})
 	}
 	t.Run("a manual hotfix without maxAge is unbounded", func(t *testing.T) {
@@ -63,6 +63,6 @@ func TestClassifyHoldLimit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		NewWithT(t).Expect(Classify(c, "Deployment", []refluxv1.DriftField{f("/data/flag", true)}, true)).To(Equal(Hold{Hold: true}))
+		NewWithT(t).Expect(Classify(c, "Deployment", "", []refluxv1.DriftField{f("/data/flag", true)}, true)).To(Equal(Hold{Hold: true}))
 	})
 }

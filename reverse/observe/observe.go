@@ -46,6 +46,10 @@ type Input struct {
 	// Origins, when set, gives each field's origin instead of Index: a
 	// chart's field comes from a values key (reverse/helmlive).
 	Origins func(pointer string) *refluxv1.FieldOrigin
+	// OwnerFile is the file that declares the object Desired is rendered
+	// from, when that is another one (a HelmRelease); a rule's paths
+	// match it too (classify.Field).
+	OwnerFile string
 	// Classifier applies the policy's rules.
 	Classifier *classify.Classifier
 	// Attribute names users; nil skips attribution.
@@ -83,7 +87,7 @@ func Observe(in Input) Result {
 	annotated := in.Classifier.IsManualHotfix(in.Live.GetAnnotations())
 	intent := AuditIntent(in.Classifier, fields)
 	hotfix := annotated || intent != nil
-	hold := Classify(in.Classifier, in.Desired.GetKind(), fields, hotfix)
+	hold := Classify(in.Classifier, in.Desired.GetKind(), in.OwnerFile, fields, hotfix)
 	obs := record.Observation{
 		Kustomization: in.Kustomization,
 		Policy:        in.Policy,

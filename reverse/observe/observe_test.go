@@ -115,7 +115,7 @@ func TestClassify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			fields := []refluxv1.DriftField{tt.field}
-			g.Expect(Classify(c, tt.kind, fields, tt.hotfix).Hold).To(Equal(tt.wantHold))
+			g.Expect(Classify(c, tt.kind, "", fields, tt.hotfix).Hold).To(Equal(tt.wantHold))
 			g.Expect(fields[0].Action).To(Equal(tt.want.Action))
 			g.Expect(fields[0].Severity).To(Equal(tt.want.Severity))
 			g.Expect(fields[0].Rule).To(Equal(tt.want.Rule))
@@ -134,7 +134,7 @@ func TestClassifyHoldNever(t *testing.T) {
 	for _, hotfix := range []bool{false, true} {
 		g := NewWithT(t)
 		fields := []refluxv1.DriftField{{Pointer: "/data/NEW", ChangeType: refluxv1.ChangeAdd, LiveValue: `"x"`, FluxReverts: true}}
-		g.Expect(Classify(c, "ConfigMap", fields, hotfix).Hold).To(BeFalse(), "hotfix %v", hotfix)
+		g.Expect(Classify(c, "ConfigMap", "", fields, hotfix).Hold).To(BeFalse(), "hotfix %v", hotfix)
 		if hotfix {
 			g.Expect(fields[0].Action).To(Equal(refluxv1.IgnoreAction))
 			g.Expect(fields[0].Rule).To(Equal("manual-hotfix"))

@@ -166,6 +166,9 @@ func helmUnwritable(rec *refluxv1.Drift, f refluxv1.DriftField) string {
 		return "the values key that sets the field is not found yet"
 	case o.Refused != "":
 		return "origin refused: " + o.Refused + ": " + o.Why
+	case o.Kind == string(chart.KindValuesFrom):
+		return fmt.Sprintf("the values key %s is set in %s:%d, a file spec.valuesFrom takes: only spec.values is edited",
+			strings.Join(o.ValuesKeys, ", "), o.File, o.Line)
 	case (o.Kind != string(chart.KindValues) && o.Kind != string(chart.KindComputed)) || len(o.ValuesKeys) != 1 || o.File == "":
 		// A computed field reaches here only with the one key whose
 		// value the live edit changed (an image's tag).

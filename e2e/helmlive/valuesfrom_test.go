@@ -1,0 +1,63 @@
+package helmlive
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
+)
+
+// TestAValuesFromFileIsTheOrigin (issue 19 §5): the HelmRelease takes its
+// resources from a values file that a configMapGenerator makes into the
+// ConfigMap its spec.valuesFrom names. alice raises the memory request;
+// the record's origin is the line of that file, not of the HelmRelease.
+// Write-back edits spec.values only, so it proposes nothing for the field
+// and says why, on the record and on the HelmRelease.
+func TestAValuesFromFileIsTheOrigin(t *testing.T) {
+	g := NewWithT(t)
+	const name = "values-from"
+	tree := files(name, "", "  valuesFrom:\n    - kind: ConfigMap\n      name: app-values\n")
+	tree["release/kustomization.yaml"] = "resources:\n  - release.yaml\ngeneratorOptions:\n  disableNameSuffixHash: true\n" +
+		"configMapGenerator:\n  - name: app-values\n    files:\n      - values.yaml\n"
+	tree["release/values.yaml"] = "# the team's sizing\nresources:\n  requests:\n    cpu: 10m\n    memory: 24Mi\n"
+	app := newAppWith(t, name, fixture.AppOptions{Dir: chartDir, Files: tree, Paths: map[string]string{name: "./release"}})
+	deploy := &appsv1.Deployment{}
+	deploy.Namespace, deploy.Name = app.Name, "app"
+	g.Expect(app.Get(g, "app", deploy).(*appsv1.Deployment).Spec.Template.Spec.Containers[0].Resources.Requests.Memory().String()).
+		To(Equal("24Mi"), "helm-controller installed the values file's request")
+
+	fixture.KubectlEdit(g, alice.Client, deploy, func() {
+		deploy.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("40Mi")
+	})
+	const memory = "/spec/template/spec/containers/0/resources/requests/memory"
+	rec := app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
+		c := apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.ReverseSyncedCondition)
+		if c == nil {
+			return fmt.Errorf("record %s has no ReverseSynced yet", d.Name)
+		}
+		return nil
+	})
+	f, err := fixture.Field(rec, memory)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/values.yaml", Line: 5, Column: 13, Kind: "values-from",
+		ValuesKeys: []string{"resources.requests.memory"}, Template: "templates/deployment.yaml:21"}))
+	c := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.ReverseSyncedCondition)
+	why := "the values key resources.requests.memory is set in release/values.yaml:5, a file spec.valuesFrom takes: only spec.values is edited"
+	g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("False/" + refluxv1.RefusedReason))
+	g.Expect(c.Message).To(ContainSubstring(why))
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(helmRelease(g, app), refluxv1.ReverseSyncedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("False/" + refluxv1.RefusedReason))
+		g.Expect(c.Message).To(ContainSubstring(why))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "the change is held all the same")
+}

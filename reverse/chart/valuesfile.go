@@ -1,0 +1,71 @@
+package chart
+
+import (
+	"fmt"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/reflux-dev/reflux/internal/jsonptr"
+)
+
+// ValuesFile is a values document with its positions in the file that
+// holds it: a HelmRelease's spec.values as its file declares them, or a
+// values file that spec.valuesFrom takes.
+type ValuesFile struct {
+	// File is the file's path.
+	File string
+	// Node is the values mapping; nil when the document sets none.
+	Node *yaml.Node
+}
+
+// ParseValuesFile parses data, the whole text of file, as one values
+// document.
+func ParseValuesFile(file string, data []byte) (ValuesFile, error) {
+	doc := &yaml.Node{}
+	if err := yaml.Unmarshal(data, doc); err != nil {
+		return ValuesFile{}, fmt.Errorf("parsing values file %s: %w", file, err)
+	}
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind != yaml.MappingNode {
+		// An empty file sets nothing; anything else is no values.
+		doc = nil
+	}
+	return ValuesFile{File: file, Node: doc}, nil
+}
+
+// Position is where the file sets the key at pointer (Key.Pointer): the
+// line and column of its value.
+func (v ValuesFile) Position(pointer string) (line, column int, ok bool) {
+	toks, err := jsonptr.Split(pointer)
+	if err != nil || v.Node == nil {
+		return 0, 0, false
+	}
+	n := v.Node
+	for _, tok := range toks {
+		if n = Child(n, tok); n == nil {
+			return 0, 0, false
+		}
+	}
+	return n.Line, n.Column, true
+}
+
+// Child is the node under tok: a mapping's value, or a sequence's
+// element; nil when there is none.
+func Child(n *yaml.Node, tok string) *yaml.Node {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == tok {
+				return n.Content[i+1]
+			}
+		}
+	case yaml.SequenceNode:
+		if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(n.Content) {
+			return n.Content[i]
+		}
+	}
+	return nil
+}
