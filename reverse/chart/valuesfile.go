@@ -17,6 +17,9 @@ type ValuesFile struct {
 	File string
 	// Node is the values mapping; nil when the document sets none.
 	Node *yaml.Node
+	// Err is why the file is no values document, when it is not: a
+	// YAML error, or a document that is not a mapping.
+	Err error
 }
 
 // ParseValuesFile parses data, the whole text of file, as one values
@@ -29,9 +32,12 @@ func ParseValuesFile(file string, data []byte) (ValuesFile, error) {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
-	if doc.Kind != yaml.MappingNode {
-		// An empty file sets nothing; anything else is no values.
-		doc = nil
+	switch {
+	case doc.Kind == 0, doc.Kind == yaml.DocumentNode && len(doc.Content) == 0, doc.ShortTag() == "!!null":
+		// An empty file sets nothing.
+		return ValuesFile{File: file}, nil
+	case doc.Kind != yaml.MappingNode:
+		return ValuesFile{File: file, Err: fmt.Errorf("values file %s is not a mapping of keys", file)}, nil
 	}
 	return ValuesFile{File: file, Node: doc}, nil
 }

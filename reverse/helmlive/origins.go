@@ -229,6 +229,11 @@ func valuesOrigin(res chart.Result, in gitValues, git, live string) *refluxv1.Fi
 		// In the release's values, but not in spec.values: the last
 		// valuesFrom file that sets it.
 		for _, f := range in.from {
+			if f.Err != nil {
+				// Which key it sets cannot be read: it may be this one.
+				out.Refused, out.Why = string(chart.KindValuesFrom), f.Err.Error()
+				return out
+			}
 			if line, col, ok := f.Position(key.Pointer); ok {
 				out.Kind = string(chart.KindValuesFrom)
 				out.File, out.Line, out.Column = f.File, int32(line), int32(col)

@@ -22,23 +22,8 @@ import (
 // key, or a refusal that says why and, for a key only the chart's
 // defaults set, where to add it.
 func TestValuesOrigin(t *testing.T) {
-	idx, res, err := origin.Build(context.Background(), refluxkustomize.BuildOptions{Root: "testdata/release"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in gitValues
-	for _, o := range res.Objects {
-		if o.GetKind() == "HelmRelease" {
-			in = gitValues{idx: idx, hr: origin.RefOf(o), from: valuesFromFiles(o, idx, func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
-				for _, c := range res.Objects {
-					if c.GetKind() == kind && c.GetNamespace() == namespace && c.GetName() == name {
-						return c, true
-					}
-				}
-				return nil, false
-			})}
-		}
-	}
+	in := releaseValues(t)
+	idx := in.idx
 	g := NewWithT(t)
 	g.Expect(in.from).To(HaveLen(2), "the Secret's file, then the ConfigMap's; the targetPath reference has none")
 	tmpl := chart.Location{File: "templates/deployment.yaml", Line: 8}
@@ -184,4 +169,47 @@ func TestAChartThatDoesNotRenderHereIsSaid(t *testing.T) {
 	o := valuesOrigin(got["/spec/replicas"], gitValues{}, "1", "3")
 	g.Expect(o.Refused).To(Equal("chart-render-failed"))
 	g.Expect(o.Why).To(ContainSubstring("ReverseDrifted condition says why"))
+}
+
+// TestValuesFromFileThatDoesNotParse: a valuesFrom file that is no values
+// document refuses the keys spec.values and the files after it do not
+// set, naming it; a key a later file sets keeps that file's line.
+func TestValuesFromFileThatDoesNotParse(t *testing.T) {
+	g := NewWithT(t)
+	good, err := chart.ParseValuesFile("values/prod.yaml", []byte("workers: 4\n"))
+	g.Expect(err).NotTo(HaveOccurred())
+	bad, err := chart.ParseValuesFile("values/base.yaml", []byte("- not\n- values\n"))
+	g.Expect(err).NotTo(HaveOccurred())
+	in := releaseValues(t)
+	in.from = []chart.ValuesFile{good, bad}
+	set := func(path, pointer string) chart.Result {
+		return chart.Result{Kind: chart.KindValues, Keys: []chart.Key{{Path: path, Pointer: pointer, InUserValues: true}}}
+	}
+	g.Expect(valuesOrigin(set("workers", "/workers"), in, "", "")).To(Equal(&refluxv1.FieldOrigin{File: "values/prod.yaml",
+		Line: 1, Column: 10, Kind: "values-from", ValuesKeys: []string{"workers"}}))
+	g.Expect(valuesOrigin(set("logLevel", "/logLevel"), in, "", "")).To(Equal(&refluxv1.FieldOrigin{Kind: "values",
+		ValuesKeys: []string{"logLevel"}, Refused: "values-from", Why: "values file values/base.yaml is not a mapping of keys"}))
+}
+
+// releaseValues is where testdata/release sets the values of its
+// HelmRelease: spec.values, and the files of its valuesFrom.
+func releaseValues(t *testing.T) gitValues {
+	t.Helper()
+	idx, res, err := origin.Build(context.Background(), refluxkustomize.BuildOptions{Root: "testdata/release"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
+		for _, c := range res.Objects {
+			if c.GetKind() == kind && c.GetNamespace() == namespace && c.GetName() == name {
+				return c, true
+			}
+		}
+		return nil, false
+	}
+	hr, ok := find("HelmRelease", "apps", "web")
+	if !ok {
+		t.Fatal("testdata/release renders no HelmRelease apps/web")
+	}
+	return gitValues{idx: idx, hr: origin.RefOf(hr), from: valuesFromFiles(hr, idx, find)}
 }

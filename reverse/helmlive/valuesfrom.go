@@ -59,8 +59,9 @@ func valuesFromFiles(hr *unstructured.Unstructured, idx *origin.Index, find obje
 		}
 		vf, err := chart.ParseValuesFile(o.File, data)
 		if err != nil {
-			// helm-controller fails the release on it, and says so.
-			continue
+			// helm-controller fails the next release on it; the fields
+			// of this one are refused, naming the file.
+			vf = chart.ValuesFile{File: o.File, Err: err}
 		}
 		out = append(out, vf)
 	}
