@@ -160,6 +160,13 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 			"1 field(s) in 1 object(s) drifted: 1 low; 1 Alert"}))
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 	g.Expect(conditions.IsReady(helmRelease(g, app))).To(BeTrue(), "helm-controller's conditions are its own")
+	// The drift metrics count a chart's objects as any other, by the
+	// Kustomization that applies the HelmRelease and the object's kind.
+	g.Eventually(func(g Gomega) float64 {
+		v, _ := fixture.Metric(g, rfx.Process, "reflux_drift_fields", map[string]string{"namespace": app.Name, "kustomization": app.Name,
+			"kind": "Deployment", "severity": "low", "action": "Alert"})
+		return v
+	}, fixture.Timeout, fixture.Interval).Should(Equal(1.0))
 
 	patch := []byte(`{"metadata":{"annotations":{"` + refluxv1.DismissAnnotation + `":"true"}}}`)
 	g.Expect(env.Client.Patch(context.Background(), rec, client.RawPatch(client.Merge.Type(), patch),

@@ -12,6 +12,8 @@ var (
 	env *testenv.Env
 	// alice is the on-call engineer whose kubectl edits drift the objects.
 	alice fixture.Person
+	// rfx is the suite's reflux, whose metrics the tests read.
+	rfx *testenv.RefluxProcess
 )
 
 // TestMain starts one environment, with helm-controller, and one reflux
@@ -25,6 +27,6 @@ func setup(ctx context.Context, env *testenv.Env) error {
 	if alice, err = fixture.OnCall(ctx, env, "alice@example.com"); err != nil {
 		return err
 	}
-	_, err = fixture.StartSuiteReflux(ctx, env, fixture.Options{})
+	rfx, err = fixture.StartSuiteReflux(ctx, env, fixture.Options{})
 	return err
 }
