@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -96,4 +97,50 @@ func (d *Detector) Reverted(manager string) bool {
 		}
 	}
 	return false
+}
+
+// StatusOnly reports whether an update from old to cur changed nothing
+// but the status, and the bookkeeping every write changes (the resource
+// version and managedFields): a status write, which is never drift. Such
+// a write in the same second as the writer's last one leaves
+// managedFields as they were, and Writers, finding no writer, would take
+// it for someone removing a field.
+func StatusOnly(old, cur *unstructured.Unstructured) bool {
+	if old == nil || cur == nil {
+		return false
+	}
+	return sameExcept(old.Object, cur.Object, func(k string) bool { return k == "status" }, func(k string, a, b any) bool {
+		if k != "metadata" {
+			return equality.Semantic.DeepEqual(a, b)
+		}
+		am, aok := a.(map[string]any)
+		bm, bok := b.(map[string]any)
+		if !aok || !bok {
+			return equality.Semantic.DeepEqual(a, b)
+		}
+		return sameExcept(am, bm, func(k string) bool { return k == "resourceVersion" || k == "managedFields" },
+			func(_ string, a, b any) bool { return equality.Semantic.DeepEqual(a, b) })
+	})
+}
+
+// sameExcept reports whether a and b hold the same keys, skip's aside,
+// with values same says are the same.
+func sameExcept(a, b map[string]any, skip func(string) bool, same func(k string, a, b any) bool) bool {
+	n := 0
+	for k, bv := range b {
+		if skip(k) {
+			continue
+		}
+		n++
+		av, ok := a[k]
+		if !ok || !same(k, av, bv) {
+			return false
+		}
+	}
+	for k := range a {
+		if !skip(k) {
+			n--
+		}
+	}
+	return n == 0
 }

@@ -76,3 +76,44 @@ func TestManagerClasses(t *testing.T) {
 	g.Expect(d.FluxOwned("kustomize-controller")).To(BeTrue())
 	g.Expect(d.FluxOwned("reflux")).To(BeFalse())
 }
+
+func TestStatusOnly(t *testing.T) {
+	obj := func(rv string, spec, status map[string]any, labels map[string]string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease"}}
+		u.SetName("app")
+		u.SetResourceVersion(rv)
+		u.SetLabels(labels)
+		u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "reflux", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}})
+		if spec != nil {
+			u.Object["spec"] = spec
+		}
+		if status != nil {
+			u.Object["status"] = status
+		}
+		return u
+	}
+	spec := map[string]any{"interval": "1h", "values": map[string]any{"replicaCount": int64(2)}}
+	ready := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	synced := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}, map[string]any{"type": "ReverseSynced"}}}
+	other := map[string]any{"interval": "1h", "values": map[string]any{"replicaCount": int64(3)}}
+	owned := obj("2", spec, synced, nil)
+	owned.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate}})
+	tests := []struct {
+		name     string
+		old, cur *unstructured.Unstructured
+		want     bool
+	}{
+		{"a condition added", obj("1", spec, ready, nil), obj("2", spec, synced, nil), true},
+		{"the first status", obj("1", spec, nil, nil), obj("2", spec, ready, nil), true},
+		{"managedFields alone", obj("1", spec, synced, nil), owned, true},
+		{"the spec changed", obj("1", spec, ready, nil), obj("2", other, ready, nil), false},
+		{"the spec went", obj("1", spec, ready, nil), obj("2", nil, ready, nil), false},
+		{"a label added", obj("1", spec, ready, nil), obj("2", spec, ready, map[string]string{"team": "a"}), false},
+		{"no old object", nil, obj("2", spec, ready, nil), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(StatusOnly(tt.old, tt.cur)).To(Equal(tt.want))
+		})
+	}
+}

@@ -25,9 +25,12 @@ func (in *Intake) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructur
 		c.From = old.GetResourceVersion()
 	}
 	writers := drift.Writers(old, cur)
-	if len(writers) == 0 {
+	if len(writers) == 0 && !drift.StatusOnly(old, cur) {
 		// Only a removal leaves no trace in managedFields: someone, not
-		// Flux (which takes over what it declares), removed a field.
+		// Flux (which takes over what it declares), removed a field. A
+		// status write in the same second as its writer's last leaves
+		// none either, and is never drift (a controller's conditions,
+		// reflux's own on a HelmRelease).
 		c.Benign, c.Reverted = false, true
 	}
 	in.classify(&c, writers)
@@ -58,6 +61,9 @@ func (in *Intake) OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstr
 // reverted when Flux reverts one of those.
 func (in *Intake) classify(c *Change, writers []metav1.ManagedFieldsEntry) {
 	for _, w := range writers {
+		if w.Subresource == "status" {
+			continue // status is never drift, whoever writes it
+		}
 		if !in.opts.Writers.Allowed(w.Manager) {
 			c.Benign = false
 		}

@@ -1,0 +1,71 @@
+package intake
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// TestOnLiveUpdateTellsWritesFromStatus: an update whose managedFields
+// name no writer is a removal someone made, which Flux reverts; a status
+// write in the same second as its writer's last one looks the same in
+// managedFields and is no change at all. It failed e2e/helmlive once:
+// reflux's own condition on a HelmRelease was taken for a live edit and
+// held, and Flux's next apply of the HelmRelease skipped.
+func TestOnLiveUpdateTellsWritesFromStatus(t *testing.T) {
+	owner := types.NamespacedName{Namespace: "flux-system", Name: "podinfo"}
+	gvk := schema.GroupVersionKind{Group: "helm.toolkit.fluxcd.io", Version: "v2", Kind: "HelmRelease"}
+	at := metav1.NewTime(time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC))
+	base := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"interval": "1h", "suspend": false}}}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("apps")
+		u.SetName("web")
+		u.SetResourceVersion("1")
+		u.SetLabels(map[string]string{"kustomize.toolkit.fluxcd.io/name": owner.Name, "kustomize.toolkit.fluxcd.io/namespace": owner.Namespace})
+		u.SetManagedFields([]metav1.ManagedFieldsEntry{
+			{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationApply, Time: &at, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}},
+			{Manager: "reflux", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &at,
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}}})
+		return u
+	}
+	tests := []struct {
+		name           string
+		change         func(u *unstructured.Unstructured)
+		benign, revert bool
+	}{
+		{"a condition written in the same second", func(u *unstructured.Unstructured) {
+			u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "ReverseSynced"}}}
+		}, true, false},
+		{"a field removed", func(u *unstructured.Unstructured) {
+			unstructured.RemoveNestedField(u.Object, "spec", "suspend")
+		}, false, true},
+		{"a status write by a manager Flux reverts", func(u *unstructured.Unstructured) {
+			u.Object["status"] = map[string]any{"observedGeneration": int64(2)}
+			later := metav1.NewTime(at.Add(time.Second))
+			u.SetManagedFields(append(u.GetManagedFields(), metav1.ManagedFieldsEntry{Manager: "some-operator",
+				Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", Time: &later,
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:observedGeneration":{}}}`)}}))
+		}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := newTestIntake(t, time.Now())
+			in.govern(owner, nil)
+			old := base()
+			cur := base()
+			tt.change(cur)
+			cur.SetResourceVersion("2")
+			in.OnLiveUpdate(gvk, old, cur, time.Now())
+			c, queued := in.pending[KeyOf(gvk, cur)]
+			g.Expect(queued).To(BeTrue())
+			g.Expect([]bool{c.Benign, c.Reverted}).To(Equal([]bool{tt.benign, tt.revert}))
+		})
+	}
+}
