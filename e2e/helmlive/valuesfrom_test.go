@@ -61,3 +61,37 @@ func TestAValuesFromFileIsTheOrigin(t *testing.T) {
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "the change is held all the same")
 }
+
+// TestAChartDefaultNamesTheKeyToAdd (issue 19's chart-default test): the
+// HelmRelease sets no values, so the cpu request comes from the chart's
+// values.yaml. alice raises it; the record's origin is refused as
+// chart-default, naming the key and where under spec.values to add it,
+// and write-back, which does not add keys yet, says so.
+func TestAChartDefaultNamesTheKeyToAdd(t *testing.T) {
+	g := NewWithT(t)
+	app := newApp(t, "defaulted", "", "")
+	deploy := &appsv1.Deployment{}
+	deploy.Namespace, deploy.Name = app.Name, "app"
+	fixture.KubectlEdit(g, alice.Client, deploy, func() {
+		deploy.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("20m")
+	})
+	const cpu = "/spec/template/spec/containers/0/resources/requests/cpu"
+	rec := app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
+		if f, err := fixture.Field(d, cpu); err != nil || f.Origin == nil || f.Origin.Refused == "" {
+			return fmt.Errorf("no origin of %s yet: %v", cpu, d.Spec.Fields)
+		}
+		if apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.ReverseSyncedCondition) == nil {
+			return fmt.Errorf("record %s has no ReverseSynced yet", d.Name)
+		}
+		return nil
+	})
+	f, err := fixture.Field(rec, cpu)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{Kind: "chart-default", Refused: "chart-default",
+		Why:    "the chart's values.yaml sets resources.requests.cpu; add it under spec.values",
+		EditAt: "release/release.yaml:6", ValuesKeys: []string{"resources.requests.cpu"}, Template: "templates/deployment.yaml:21"}))
+	c := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.ReverseSyncedCondition)
+	g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("False/" + refluxv1.RefusedReason))
+	g.Expect(c.Message).To(ContainSubstring("origin refused: chart-default"))
+	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "the change is held all the same")
+}
