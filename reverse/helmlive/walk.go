@@ -57,12 +57,44 @@ func (w walk) run(ctx context.Context) error {
 	p.Kustomization = snap.Gov.Kustomization
 	rel, err := w.g.latest(ctx, w.hr)
 	if err != nil {
-		return fmt.Errorf("HelmRelease %s/%s: %w", w.hr.Namespace, w.hr.Name, err)
+		err = fmt.Errorf("HelmRelease %s/%s: %w", w.hr.Namespace, w.hr.Name, err)
+		if errors.Is(err, errNotYet) {
+			return err // no release yet: nothing Flux made to compare with or erase
+		}
+		// The live path never waits on reading the release: the change
+		// is written down and held now, and the retry evaluates it.
+		return errors.Join(err, w.pending(ctx, snap, &p))
 	}
 	ref.Release = rel.ref.String()
 	want := rel.byKey[desired.KeyOf(w.live)]
 	return w.g.opts.Executor.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
 		return w.decide(ctx, snap, rel, want, p.Name, rec)
+	})
+}
+
+// pending writes the change down as a Pending record, held when the
+// policy lets reflux hold, while the release it is compared with cannot
+// be read: helm-controller's drift correction, or the next upgrade, would
+// erase it meanwhile. The walk's retry evaluates it once the release
+// reads (decide.Decide fills a Pending record in, or closes it as
+// NoDrift and releases it). A change only allowed writers made is none.
+func (w walk) pending(ctx context.Context, snap reverse.Snapshot, p *execute.Plan) error {
+	writer, written, err := w.g.opts.Owners.Written(w.live)
+	if err != nil {
+		return fmt.Errorf("reading the writers of %s/%s: %w", p.Object.Namespace, p.Object.Name, err)
+	}
+	if writer == nil {
+		return nil
+	}
+	if a := w.g.opts.Attributor; a != nil && writer.Time != nil {
+		if who := a.User(w.live, writer.Manager, writer.Time.Time); who.User != "" {
+			writer.User, writer.Groups = who.User, who.Groups
+		}
+	}
+	hold := snap.Gov.MayHold() && !evaluate.HeldAny(w.live)
+	return w.g.opts.Executor.WithRecord(ctx, p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		return decide.Pending(decide.PendingInput{Name: p.Name, Record: rec, Live: w.liveState(), Kustomization: snap.Gov.Ref(),
+			Policy: snap.Gov.Policy.Name, Object: p.Object, Writer: writer, Written: written, Hold: hold, Now: w.g.opts.Now()}), nil
 	})
 }
 

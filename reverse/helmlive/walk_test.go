@@ -1,0 +1,101 @@
+package helmlive
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/execute"
+	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/release"
+)
+
+// governing is the engine's registry with one governed Kustomization.
+type governing struct{ gov *reverse.Governed }
+
+func (g governing) Snapshot(id types.NamespacedName) (reverse.Snapshot, bool) {
+	if id.Namespace != g.gov.Kustomization.Namespace || id.Name != g.gov.Kustomization.Name {
+		return reverse.Snapshot{}, false
+	}
+	return reverse.Snapshot{Gov: g.gov}, true
+}
+
+// deciding is the executor: it decides for a plan with no record and
+// keeps what was decided.
+type deciding struct{ decisions []decide.Decision }
+
+func (d *deciding) WithRecord(_ context.Context, _ *execute.Plan, fn func(*refluxv1.Drift) (decide.Decision, error)) error {
+	dec, err := fn(nil)
+	d.decisions = append(d.decisions, dec)
+	return err
+}
+
+// TestAnUnreadableReleaseKeepsTheChange (issue 19 §2, the live-path
+// rule): the release a live change is compared with cannot be read from
+// Helm's storage. The change is written down at once as a Pending record
+// naming its writer, and held, and the walk fails so that it is tried
+// again; a change only helm-controller made is none.
+func TestAnUnreadableReleaseKeepsTheChange(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	// The detector only reads managedFields here: a client it called
+	// would panic.
+	owners, err := drift.New(struct{ client.Client }{}, drift.WithFieldOwner(release.FieldOwner))
+	g.Expect(err).NotTo(HaveOccurred())
+	ks := &kustomizev1.Kustomization{}
+	ks.Namespace, ks.Name = "flux-system", "apps"
+	exec := &deciding{}
+	gv := &Governor{opts: Options{Owners: owners, Executor: exec, Now: func() time.Time { return now },
+		Governance: governing{&reverse.Governed{Kustomization: ks, Policy: &refluxv1.ReverseSyncPolicy{}}}},
+		releases: newReleases(missingStorage{}, nil), health: map[types.NamespacedName]Health{}}
+	hr := &helmv2.HelmRelease{}
+	hr.Namespace, hr.Name = "apps", "web"
+	hr.Labels = map[string]string{"kustomize.toolkit.fluxcd.io/name": ks.Name, "kustomize.toolkit.fluxcd.io/namespace": ks.Namespace}
+	hr.Status.History = helmv2.Snapshots{{Name: "web", Namespace: "apps", Version: 1}}
+
+	gvk := deployment
+	object := func(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(5)}}}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("apps")
+		u.SetName("web")
+		u.SetLabels(map[string]string{NamespaceLabel: "apps", NameLabel: "web"})
+		u.SetManagedFields(entries)
+		return u
+	}
+	t0, t1 := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-time.Minute))
+	helm := metav1.ManagedFieldsEntry{Manager: release.FieldOwner, Operation: metav1.ManagedFieldsOperationApply, Time: &t0,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}
+	edit := metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: &t1,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}}
+
+	live := object(helm, edit)
+	err = walk{g: gv, hr: hr, k: intake.KeyOf(gvk, live), live: live, seen: now}.run(context.Background())
+	g.Expect(err).To(MatchError(ContainSubstring("release apps/web.v1 in namespace apps: release not found in Helm storage")), "tried again")
+	g.Expect(exec.decisions).To(HaveLen(1))
+	d := exec.decisions[0]
+	g.Expect(d.Action).To(Equal(decide.Create))
+	g.Expect(d.Hold).To(Equal(decide.Hold), "held: helm-controller's correction or the next upgrade would erase it")
+	g.Expect(d.Record.Status.State).To(Equal(refluxv1.DriftPending))
+	g.Expect(d.Record.Spec.LastModifier.Manager).To(Equal("kubectl-edit"))
+	g.Expect(d.Record.Spec.Written).To(ContainElement(HaveField("Pointer", "/spec/replicas")))
+	g.Expect(gv.Health(types.NamespacedName{Namespace: "apps", Name: "web"}).ReleaseErr).To(HaveOccurred(), "and the HelmRelease says why")
+
+	exec.decisions = nil
+	live = object(helm)
+	err = walk{g: gv, hr: hr, k: intake.KeyOf(gvk, live), live: live, seen: now}.run(context.Background())
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(exec.decisions).To(BeEmpty(), "only helm-controller wrote it: nothing to keep")
+}
