@@ -2,6 +2,7 @@ package helmlive
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -50,10 +51,16 @@ func TestAMissingChartArtifactLosesNothing(t *testing.T) {
 	t.Logf("helm-controller: %s", fixture.Describe(conditions.Get(helmRelease(g, app), meta.ReadyCondition)))
 
 	scale(g, app, 6)
-	rec := app.WaitRecord(g, "Deployment", "app", fixture.HasField("/spec/replicas"))
+	// The values line comes once the mapper has read the chart, off the
+	// live path.
+	rec := app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
+		if f, err := fixture.Field(d, "/spec/replicas"); err != nil || f.Origin == nil || f.Origin.File == "" {
+			return fmt.Errorf("no values line yet: %v", d.Spec.Fields)
+		}
+		return nil
+	})
 	f, err := fixture.Field(rec, "/spec/replicas")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(f.Origin).NotTo(BeNil())
 	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 21, Column: 19, Kind: "values",
 		ValuesKeys: []string{"replicaCount"}, Template: "templates/deployment.yaml:8"}))
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "held")

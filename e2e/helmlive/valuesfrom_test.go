@@ -2,6 +2,7 @@ package helmlive
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -38,10 +39,15 @@ func TestAValuesFromFileIsTheOrigin(t *testing.T) {
 		deploy.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("40Mi")
 	})
 	const memory = "/spec/template/spec/containers/0/resources/requests/memory"
+	why := "the values key resources.requests.memory is set in release/values.yaml:5, a file spec.valuesFrom takes: only spec.values is edited"
+	// The values line comes once the mapper has read the chart, off the
+	// live path, and write-back's word after it.
 	rec := app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
-		c := apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.ReverseSyncedCondition)
-		if c == nil {
-			return fmt.Errorf("record %s has no ReverseSynced yet", d.Name)
+		if f, err := fixture.Field(d, memory); err != nil || f.Origin == nil || f.Origin.File == "" {
+			return fmt.Errorf("no values line yet: %v", d.Spec.Fields)
+		}
+		if c := apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.ReverseSyncedCondition); c == nil || !strings.Contains(c.Message, why) {
+			return fmt.Errorf("record %s's ReverseSynced is not write-back's word on the values line yet: %v", d.Name, c)
 		}
 		return nil
 	})
@@ -50,7 +56,6 @@ func TestAValuesFromFileIsTheOrigin(t *testing.T) {
 	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/values.yaml", Line: 5, Column: 13, Kind: "values-from",
 		ValuesKeys: []string{"resources.requests.memory"}, Template: "templates/deployment.yaml:21"}))
 	c := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.ReverseSyncedCondition)
-	why := "the values key resources.requests.memory is set in release/values.yaml:5, a file spec.valuesFrom takes: only spec.values is edited"
 	g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("False/" + refluxv1.RefusedReason))
 	g.Expect(c.Message).To(ContainSubstring(why))
 	g.Eventually(func(g Gomega) {
@@ -77,11 +82,12 @@ func TestAChartDefaultNamesTheKeyToAdd(t *testing.T) {
 	})
 	const cpu = "/spec/template/spec/containers/0/resources/requests/cpu"
 	rec := app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
-		if f, err := fixture.Field(d, cpu); err != nil || f.Origin == nil || f.Origin.Refused == "" {
-			return fmt.Errorf("no origin of %s yet: %v", cpu, d.Spec.Fields)
+		if f, err := fixture.Field(d, cpu); err != nil || f.Origin == nil || f.Origin.Refused != "chart-default" {
+			return fmt.Errorf("no chart-default origin of %s yet: %v", cpu, d.Spec.Fields)
 		}
-		if apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.ReverseSyncedCondition) == nil {
-			return fmt.Errorf("record %s has no ReverseSynced yet", d.Name)
+		if c := apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.ReverseSyncedCondition); c == nil ||
+			!strings.Contains(c.Message, "origin refused: chart-default") {
+			return fmt.Errorf("record %s's ReverseSynced is not write-back's word on the origin yet: %v", d.Name, c)
 		}
 		return nil
 	})
