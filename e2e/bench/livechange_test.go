@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -192,7 +193,7 @@ func report(b *testing.B, samples []sample) {
 	b.ReportMetric(float64(total)/float64(len(samples)), "requests/change")
 	b.ReportMetric(float64(slices.Min(reqs)), "requests/change-min")
 	b.ReportMetric(float64(slices.Max(reqs)), "requests/change-max")
-	if load, err := loadAverage(); err == nil {
+	if load := loadOrNaN(); !math.IsNaN(load) {
 		b.ReportMetric(load, "load-avg")
 	}
 	slowest := slices.Clone(samples)

@@ -3,17 +3,14 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -36,27 +33,9 @@ func mean(ds []time.Duration) time.Duration {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 func mib(n int64) float64        { return float64(n) / (1 << 20) }
 
-// loadAverage reads the one-minute load average.
-func loadAverage() (float64, error) {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0, err
-	}
-	fields := strings.Fields(string(raw))
-	if len(fields) == 0 {
-		return 0, fmt.Errorf("empty /proc/loadavg")
-	}
-	return strconv.ParseFloat(fields[0], 64)
-}
-
-// loadOrNaN is the load average, or NaN when /proc/loadavg is unreadable.
-func loadOrNaN() float64 {
-	l, err := loadAverage()
-	if err != nil {
-		return math.NaN()
-	}
-	return l
-}
+// loadOrNaN is the one-minute load average, or NaN when /proc/loadavg
+// is unreadable.
+func loadOrNaN() float64 { return fixture.LoadAverage() }
 
 // requestsMetric is client-go's request counter, which controller-runtime
 // exports for every client a manager builds: reflux's and

@@ -19,7 +19,7 @@ var (
 // TestMain starts one environment, with helm-controller, and one reflux
 // for the package; every test pushes an app of its own.
 func TestMain(m *testing.M) {
-	fixture.Main(m, &env, fixture.Suite{Setup: setup, Env: testenv.Options{Helm: true}})
+	fixture.Main(m, &env, fixture.Suite{Setup: setup, Build: true, Env: testenv.Options{Helm: true}})
 }
 
 func setup(ctx context.Context, env *testenv.Env) error {

@@ -1,118 +1,24 @@
 package chart
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/reflux-dev/reflux/internal/charttest"
 )
 
-// benchComponents × 15 keys each: about 300 values keys (issue 19 §8).
-// Every fifth component is disabled, as charts ship optional parts off.
-const benchComponents = 20
-
-// writeBenchChart writes a chart of n components, each a Deployment,
-// Service, ConfigMap and Secret behind its own enabled flag, and returns
+// writeBenchChart writes charttest's chart of n components and returns
 // its directory.
 func writeBenchChart(b testing.TB, n int) string {
 	b.Helper()
 	dir := b.TempDir()
-	var values strings.Builder
-	values.WriteString("components:\n")
-	files := map[string]string{
-		"Chart.yaml": "apiVersion: v2\nname: bench\nversion: 1.0.0\nappVersion: \"1.0.0\"\n",
-		"templates/_helpers.tpl": `{{- define "bench.image" -}}
-{{ .repository }}:{{ .tag | default "latest" }}
-{{- end }}
-`,
-	}
-	for i := range n {
-		name := fmt.Sprintf("c%02d", i)
-		fmt.Fprintf(&values, `  %[1]s:
-    enabled: %[2]t
-    replicas: %[3]d
-    image:
-      repository: registry.example.com/team/%[1]s
-      tag: "1.%[3]d.0"
-      pullPolicy: IfNotPresent
-    port: %[4]d
-    serviceType: ClusterIP
-    resources:
-      limits: {cpu: 500m, memory: 256Mi}
-      requests: {cpu: 100m, memory: 128Mi}
-    env:
-      - {name: LOG_LEVEL, value: info}
-    config:
-      greeting: hello from %[1]s
-      password: secret-%[1]s
-`, name, i%5 != 4, i%4+1, 8000+i)
-		files["templates/"+name+".yaml"] = strings.ReplaceAll(benchTemplate, "NAME", name)
-	}
-	files["values.yaml"] = values.String()
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			b.Fatal(err)
-		}
+	if err := charttest.Write(dir, n); err != nil {
+		b.Fatal(err)
 	}
 	return dir
 }
 
-const benchTemplate = `{{- with .Values.components.NAME }}
-{{- if .enabled }}
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ $.Release.Name }}-NAME
-spec:
-  replicas: {{ .replicas }}
-  selector:
-    matchLabels: {app: NAME}
-  template:
-    metadata:
-      labels: {app: NAME}
-    spec:
-      containers:
-        - name: NAME
-          image: {{ include "bench.image" .image | quote }}
-          imagePullPolicy: {{ .image.pullPolicy }}
-          ports:
-            - containerPort: {{ .port }}
-          env:
-            {{- toYaml .env | nindent 12 }}
-          resources:
-            {{- toYaml .resources | nindent 12 }}
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: {{ $.Release.Name }}-NAME
-spec:
-  type: {{ .serviceType }}
-  ports:
-    - port: {{ .port }}
-      targetPort: {{ .port }}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ $.Release.Name }}-NAME
-data:
-  greeting: {{ .config.greeting | quote }}
----
-apiVersion: v1
-kind: Secret
-metadata:
-  name: {{ $.Release.Name }}-NAME
-data:
-  password: {{ .config.password | b64enc }}
-{{- end }}
-{{- end }}
-`
+// benchComponents makes about 300 values keys.
+const benchComponents = charttest.Components
 
 // benchValues are a release's own: a few keys of a few components.
 func benchValues() map[string]any {
