@@ -43,8 +43,9 @@ type Gitea struct {
 	ownDir            bool
 	maxItems          int
 	http              *http.Client
-	// slow has no timeout of its own, for calls (a merge) whose context
-	// bounds them: a git operation on Gitea's side can outlast http's.
+	// slow has no timeout of its own, for API calls and merges, whose
+	// context bounds them: a git operation on Gitea's side can outlast
+	// http's.
 	slow *http.Client
 }
 
@@ -249,9 +250,24 @@ func (g *Gitea) mintToken(ctx context.Context) (string, error) {
 // API calls Gitea's REST API (path under /api/v1) as the admin user, with
 // basic auth until the token exists. A status of 300 or more is an error
 // quoting the answer.
+//
+// A write is given as long as a merge: creating a file or a pull request
+// runs git on Gitea's side (a commit, a merge base and a diff), which on a
+// loaded two-core CI machine has outlasted 10 s, and a write whose answer
+// is lost cannot simply be retried. A read stays short, since callers poll
+// reads and a hung one should fail over to the next poll.
 func (g *Gitea) API(ctx context.Context, method, path string, in, out any) error {
-	return g.call(ctx, g.http, method, path, in, out)
+	timeout := apiReadTimeout
+	if method != http.MethodGet {
+		timeout = mergeTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return g.call(ctx, g.slow, method, path, in, out)
 }
+
+// apiReadTimeout bounds one read of Gitea's API.
+const apiReadTimeout = 30 * time.Second
 
 func (g *Gitea) call(ctx context.Context, client *http.Client, method, path string, in, out any) error {
 	var body io.Reader

@@ -15,9 +15,9 @@ import (
 // later"): the check runs in the background after every push.
 const errMergeNotReady = "Please try again later"
 
-// mergeTimeout bounds one Merge. A merge is a git operation on Gitea's
-// side, which on a loaded two-core machine outlasts the 10 s that every
-// other API call is given.
+// mergeTimeout bounds one Merge, and one write through API. A merge is a
+// git operation on Gitea's side, which on a loaded two-core machine
+// outlasts the 10 s that a health check is given.
 const mergeTimeout = 2 * time.Minute
 
 // Merge merges pull request number of owner/repo as a reviewer would with
