@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -15,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
@@ -262,33 +260,17 @@ func helmReleaseInGit(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv
 	out := gitValues{idx: render.Index, hr: origin.RefOf(want)}
 	// helm-controller merges valuesFrom in order, then spec.values over
 	// them: the last source that sets a key is the one to point at.
-	for i := len(hr.Spec.ValuesFrom) - 1; i >= 0; i-- {
-		if fv, ok := valuesFromFile(root, render.Index, hr.Namespace, hr.Spec.ValuesFrom[i]); ok {
-			out.from = append(out.from, fv)
+	find := func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
+		return render.Object(desired.ObjectKey{Kind: kind, Namespace: namespace, Name: name})
+	}
+	for _, vf := range observe.ValuesFromFiles(want, render.Index, find) {
+		if vf.Err != nil {
+			warn(cmd, "values keys it may set have no line: %v", vf.Err)
+			continue
 		}
+		out.from = append(out.from, fileValues{file: vf.File, node: vf.Node})
 	}
 	return out, nil
-}
-
-// valuesFromFile reads the values file a valuesFrom reference takes, when
-// the tree generates its ConfigMap or Secret from a file: the file, with
-// its YAML positions. A targetPath reference, or data not from a file, is
-// not traced.
-func valuesFromFile(root string, idx *origin.Index, namespace string, ref helmv2.ValuesReference) (fileValues, bool) {
-	if ref.TargetPath != "" || (ref.Kind != "ConfigMap" && ref.Kind != "Secret") {
-		return fileValues{}, false
-	}
-	obj := origin.ObjectRef{Kind: ref.Kind, Namespace: namespace, Name: ref.Name}
-	o, err := idx.Lookup(obj, "/data/"+jsonptr.Escape(ref.GetValuesKey()))
-	if err != nil || o.File == "" {
-		return fileValues{}, false
-	}
-	fv, err := readValuesFile(filepath.Join(root, o.File))
-	if err != nil {
-		return fileValues{}, false
-	}
-	fv.file = o.File
-	return fv, true
 }
 
 // chartKeyOf is obj's key among the chart's rendered objects.

@@ -286,9 +286,9 @@ func readValuesFile(path string) (fileValues, error) {
 	if err != nil {
 		return fileValues{}, err
 	}
-	vf, err := chart.ParseValuesFile(path, data)
-	if err != nil {
-		return fileValues{}, err
+	vf := chart.ParseValuesFile(path, data)
+	if vf.Err != nil {
+		return fileValues{}, vf.Err
 	}
 	return fileValues{file: path, node: vf.Node}, nil
 }

@@ -23,11 +23,12 @@ type ValuesFile struct {
 }
 
 // ParseValuesFile parses data, the whole text of file, as one values
-// document.
-func ParseValuesFile(file string, data []byte) (ValuesFile, error) {
+// document. One that does not parse, or is not a mapping, comes back
+// with its Err: helm-controller fails a release on it.
+func ParseValuesFile(file string, data []byte) ValuesFile {
 	doc := &yaml.Node{}
 	if err := yaml.Unmarshal(data, doc); err != nil {
-		return ValuesFile{}, fmt.Errorf("parsing values file %s: %w", file, err)
+		return ValuesFile{File: file, Err: fmt.Errorf("parsing values file %s: %w", file, err)}
 	}
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
@@ -35,11 +36,11 @@ func ParseValuesFile(file string, data []byte) (ValuesFile, error) {
 	switch {
 	case doc.Kind == 0, doc.Kind == yaml.DocumentNode && len(doc.Content) == 0, doc.ShortTag() == "!!null":
 		// An empty file sets nothing.
-		return ValuesFile{File: file}, nil
+		return ValuesFile{File: file}
 	case doc.Kind != yaml.MappingNode:
-		return ValuesFile{File: file, Err: fmt.Errorf("values file %s is not a mapping of keys", file)}, nil
+		return ValuesFile{File: file, Err: fmt.Errorf("values file %s is not a mapping of keys", file)}
 	}
-	return ValuesFile{File: file, Node: doc}, nil
+	return ValuesFile{File: file, Node: doc}
 }
 
 // Position is where the file sets the key at pointer (Key.Pointer): the

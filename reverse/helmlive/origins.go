@@ -228,7 +228,7 @@ func valuesOrigin(res chart.Result, in gitValues, git, live string) *refluxv1.Fi
 		}
 		// In the release's values, but not in spec.values: the last
 		// valuesFrom file that sets it.
-		for _, f := range in.from {
+		for _, f := range in.files() {
 			if f.Err != nil {
 				// Which key it sets cannot be read: it may be this one.
 				out.Refused, out.Why = string(chart.KindValuesFrom), f.Err.Error()
@@ -248,10 +248,17 @@ func valuesOrigin(res chart.Result, in gitValues, git, live string) *refluxv1.Fi
 
 // gitValues is where the tree of the Kustomization that applies a
 // HelmRelease sets its values: spec.values in its origin index, and the
-// files its spec.valuesFrom takes (valuesFromFiles). idx is nil while
-// the tree is not rendered.
+// files its spec.valuesFrom takes (observe.ValuesFromFiles), read when
+// first asked for. idx is nil while the tree is not rendered.
 type gitValues struct {
 	idx  *origin.Index
 	hr   origin.ObjectRef
-	from []chart.ValuesFile
+	from func() []chart.ValuesFile
+}
+
+func (g gitValues) files() []chart.ValuesFile {
+	if g.from == nil {
+		return nil
+	}
+	return g.from()
 }

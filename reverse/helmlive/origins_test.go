@@ -15,6 +15,7 @@ import (
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/observe"
 	"github.com/reflux-dev/reflux/reverse/release"
 )
 
@@ -25,7 +26,7 @@ func TestValuesOrigin(t *testing.T) {
 	in := releaseValues(t)
 	idx := in.idx
 	g := NewWithT(t)
-	g.Expect(in.from).To(HaveLen(2), "the Secret's file, then the ConfigMap's; the targetPath reference has none")
+	g.Expect(in.files()).To(HaveLen(2), "the Secret's file, then the ConfigMap's; the targetPath reference has none")
 	tmpl := chart.Location{File: "templates/deployment.yaml", Line: 8}
 	key := func(path, pointer string, user bool) chart.Key {
 		return chart.Key{Path: path, Pointer: pointer, InUserValues: user}
@@ -176,12 +177,10 @@ func TestAChartThatDoesNotRenderHereIsSaid(t *testing.T) {
 // set, naming it; a key a later file sets keeps that file's line.
 func TestValuesFromFileThatDoesNotParse(t *testing.T) {
 	g := NewWithT(t)
-	good, err := chart.ParseValuesFile("values/prod.yaml", []byte("workers: 4\n"))
-	g.Expect(err).NotTo(HaveOccurred())
-	bad, err := chart.ParseValuesFile("values/base.yaml", []byte("- not\n- values\n"))
-	g.Expect(err).NotTo(HaveOccurred())
+	good := chart.ParseValuesFile("values/prod.yaml", []byte("workers: 4\n"))
+	bad := chart.ParseValuesFile("values/base.yaml", []byte("- not\n- values\n"))
 	in := releaseValues(t)
-	in.from = []chart.ValuesFile{good, bad}
+	in.from = func() []chart.ValuesFile { return []chart.ValuesFile{good, bad} }
 	set := func(path, pointer string) chart.Result {
 		return chart.Result{Kind: chart.KindValues, Keys: []chart.Key{{Path: path, Pointer: pointer, InUserValues: true}}}
 	}
@@ -211,5 +210,6 @@ func releaseValues(t *testing.T) gitValues {
 	if !ok {
 		t.Fatal("testdata/release renders no HelmRelease apps/web")
 	}
-	return gitValues{idx: idx, hr: origin.RefOf(hr), from: valuesFromFiles(hr, idx, find)}
+	files := observe.ValuesFromFiles(hr, idx, find)
+	return gitValues{idx: idx, hr: origin.RefOf(hr), from: func() []chart.ValuesFile { return files }}
 }

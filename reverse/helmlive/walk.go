@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -79,17 +80,16 @@ func (w walk) run(ctx context.Context) error {
 // reads (decide.Decide fills a Pending record in, or closes it as
 // NoDrift and releases it). A change only allowed writers made is none.
 func (w walk) pending(ctx context.Context, snap reverse.Snapshot, p *execute.Plan) error {
-	writer, written, err := w.g.opts.Owners.Written(w.live)
+	var users evaluate.UserNamer
+	if w.g.opts.Attributor != nil {
+		users = w.g.opts.Attributor
+	}
+	writer, written, err := evaluate.WrittenBy(w.g.opts.Owners, users, w.live)
 	if err != nil {
 		return fmt.Errorf("reading the writers of %s/%s: %w", p.Object.Namespace, p.Object.Name, err)
 	}
 	if writer == nil {
 		return nil
-	}
-	if a := w.g.opts.Attributor; a != nil && writer.Time != nil {
-		if who := a.User(w.live, writer.Manager, writer.Time.Time); who.User != "" {
-			writer.User, writer.Groups = who.User, who.Groups
-		}
 	}
 	hold := snap.Gov.MayHold() && !evaluate.HeldAny(w.live)
 	return w.g.opts.Executor.WithRecord(ctx, p, func(rec *refluxv1.Drift) (decide.Decision, error) {
@@ -194,8 +194,11 @@ func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstr
 		key := desired.ObjectKey{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind, Namespace: w.hr.Namespace, Name: w.hr.Name}
 		if o, ok := r.Object(key); ok && r.Index != nil {
 			in.idx, in.hr = r.Index, origin.RefOf(o)
-			in.from = valuesFromFiles(o, r.Index, func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
-				return r.Object(desired.ObjectKey{Kind: kind, Namespace: namespace, Name: name})
+			// Read only for a key spec.values does not set, and once.
+			in.from = sync.OnceValue(func() []chart.ValuesFile {
+				return observe.ValuesFromFiles(o, r.Index, func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
+					return r.Object(desired.ObjectKey{Kind: kind, Namespace: namespace, Name: name})
+				})
 			})
 		}
 	}

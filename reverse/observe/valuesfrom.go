@@ -1,4 +1,4 @@
-package helmlive
+package observe
 
 import (
 	"encoding/base64"
@@ -14,20 +14,21 @@ import (
 // reference's values from unless it names another.
 const defaultValuesKey = "values.yaml"
 
-// objectLookup finds a rendered object of the tree.
-type objectLookup func(kind, namespace, name string) (*unstructured.Unstructured, bool)
+// ObjectLookup finds a rendered object of the tree.
+type ObjectLookup func(kind, namespace, name string) (*unstructured.Unstructured, bool)
 
-// valuesFromFiles are the files hr's spec.valuesFrom takes its values
+// ValuesFromFiles are the files hr's spec.valuesFrom takes its values
 // from, where the tree generates the ConfigMap or Secret from a file
 // (issue 19 §5): each with its YAML positions, read from the rendered
 // data, which is the file's text. The last reference comes first:
 // helm-controller merges them in order, so the last that sets a key is
 // the one whose line counts (and spec.values over them all).
 //
-// A reference with a targetPath, to an object the tree does not render,
-// or to data not generated from one file has no file to point at; the
-// field is refused as values-from, as before.
-func valuesFromFiles(hr *unstructured.Unstructured, idx *origin.Index, find objectLookup) []chart.ValuesFile {
+// hr is the HelmRelease as the tree idx indexes renders it. A reference
+// with a targetPath, to an object the tree does not render, or to data
+// not generated from one file has no file to point at. A file that is no
+// values document comes with its Err: which keys it sets is unknown.
+func ValuesFromFiles(hr *unstructured.Unstructured, idx *origin.Index, find ObjectLookup) []chart.ValuesFile {
 	refs, _, _ := unstructured.NestedSlice(hr.Object, "spec", "valuesFrom")
 	var out []chart.ValuesFile
 	for i := len(refs) - 1; i >= 0; i-- {
@@ -57,13 +58,7 @@ func valuesFromFiles(hr *unstructured.Unstructured, idx *origin.Index, find obje
 				continue
 			}
 		}
-		vf, err := chart.ParseValuesFile(o.File, data)
-		if err != nil {
-			// helm-controller fails the next release on it; the fields
-			// of this one are refused, naming the file.
-			vf = chart.ValuesFile{File: o.File, Err: err}
-		}
-		out = append(out, vf)
+		out = append(out, chart.ParseValuesFile(o.File, data))
 	}
 	return out
 }
