@@ -2,7 +2,8 @@ package helmlive
 
 import (
 	"context"
-	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
@@ -53,14 +55,7 @@ func TestAMissingChartArtifactLosesNothing(t *testing.T) {
 	scale(g, app, 6)
 	// The values line comes once the mapper has read the chart, off the
 	// live path.
-	rec := app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
-		if f, err := fixture.Field(d, "/spec/replicas"); err != nil || f.Origin == nil || f.Origin.File == "" {
-			return fmt.Errorf("no values line yet: %v", d.Spec.Fields)
-		}
-		return nil
-	})
-	f, err := fixture.Field(rec, "/spec/replicas")
-	g.Expect(err).NotTo(HaveOccurred())
+	_, f := tracedField(g, app, "/spec/replicas", "")
 	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 21, Column: 19, Kind: "values",
 		ValuesKeys: []string{"replicaCount"}, Template: "templates/deployment.yaml:8"}))
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "held")
@@ -68,5 +63,78 @@ func TestAMissingChartArtifactLosesNothing(t *testing.T) {
 		c := conditions.Get(helmRelease(g, app), refluxv1.ReverseDriftedCondition)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("True/" + refluxv1.DriftDetectedReason))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+}
+
+// TestAChartThatDoesNotRenderHereKeepsTheChange (issue 19's bad input: a
+// chart that fails to render): the chart's template looks the release's
+// namespace up in the cluster, which helm-controller can do and an
+// offline render cannot. alice's scale is held and recorded all the same;
+// its field is refused as chart-render-failed, and the HelmRelease's
+// ReverseDrifted names the chart's failure as what to fix.
+func TestAChartThatDoesNotRenderHereKeepsTheChange(t *testing.T) {
+	g := NewWithT(t)
+	app := newAppWith(t, "lookup", fixture.AppOptions{Dir: "testdata/lookup", Files: files("lookup", "", ""),
+		Paths: map[string]string{"lookup": "./release"}})
+
+	scale(g, app, 3)
+	_, f := tracedField(g, app, "/spec/replicas", "chart-render-failed")
+	g.Expect(f.GitValue + " -> " + f.LiveValue).To(Equal("1 -> 3"))
+	g.Expect(f.Origin.Refused).To(Equal("chart-render-failed"))
+	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "held")
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(helmRelease(g, app), refluxv1.ReverseDriftedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("True/" + refluxv1.ChartRenderFailedReason))
+		g.Expect(c.Message).To(ContainSubstring("the release's namespace must be looked up"))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	reconciled(g, app)
+	g.Expect(replicas(g, app)).To(Equal(int32(3)), "helm-controller's drift correction leaves the held edit alone")
+}
+
+// TestValuesThatDoNotParseKeepTheChange (issue 19's bad input: values
+// that do not parse): after the install, a commit breaks the values file
+// that spec.valuesFrom takes. helm-controller refuses to upgrade and
+// says so; reflux compares with the release it made. alice's scale is
+// held and recorded, and the key the broken file may set is refused,
+// naming the file, on the record and on the HelmRelease.
+func TestValuesThatDoNotParseKeepTheChange(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	const name = "bad-values"
+	app := newAppWith(t, name, fixture.AppOptions{Dir: chartDir, Files: valuesFromFiles(name, "replicaCount: 2\n"),
+		Paths: map[string]string{name: "./release"}})
+	g.Expect(replicas(g, app)).To(Equal(int32(2)), "helm-controller installed the values file's replicas")
+
+	dir := fixture.CloneBranch(t, env, app.Repo, "main")
+	g.Expect(os.WriteFile(filepath.Join(dir, "release", "values.yaml"), []byte("replicaCount: [2\n"), 0o644)).To(Succeed())
+	fixture.Git(t, dir, "-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-q", "-am", "break the values")
+	fixture.Git(t, dir, "push", "-q", "origin", "main")
+	g.Expect(env.Reconcile(ctx, app.Source)).To(Succeed())
+	app.Reconcile(g, name)
+	g.Eventually(func(g Gomega) {
+		cm := app.Get(g, "app-values", &corev1.ConfigMap{}).(*corev1.ConfigMap)
+		g.Expect(cm.Data["values.yaml"]).To(Equal("replicaCount: [2\n"), "Flux applied the broken file")
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	g.Expect(env.Reconcile(ctx, helmRelease(g, app))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		hr := helmRelease(g, app)
+		g.Expect(conditions.IsFalse(hr, meta.ReadyCondition)).To(BeTrue(), "helm-controller refuses the values")
+		g.Expect(hr.Status.History.Latest().Version).To(Equal(1), "and upgrades nothing")
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	t.Logf("helm-controller: %s", fixture.Describe(conditions.Get(helmRelease(g, app), meta.ReadyCondition)))
+
+	scale(g, app, 4)
+	const why = "parsing values file release/values.yaml"
+	_, f := tracedField(g, app, "/spec/replicas", "values-from")
+	g.Expect(f.GitValue + " -> " + f.LiveValue).To(Equal("2 -> 4"))
+	g.Expect(f.Origin.Refused).To(Equal("values-from"))
+	g.Expect(f.Origin.Why).To(ContainSubstring(why))
+	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "held")
+	g.Eventually(func(g Gomega) {
+		c := conditions.Get(helmRelease(g, app), refluxv1.ReverseSyncedCondition)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("False/" + refluxv1.RefusedReason))
+		g.Expect(c.Message).To(ContainSubstring(why))
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 }

@@ -62,6 +62,40 @@ func newAppWith(t *testing.T, name string, o fixture.AppOptions) *fixture.App {
 	return app
 }
 
+// valuesFromFiles is files' tree with the HelmRelease taking its values
+// from a ConfigMap that a configMapGenerator makes of release/values.yaml,
+// which holds values.
+func valuesFromFiles(name, values string) map[string]string {
+	tree := files(name, "", "  valuesFrom:\n    - kind: ConfigMap\n      name: app-values\n")
+	tree["release/kustomization.yaml"] = "resources:\n  - release.yaml\ngeneratorOptions:\n  disableNameSuffixHash: true\n" +
+		"configMapGenerator:\n  - name: app-values\n    files:\n      - values.yaml\n"
+	tree["release/values.yaml"] = values
+	return tree
+}
+
+// tracedField waits until the record of the app's Deployment has the
+// origin the test expects for the field at pointer: a line in Git when
+// refused is "", else that refusal. The mapper fills it in off the live
+// path, after the record is written, and a refusal such as not-indexed
+// may come first. It returns the record and the field.
+func tracedField(g Gomega, app *fixture.App, pointer, refused string) (*refluxv1.Drift, refluxv1.DriftField) {
+	rec := app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
+		f, err := fixture.Field(d, pointer)
+		switch {
+		case err != nil || f.Origin == nil:
+			return fmt.Errorf("no origin of %s yet: %v", pointer, d.Spec.Fields)
+		case refused == "" && f.Origin.File == "":
+			return fmt.Errorf("no line in Git for %s yet: %+v", pointer, *f.Origin)
+		case f.Origin.Refused != refused:
+			return fmt.Errorf("%s is not refused as %s yet: %+v", pointer, refused, *f.Origin)
+		}
+		return nil
+	})
+	f, err := fixture.Field(rec, pointer)
+	g.Expect(err).NotTo(HaveOccurred())
+	return rec, f
+}
+
 func helmRelease(g Gomega, app *fixture.App) *helmv2.HelmRelease {
 	hr := &helmv2.HelmRelease{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: app.Name, Name: "app"}, hr)).To(Succeed())
@@ -123,14 +157,8 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 	// The values key is found off the live path, by rendering the chart,
 	// and the record filled in after: the replicaCount line of the
 	// HelmRelease's spec.values.
-	rec = app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
-		if f, err := fixture.Field(d, "/spec/replicas"); err != nil || f.Origin == nil || f.Origin.File == "" {
-			return fmt.Errorf("no values line yet: %v", d.Spec.Fields)
-		}
-		return nil
-	})
-	f, err = fixture.Field(rec, "/spec/replicas")
-	g.Expect(err).NotTo(HaveOccurred())
+	_, traced := tracedField(g, app, "/spec/replicas", "")
+	f = traced
 	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 21, Column: 19, Kind: "values",
 		ValuesKeys: []string{"replicaCount"}, Template: "templates/deployment.yaml:8"}))
 	// replicas are Alert by default: with the values line known, a

@@ -25,10 +25,7 @@ import (
 func TestAValuesFromFileIsTheOrigin(t *testing.T) {
 	g := NewWithT(t)
 	const name = "values-from"
-	tree := files(name, "", "  valuesFrom:\n    - kind: ConfigMap\n      name: app-values\n")
-	tree["release/kustomization.yaml"] = "resources:\n  - release.yaml\ngeneratorOptions:\n  disableNameSuffixHash: true\n" +
-		"configMapGenerator:\n  - name: app-values\n    files:\n      - values.yaml\n"
-	tree["release/values.yaml"] = "# the team's sizing\nresources:\n  requests:\n    cpu: 10m\n    memory: 24Mi\n"
+	tree := valuesFromFiles(name, "# the team's sizing\nresources:\n  requests:\n    cpu: 10m\n    memory: 24Mi\n")
 	app := newAppWith(t, name, fixture.AppOptions{Dir: chartDir, Files: tree, Paths: map[string]string{name: "./release"}})
 	deploy := &appsv1.Deployment{}
 	deploy.Namespace, deploy.Name = app.Name, "app"
