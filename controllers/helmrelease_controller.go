@@ -146,7 +146,7 @@ func (r *HelmReleaseReconciler) report(ctx context.Context, hr *helmv2.HelmRelea
 	}
 	open := record.Open(mine)
 	if c := report.HelmDrifted(report.HelmDriftedInput{Release: h.Release, ReleaseErr: h.ReleaseErr, ChartErr: h.ChartErr,
-		Open: open}); c != nil {
+		Denied: h.Denied, Open: open}); c != nil {
 		c.ObservedGeneration = hr.Generation
 		conditions.Set(hr, c)
 	}

@@ -208,7 +208,7 @@ func NewManagerCommand() *cobra.Command {
 	fs.StringVar(&opts.TeamLabel, "team-label", "",
 		"A Kustomization label (for example 'team') whose value becomes the team label of the drift metrics; empty leaves team empty.")
 	fs.StringVar(&opts.DefaultServiceAccount, "default-service-account", "",
-		"The ServiceAccount, in a Kustomization's namespace, reflux impersonates for its dry runs, holds and releases when the Kustomization sets no spec.serviceAccountName, as kustomize-controller does; empty acts as reflux itself.")
+		"The ServiceAccount, in a Kustomization's or HelmRelease's namespace, reflux impersonates for its dry runs, holds and releases when the object sets no spec.serviceAccountName, as kustomize-controller and helm-controller do; empty acts as reflux itself.")
 	fs.DurationVar(&opts.ClusterProbeInterval, "cluster-probe-interval", 10*time.Second,
 		"How often each remote cluster a Kustomization targets through spec.kubeConfig is probed, and its kubeconfig Secret read again: how soon an unreachable cluster, or a rotated kubeconfig, is noticed.")
 	fs.StringVar(&opts.DefaultKubeConfigServiceAccount, auth.ControllerFlagDefaultKubeConfigServiceAccount, "",

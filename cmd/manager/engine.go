@@ -232,7 +232,9 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 			return nil, nil, err
 		}
 		gopts.Helm = &governor.HelmOptions{Live: side.helm, HelmReleases: e.mgr.GetClient(), Storage: e.mgr.GetAPIReader(),
-			Scoper: side.client, Detector: det, Owners: owners, ClusterScoped: chart.ClusterScopedBy(side.mapper), Workers: opts.LiveWorkers}
+			Scoper: side.client, Detector: det, DetectorFor: impersonation{clients: clients}.ReleaseDetector, Owners: owners,
+			ClusterScoped: chart.ClusterScopedBy(side.mapper), DefaultServiceAccount: opts.DefaultServiceAccount,
+			Workers: opts.LiveWorkers}
 	}
 	gov, err := governor.New(gopts)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/release"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
@@ -25,6 +26,16 @@ func (i impersonation) Detector(user string) (governor.Detector, error) {
 		return nil, err
 	}
 	return i.detector.WithClient(c)
+}
+
+// ReleaseDetector returns a Helm release's Detector whose dry runs
+// impersonate user, a HelmRelease's ServiceAccount.
+func (i impersonation) ReleaseDetector(user string) (*release.Detector, error) {
+	c, err := i.clients.For(user)
+	if err != nil {
+		return nil, err
+	}
+	return release.New(c)
 }
 
 // Holder returns a Holder whose holds and releases impersonate user.

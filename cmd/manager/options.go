@@ -108,10 +108,10 @@ type Options struct {
 	// TeamLabel is the Kustomization label whose value is the team label
 	// of the drift metrics (--team-label); empty leaves team empty.
 	TeamLabel string
-	// DefaultServiceAccount is kustomize-controller's
-	// --default-service-account: the ServiceAccount, in a Kustomization's
-	// namespace, reflux acts as when the Kustomization names none; empty
-	// acts as reflux itself.
+	// DefaultServiceAccount is kustomize-controller's and
+	// helm-controller's --default-service-account: the ServiceAccount, in
+	// a Kustomization's or HelmRelease's namespace, reflux acts as when the
+	// object names none; empty acts as reflux itself.
 	DefaultServiceAccount string
 	// NoCrossNamespaceRefs is kustomize-controller's
 	// --no-cross-namespace-refs: a Kustomization whose sourceRef points

@@ -82,6 +82,8 @@ func configMap(ns, name string) string {
 type governOptions struct {
 	// objects are file name → manifest, listed in kustomization.yaml.
 	objects map[string]string
+	// dir is pushed beside them, unlisted (a chart a HelmRelease names).
+	dir string
 	// serviceAccount is spec.serviceAccountName; "" leaves it to
 	// --default-service-account.
 	serviceAccount string
@@ -99,7 +101,7 @@ func govern(t *testing.T, ns string, o governOptions) *fixture.App {
 	t.Helper()
 	files := map[string]string{"kustomization.yaml": fixture.Kustomization(slices.Sorted(maps.Keys(o.objects))...)}
 	maps.Copy(files, o.objects)
-	return fixture.NewApp(t, env, ns, fixture.AppOptions{Files: files, ReportOnly: true,
+	return fixture.NewApp(t, env, ns, fixture.AppOptions{Dir: o.dir, Files: files, ReportOnly: true,
 		SourceNamespace: o.sourceNamespace, Unready: o.unready, Kustomization: func(k *kustomizev1.Kustomization) {
 			k.Spec.TargetNamespace = ""
 			k.Spec.ServiceAccountName = o.serviceAccount

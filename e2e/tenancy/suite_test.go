@@ -15,8 +15,9 @@ const (
 	tenantSA = "tenant"
 )
 
-// lockdown are the multi-tenancy flags kustomize-controller and reflux
-// both run with: the same names and the same meaning.
+// lockdown are the multi-tenancy flags kustomize-controller,
+// helm-controller and reflux all run with: the same names and the same
+// meaning.
 var lockdown = []string{"--no-cross-namespace-refs=true", "--default-service-account=" + tenantSA}
 
 var (
@@ -26,7 +27,7 @@ var (
 
 func TestMain(m *testing.M) {
 	fixture.Main(m, &env, fixture.Suite{Setup: setup, Env: testenv.Options{KustomizeControllerArgs: lockdown,
-		AuditWebhook: &testenv.AuditWebhook{}}})
+		Helm: true, HelmControllerArgs: lockdown, AuditWebhook: &testenv.AuditWebhook{}}})
 }
 
 // setup provisions alice, on call, and starts reflux as config/default

@@ -128,10 +128,14 @@ type HelmOptions struct {
 	Storage      release.SecretGetter
 	Scoper       release.Scoper
 	Detector     *release.Detector
-	Owners       *drift.Detector
+	// DetectorFor is helmlive.Options'.
+	DetectorFor func(user string) (*release.Detector, error)
+	Owners      *drift.Detector
 	// ClusterScoped tells cluster-scoped kinds (helmlive.Options).
 	ClusterScoped func(schema.GroupKind) bool
-	Workers       int
+	// DefaultServiceAccount is helmlive.Options'.
+	DefaultServiceAccount string
+	Workers               int
 }
 
 // New returns a Governor; call Start to run its workers.
@@ -175,8 +179,9 @@ func New(opts Options) (*Governor, error) {
 	}
 	if h := opts.Helm; h != nil {
 		if gv.helm, err = helmlive.New(helmlive.Options{Live: h.Live, HelmReleases: h.HelmReleases, Storage: h.Storage,
-			Scoper: h.Scoper, Detector: h.Detector, Owners: h.Owners, Governance: gv.intake, Executor: gv.exec, Attributor: opts.Attributor,
-			ClusterScoped: h.ClusterScoped, Workers: h.Workers, Log: opts.Log.WithName("helm"), Now: opts.Now}); err != nil {
+			Scoper: h.Scoper, Detector: h.Detector, DetectorFor: h.DetectorFor, Owners: h.Owners, Governance: gv.intake, Executor: gv.exec, Attributor: opts.Attributor,
+			ClusterScoped: h.ClusterScoped, DefaultServiceAccount: h.DefaultServiceAccount, Workers: h.Workers,
+			Log: opts.Log.WithName("helm"), Now: opts.Now}); err != nil {
 			return nil, err
 		}
 	}

@@ -3,6 +3,8 @@ package helmlive
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/intake"
 	"github.com/reflux-dev/reflux/reverse/observe"
 	"github.com/reflux-dev/reflux/reverse/release"
+	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
 // The labels helm-controller's post-renderer puts on every object it
@@ -68,8 +71,13 @@ type Options struct {
 	Storage release.SecretGetter
 	// Scoper tells namespaced kinds from cluster-scoped ones.
 	Scoper release.Scoper
-	// Detector makes helm-controller's dry run.
+	// Detector makes helm-controller's dry run as reflux itself.
 	Detector *release.Detector
+	// DetectorFor returns a Detector whose dry runs impersonate user, a
+	// HelmRelease's ServiceAccount (tenancy.HelmIdentity), as
+	// helm-controller's drift detection does; nil leaves every dry run to
+	// Detector.
+	DetectorFor func(user string) (*release.Detector, error)
 	// Owners reads managedFields with helm-controller as Flux's field
 	// owner (drift.WithFieldOwner(release.FieldOwner)): who put the
 	// chart's values back, helm-controller or a person.
@@ -82,6 +90,11 @@ type Options struct {
 	// ClusterScoped tells cluster-scoped kinds, so a chart's objects are
 	// keyed as the cluster holds them; nil knows Kubernetes' own kinds.
 	ClusterScoped func(schema.GroupKind) bool
+	// DefaultServiceAccount is the ServiceAccount, in a HelmRelease's
+	// namespace, its objects are held and released as when it names none
+	// (tenancy.HelmIdentity, helm-controller's --default-service-account);
+	// empty holds as reflux itself.
+	DefaultServiceAccount string
 	// Workers is how many changes are walked at once; DefaultWorkers
 	// when zero.
 	Workers int
@@ -127,6 +140,11 @@ type Health struct {
 	ReleaseErr error
 	// ChartErr is why Release's chart does not render here.
 	ChartErr error
+	// Denied are the release's objects, as Kind/namespace/name, that the
+	// HelmRelease's ServiceAccount may not dry-run or hold, and the
+	// permission it lacks: their changes are kept, unevaluated and not
+	// held, until it is granted. Never changed in place (setHealth).
+	Denied map[string]*tenancy.ForbiddenError
 }
 
 func (h Health) same(o Health) bool {
@@ -136,7 +154,48 @@ func (h Health) same(o Health) bool {
 		}
 		return err.Error()
 	}
+	if len(h.Denied) != len(o.Denied) {
+		return false
+	}
+	for obj, f := range h.Denied {
+		if g, ok := o.Denied[obj]; !ok || g.Error() != f.Error() {
+			return false
+		}
+	}
 	return h.Release == o.Release && msg(h.ReleaseErr) == msg(o.ReleaseErr) && msg(h.ChartErr) == msg(o.ChartErr)
+}
+
+// detector returns the Detector whose dry runs go out as user; "" is
+// reflux's own identity.
+func (g *Governor) detector(user string) (*release.Detector, error) {
+	if user == "" || g.opts.DetectorFor == nil {
+		return g.opts.Detector, nil
+	}
+	d, err := g.opts.DetectorFor(user)
+	if err != nil {
+		return nil, fmt.Errorf("impersonating %s: %w", user, err)
+	}
+	return d, nil
+}
+
+// deny notes that the HelmRelease id's ServiceAccount may not dry-run or
+// hold obj, and allow (f nil) that it may again.
+func (g *Governor) deny(id types.NamespacedName, obj string, f *tenancy.ForbiddenError) {
+	g.setHealth(id, func(h *Health) {
+		if _, was := h.Denied[obj]; f == nil && !was {
+			return
+		}
+		denied := maps.Clone(h.Denied)
+		if f == nil {
+			delete(denied, obj)
+		} else {
+			if denied == nil {
+				denied = map[string]*tenancy.ForbiddenError{}
+			}
+			denied[obj] = f
+		}
+		h.Denied = denied
+	})
 }
 
 // New returns a Governor; Start runs its workers.

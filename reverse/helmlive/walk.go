@@ -10,6 +10,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/kustomize/origin"
@@ -24,6 +25,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/observe"
 	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/release"
+	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
 // walk is one change of one object of hr's release.
@@ -56,6 +58,10 @@ func (w walk) run(ctx context.Context) error {
 		})
 	}
 	p.Kustomization = snap.Gov.Kustomization
+	// The release's objects are helm-controller's writes as the
+	// HelmRelease's ServiceAccount, not the Kustomization's: the dry run
+	// and the hold go out as it.
+	p.As = tenancy.HelmIdentity(w.hr, w.g.opts.DefaultServiceAccount)
 	rel, err := w.g.latest(ctx, w.hr)
 	if err != nil {
 		err = fmt.Errorf("HelmRelease %s/%s: %w", w.hr.Namespace, w.hr.Name, err)
@@ -68,9 +74,27 @@ func (w walk) run(ctx context.Context) error {
 	}
 	ref.Release = rel.ref.String()
 	want := rel.byKey[desired.KeyOf(w.live)]
-	return w.g.opts.Executor.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
-		return w.decide(ctx, snap, rel, want, p.Name, rec)
+	id := types.NamespacedName{Namespace: w.hr.Namespace, Name: w.hr.Name}
+	det, err := w.g.detector(p.As)
+	if err != nil {
+		return err
+	}
+	err = w.g.opts.Executor.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
+		return w.decide(ctx, det, snap, rel, want, p.Name, rec)
 	})
+	f, denied := tenancy.AsForbidden(err, p.As)
+	if !denied {
+		if err == nil {
+			w.g.deny(id, objectName(p.Object), nil)
+		}
+		return err
+	}
+	// The HelmRelease's ServiceAccount may not dry-run or hold the
+	// object, so neither may reflux: the change stays where it is, on the
+	// live object, and the HelmRelease says which permission is missing.
+	// The error brings the object back, slowly, until it is granted.
+	w.g.deny(id, objectName(p.Object), f)
+	return fmt.Errorf("acting on %s as the HelmRelease's ServiceAccount: %w", objectName(p.Object), f)
 }
 
 // pending writes the change down as a Pending record, held when the
@@ -98,6 +122,11 @@ func (w walk) pending(ctx context.Context, snap reverse.Snapshot, p *execute.Pla
 	})
 }
 
+// objectName names an object in logs and conditions, Kind/namespace/name.
+func objectName(o refluxv1.ObjectRef) string {
+	return o.Kind + "/" + o.Namespace + "/" + o.Name
+}
+
 func (w walk) liveState() decide.Live {
 	if w.live == nil {
 		return decide.Live{}
@@ -108,7 +137,7 @@ func (w walk) liveState() decide.Live {
 // decide compares the live object with want, the release's object (nil
 // when the release has none: a leftover of an older release, or a hook),
 // as helm-controller does, and decides under the record's lock.
-func (w walk) decide(ctx context.Context, snap reverse.Snapshot, rel *made, want *unstructured.Unstructured,
+func (w walk) decide(ctx context.Context, det *release.Detector, snap reverse.Snapshot, rel *made, want *unstructured.Unstructured,
 	name string, rec *refluxv1.Drift) (decide.Decision, error) {
 	ref := &refluxv1.HelmReleaseRef{Namespace: w.hr.Namespace, Name: w.hr.Name, Release: rel.ref.String()}
 	now := w.g.opts.Now()
@@ -127,7 +156,7 @@ func (w walk) decide(ctx context.Context, snap reverse.Snapshot, rel *made, want
 	if err != nil {
 		return decide.Decision{}, fmt.Errorf("HelmRelease %s/%s ignore rules: %w", w.hr.Namespace, w.hr.Name, err)
 	}
-	res, err := w.g.opts.Detector.Detect(ctx, release.Input{Desired: want, Live: w.live, IgnorePaths: paths, Mode: dd.GetMode()})
+	res, err := det.Detect(ctx, release.Input{Desired: want, Live: w.live, IgnorePaths: paths, Mode: dd.GetMode()})
 	if errors.Is(err, drift.ErrStale) {
 		// A newer version of the object is on its way through the watch.
 		return decide.Decision{Why: "stale"}, nil

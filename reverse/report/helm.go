@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
 // HelmDriftedInput is what a HelmRelease's ReverseDrifted condition is
@@ -22,6 +25,10 @@ type HelmDriftedInput struct {
 	ReleaseErr error
 	// ChartErr is why its chart does not render here, if it does not.
 	ChartErr error
+	// Denied are the release's objects, as Kind/namespace/name, that the
+	// HelmRelease's ServiceAccount may not dry-run or hold, and the
+	// permission it lacks.
+	Denied map[string]*tenancy.ForbiddenError
 	// Open are the open records of the release's objects.
 	Open []refluxv1.Drift
 }
@@ -40,6 +47,23 @@ func HelmDrifted(in HelmDriftedInput) *metav1.Condition {
 			"reading release %s: %s; live changes of its objects are kept and compared once it can be read", in.Release, in.ReleaseErr)
 	case in.Release == "":
 		return nil
+	case len(in.Denied) > 0:
+		// Neither evaluated nor held: helm-controller's drift correction
+		// or the next upgrade erases the change. That is the first thing
+		// to fix, so it is the reason, whatever else holds; True only
+		// while other records of the release are open.
+		objs := slices.Sorted(maps.Keys(in.Denied))
+		more := ""
+		if n := len(objs) - 1; n > 0 {
+			more = fmt.Sprintf(", and %d more object(s)", n)
+		}
+		set := conditions.TrueCondition
+		if len(in.Open) == 0 {
+			set = conditions.UnknownCondition
+		}
+		return set(refluxv1.ReverseDriftedCondition, refluxv1.ImpersonationForbiddenReason,
+			"%s (%s%s); %d live change(s) kept without a hold until the permission is granted",
+			in.Denied[objs[0]], objs[0], more, len(objs))
 	case len(in.Open) > 0 && in.ChartErr != nil:
 		return conditions.TrueCondition(refluxv1.ReverseDriftedCondition, refluxv1.ChartRenderFailedReason,
 			"%s; no values key is found for them: %s", driftMessage(in.Open), in.ChartErr)

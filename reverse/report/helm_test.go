@@ -8,11 +8,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
 func TestHelmDriftedCondition(t *testing.T) {
 	open := refluxv1.Drift{}
 	open.Spec.Fields = []refluxv1.DriftField{{Pointer: "/spec/replicas", Severity: refluxv1.SeverityHigh, Action: refluxv1.MergeAction}}
+	forbidden := &tenancy.ForbiddenError{User: "system:serviceaccount:apps:tenant", Verb: "patch", Resource: "deployments",
+		Group: "apps", Namespace: "shared"}
 	lookup := errors.New(`template: app/templates/deployment.yaml:9:14: executing "app/templates/deployment.yaml" at <required>: error calling required: the namespace must exist`)
 	tests := []struct {
 		name string
@@ -32,6 +35,15 @@ func TestHelmDriftedCondition(t *testing.T) {
 		{name: "the release cannot be read", in: HelmDriftedInput{Release: "apps/web.v2", Open: []refluxv1.Drift{open},
 			ReleaseErr: errors.New(`secrets "sh.helm.release.v1.web.v2" not found`)}, want: "Unknown/ReleaseUnreadable",
 			message: `reading release apps/web.v2: secrets "sh.helm.release.v1.web.v2" not found; live changes of its objects are kept and compared once it can be read`},
+		{name: "what the ServiceAccount may not do comes first", in: HelmDriftedInput{Release: "apps/web.v2", Open: []refluxv1.Drift{open},
+			ChartErr: lookup, Denied: map[string]*tenancy.ForbiddenError{"Deployment/shared/web": forbidden, "Service/shared/web": forbidden}},
+			want: "True/ImpersonationForbidden",
+			message: `system:serviceaccount:apps:tenant cannot patch resource "deployments" in API group "apps" in the namespace "shared" ` +
+				`(Deployment/shared/web, and 1 more object(s)); 2 live change(s) kept without a hold until the permission is granted`},
+		{name: "denied, and no other drift", in: HelmDriftedInput{Release: "apps/web.v2",
+			Denied: map[string]*tenancy.ForbiddenError{"Deployment/shared/web": forbidden}}, want: "Unknown/ImpersonationForbidden",
+			message: `system:serviceaccount:apps:tenant cannot patch resource "deployments" in API group "apps" in the namespace "shared" ` +
+				`(Deployment/shared/web); 1 live change(s) kept without a hold until the permission is granted`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

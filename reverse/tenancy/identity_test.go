@@ -3,6 +3,7 @@ package tenancy
 import (
 	"testing"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,10 @@ func TestIdentity(t *testing.T) {
 			ks := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "apps"}}
 			ks.Spec.ServiceAccountName = tt.spec
 			NewWithT(t).Expect(Identity(ks, tt.defaultSA)).To(Equal(tt.want))
+			// A HelmRelease's is decided alike, in its own namespace.
+			hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "web"}}
+			hr.Spec.ServiceAccountName = tt.spec
+			NewWithT(t).Expect(HelmIdentity(hr, tt.defaultSA)).To(Equal(tt.want))
 		})
 	}
 }
