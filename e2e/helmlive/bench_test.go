@@ -13,9 +13,11 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 	"github.com/reflux-dev/reflux/internal/charttest"
 )
@@ -29,16 +31,54 @@ import (
 // The first edit finds the chart's map cold (the mapper renders the chart
 // off the live path); the rest find it cached.
 //
-// Metrics: hold-p50-ms, hold-max-ms (the hold, with the map cold or not:
-// it never waits on it); origin-first-ms (the cold map); origin-p50-ms
-// and origin-max-ms (cached, the "< 2 s" target); edits, how
-// many were measured; load-avg at the end, since machines are shared.
-// With one edit per enabled component there are 15 samples: max is the
-// p99.
+// The live path before and after, in the same run: a Kustomization of
+// plain ConfigMaps, governed by the same reflux, gets one edit per
+// ConfigMap before the release exists, and again once it is governed
+// and its objects are watched, each timed to its hold.
+//
+// Metrics: hold-p50-ms, hold-max-ms (the Deployments' hold, with the map
+// cold or not: it never waits on it); origin-first-ms (the cold map);
+// origin-p50-ms and origin-max-ms (cached, the "< 2 s" target);
+// ks-hold-max-ms-before and ks-hold-max-ms-after (the ConfigMaps'), and
+// ks-hold-ratio, after over before; edits, how many Deployment edits
+// were measured; load-avg at the end, since machines are shared. With
+// 16 edits of each, max is the p99.
 func BenchmarkEditToOrigin(b *testing.B) {
 	g := NewWithT(b)
 	ctx := context.Background()
-	name := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1_000_000)
+	suffix := time.Now().UnixNano() % 1_000_000
+	name := fmt.Sprintf("bench-%d", suffix)
+
+	// The Kustomization of plain ConfigMaps, and its hold before.
+	plain := fmt.Sprintf("plain-%d", suffix)
+	tree := map[string]string{}
+	var cms []string
+	for i := range benchEdits {
+		file := fmt.Sprintf("cm-%d.yaml", i)
+		cms = append(cms, file)
+		tree[file] = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n  mode: git\n", i)
+	}
+	tree["kustomization.yaml"] = fixture.Kustomization(cms...)
+	ks := fixture.NewApp(b, env, plain, fixture.AppOptions{Files: tree})
+	edit := 0
+	configMapHolds := func() []time.Duration {
+		var out []time.Duration
+		for i := range benchEdits {
+			cm := &corev1.ConfigMap{}
+			cm.Namespace, cm.Name = ks.Name, fmt.Sprintf("cm-%d", i)
+			edit++
+			sent := time.Now()
+			fixture.KubectlEdit(g, alice.Client, cm, func() { cm.Data["mode"] = fmt.Sprintf("live-%d", edit) })
+			g.Eventually(func(g Gomega) {
+				got := &corev1.ConfigMap{}
+				g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cm), got)).To(Succeed())
+				g.Expect(got.Annotations).To(HaveKeyWithValue(refluxv1.ReconcileAnnotation, refluxv1.ReconcileDisabled))
+			}, fixture.Timeout, 5*time.Millisecond).Should(Succeed())
+			out = append(out, time.Since(sent))
+		}
+		return out
+	}
+
 	dir := b.TempDir()
 	if err := charttest.Write(filepath.Join(dir, "charts", "bench"), charttest.Components); err != nil {
 		b.Fatal(err)
@@ -56,6 +96,10 @@ func BenchmarkEditToOrigin(b *testing.B) {
 	if err := os.MkdirAll(filepath.Join(dir, "release"), 0o755); err != nil {
 		b.Fatal(err)
 	}
+
+	b.ResetTimer()
+	before := configMapHolds()
+	b.StopTimer()
 	app := fixture.NewApp(b, env, name, fixture.AppOptions{Dir: dir, Paths: map[string]string{name: "./release"},
 		Files: map[string]string{"release/kustomization.yaml": fixture.Kustomization("release.yaml"), "release/release.yaml": release}})
 	g.Eventually(func(g Gomega) {
@@ -63,10 +107,10 @@ func BenchmarkEditToOrigin(b *testing.B) {
 		g.Expect(hr.Status.History.Latest()).NotTo(BeNil())
 		g.Expect(conditions.IsReady(hr)).To(BeTrue())
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	b.StartTimer()
 
 	var holds, origins []time.Duration
 	var first time.Duration
-	b.ResetTimer()
 	for n, i := range enabled {
 		deploy := &appsv1.Deployment{}
 		deploy.Namespace, deploy.Name = app.Name, "app-"+charttest.Name(i)
@@ -98,15 +142,24 @@ func BenchmarkEditToOrigin(b *testing.B) {
 		}
 		origins = append(origins, traced)
 	}
+	after := configMapHolds()
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	slices.Sort(holds)
-	slices.Sort(origins)
+	for _, d := range [][]time.Duration{holds, origins, before, after} {
+		slices.Sort(d)
+	}
 	b.ReportMetric(ms(holds[len(holds)/2]), "hold-p50-ms")
 	b.ReportMetric(ms(holds[len(holds)-1]), "hold-max-ms")
 	b.ReportMetric(ms(first), "origin-first-ms")
 	b.ReportMetric(ms(origins[len(origins)/2]), "origin-p50-ms")
 	b.ReportMetric(ms(origins[len(origins)-1]), "origin-max-ms")
+	b.ReportMetric(ms(before[len(before)-1]), "ks-hold-max-ms-before")
+	b.ReportMetric(ms(after[len(after)-1]), "ks-hold-max-ms-after")
+	b.ReportMetric(ms(after[len(after)-1])/ms(before[len(before)-1]), "ks-hold-ratio")
 	b.ReportMetric(float64(len(holds)), "edits")
 	b.ReportMetric(fixture.LoadAverage(), "load-avg")
 }
+
+// benchEdits is how many ConfigMaps the plain Kustomization holds, one
+// edit each before and after: as many as the chart's enabled components.
+const benchEdits = 16
