@@ -104,8 +104,11 @@ type Options struct {
 
 // Governor is the live path of governed HelmReleases' objects.
 type Governor struct {
-	opts     Options
-	queue    workqueue.TypedRateLimitingInterface[intake.Key]
+	opts  Options
+	queue workqueue.TypedRateLimitingInterface[intake.Key]
+	// denyWait spaces the looks again at an object its HelmRelease's
+	// ServiceAccount may not dry-run or hold.
+	denyWait workqueue.TypedRateLimiter[intake.Key]
 	releases *releases
 	mapper   *mapper
 
@@ -215,6 +218,7 @@ func New(opts Options) (*Governor, error) {
 		opts: opts,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[intake.Key](),
 			workqueue.TypedRateLimitingQueueConfig[intake.Key]{Name: "reflux-helm"}),
+		denyWait: intake.NewDenyWait(),
 		releases: newReleases(opts.Storage, opts.Scoper),
 		seen:     map[intake.Key]time.Time{},
 		owner:    map[intake.Key]types.NamespacedName{},
@@ -368,12 +372,18 @@ func (g *Governor) next(ctx context.Context) bool {
 	delete(g.seen, k)
 	g.mu.Unlock()
 	err := g.handle(ctx, k, seen)
+	var denied *tenancy.ForbiddenError
 	switch {
 	case err == nil:
 		g.queue.Forget(k)
+		g.denyWait.Forget(k)
 		return true
 	case errors.Is(err, errNotYet):
 		g.opts.Log.V(1).Info("looked at again shortly", "object", k.String(), "why", err.Error())
+	case errors.As(err, &denied):
+		if g.denyWait.NumRequeues(k) == 0 {
+			g.opts.Log.Error(err, "cannot act as the HelmRelease's ServiceAccount: change kept, not held", "object", k.String())
+		}
 	default:
 		g.opts.Log.Error(err, "evaluating a live change of a Helm release's object; retrying", "object", k.String())
 	}
@@ -384,6 +394,12 @@ func (g *Governor) next(ctx context.Context) bool {
 			g.seen[k] = seen
 		}
 		g.mu.Unlock()
+	}
+	if denied != nil {
+		// A permission comes back with no event on the object: looked at
+		// again slowly, as the Kustomize live path does (intake.NewDenyWait).
+		g.queue.AddAfter(k, g.denyWait.When(k))
+		return true
 	}
 	g.queue.AddRateLimited(k)
 	return true

@@ -129,7 +129,7 @@ func New(opts Options) (*Intake, error) {
 			workqueue.TypedRateLimitingQueueConfig[Key]{Name: "reflux-resync"}),
 		holds:            workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[Key]{Name: "reflux-hold"}),
 		syncWait:         workqueue.NewTypedItemExponentialFailureRateLimiter[Key](250*time.Millisecond, syncWaitMax),
-		denyWait:         workqueue.NewTypedItemExponentialFailureRateLimiter[Key](denyWaitBase, denyWaitMax),
+		denyWait:         NewDenyWait(),
 		entries:          map[types.NamespacedName]*entry{},
 		pending:          map[Key]Change{},
 		inflight:         map[Key]Change{},

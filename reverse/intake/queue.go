@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 )
 
 // take returns and clears what is known of an object's queued changes;
@@ -45,6 +46,14 @@ const (
 	denyWaitBase = 2 * time.Second
 	denyWaitMax  = 5 * time.Minute
 )
+
+// NewDenyWait returns what spaces the looks again at a change a
+// permission refused, per object: 2 seconds at first, doubling up to 5
+// minutes. The Helm live path shares it, so a tenant's refusal is
+// retried alike wherever its object comes from.
+func NewDenyWait() workqueue.TypedRateLimiter[Key] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[Key](denyWaitBase, denyWaitMax)
+}
 
 // failed keeps a change whose evaluation failed. A refused permission
 // (Deny) is looked at again slowly: a permission can come back with no
