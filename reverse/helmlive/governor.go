@@ -184,10 +184,14 @@ func (g *Governor) detector(user string) (*release.Detector, error) {
 // deny notes that the HelmRelease id's ServiceAccount may not dry-run or
 // hold obj, and allow (f nil) that it may again.
 func (g *Governor) deny(id types.NamespacedName, obj string, f *tenancy.ForbiddenError) {
+	g.mu.Lock()
+	_, was := g.health[id].Denied[obj]
+	g.mu.Unlock()
+	if f == nil && !was {
+		return // the common case: nothing to forget, and no entry to make
+	}
+	// One object's walks never run at once (the queue), so was holds.
 	g.setHealth(id, func(h *Health) {
-		if _, was := h.Denied[obj]; f == nil && !was {
-			return
-		}
 		denied := maps.Clone(h.Denied)
 		if f == nil {
 			delete(denied, obj)

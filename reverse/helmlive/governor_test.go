@@ -19,6 +19,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/intake"
 	"github.com/reflux-dev/reflux/reverse/release"
+	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
 
 var deployment = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -219,4 +220,36 @@ func TestHealthFollowsTheLatestRelease(t *testing.T) {
 
 	gv.Released(id, nil)
 	g.Expect(gv.health).NotTo(HaveKey(id), "forgotten with the HelmRelease")
+}
+
+// TestDenyAndAllow: a refusal of the HelmRelease's ServiceAccount stands
+// in its Health, and the condition hears of it, until the object is
+// acted on again or left; forgetting what was never refused changes
+// nothing and makes no entry for the HelmRelease.
+func TestDenyAndAllow(t *testing.T) {
+	g := NewWithT(t)
+	gv := &Governor{health: map[types.NamespacedName]Health{}}
+	var heard int
+	gv.OnHealth(func(types.NamespacedName) { heard++ })
+	id := types.NamespacedName{Namespace: "apps", Name: "web"}
+	f := &tenancy.ForbiddenError{User: "system:serviceaccount:apps:tenant", Verb: "patch", Resource: "deployments", Group: "apps",
+		Namespace: "shared"}
+
+	gv.deny(id, "Deployment/shared/web", nil)
+	g.Expect(gv.health).To(BeEmpty(), "nothing refused, nothing kept")
+	g.Expect(heard).To(BeZero())
+
+	gv.deny(id, "Deployment/shared/web", f)
+	gv.deny(id, "Service/shared/web", f)
+	seen := gv.Health(id)
+	g.Expect(seen.Denied).To(HaveLen(2))
+	g.Expect(heard).To(Equal(2))
+	gv.deny(id, "Deployment/shared/web", f)
+	g.Expect(heard).To(Equal(2), "the same refusal again is no change")
+
+	gv.deny(id, "Deployment/shared/web", nil)
+	g.Expect(gv.Health(id).Denied).To(HaveKey("Service/shared/web"))
+	g.Expect(gv.Health(id).Denied).NotTo(HaveKey("Deployment/shared/web"))
+	g.Expect(seen.Denied).To(HaveLen(2), "a Health read before is not changed in place")
+	g.Expect(heard).To(Equal(3))
 }

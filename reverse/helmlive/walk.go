@@ -50,9 +50,12 @@ func (w walk) run(ctx context.Context) error {
 	ref := &refluxv1.HelmReleaseRef{Namespace: w.hr.Namespace, Name: w.hr.Name}
 	p := execute.Plan{Name: record.Name(ks, obj), Namespace: ks.Namespace, Object: obj, HelmRelease: ref, Seen: w.seen}
 	snap, governed := w.g.opts.Governance.Snapshot(owner)
+	id := types.NamespacedName{Namespace: w.hr.Namespace, Name: w.hr.Name}
 	if w.live == nil || !governed || !Governs(w.hr) {
 		// Gone, or not governed: only what a user asked of a record is
-		// done, a dismissal and letting a record go.
+		// done, a dismissal and letting a record go. Nothing is asked of
+		// the ServiceAccount any more, so no refusal of it stands.
+		w.g.deny(id, objectName(obj), nil)
 		return w.g.opts.Executor.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
 			return decide.Decide(decide.Input{Name: p.Name, Record: rec, Live: w.liveState(), Now: w.g.opts.Now()}), nil
 		})
@@ -74,7 +77,6 @@ func (w walk) run(ctx context.Context) error {
 	}
 	ref.Release = rel.ref.String()
 	want := rel.byKey[desired.KeyOf(w.live)]
-	id := types.NamespacedName{Namespace: w.hr.Namespace, Name: w.hr.Name}
 	det, err := w.g.detector(p.As)
 	if err != nil {
 		return err
