@@ -173,4 +173,8 @@ type Deleter struct {
 	User string
 	// Flux is true when the request came from kustomize-controller.
 	Flux bool
+	// Helm is true when it came from helm-controller: an upgrade, a
+	// rollback or an uninstall of a chart's objects, which is Flux's own
+	// deletion for them, though not for a Kustomization's.
+	Helm bool
 }

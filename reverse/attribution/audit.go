@@ -46,7 +46,7 @@ func (a Audit) Deleter(u *unstructured.Unstructured, at time.Time) (governor.Del
 	if !ok {
 		return governor.Deleter{}, false
 	}
-	return governor.Deleter{User: w.User, Flux: isKustomizeController(w)}, true
+	return governor.Deleter{User: w.User, Flux: isKustomizeController(w), Helm: isHelmController(w)}, true
 }
 
 // Writer implements governor.Attributor: the latest update or patch of
@@ -88,7 +88,18 @@ func isKustomizeController(w audit.Write) bool {
 }
 
 func isKustomizeControllerAccount(user string) bool {
-	return strings.HasPrefix(user, "system:serviceaccount:") && strings.HasSuffix(user, ":kustomize-controller")
+	return isControllerAccount(user, "kustomize-controller")
+}
+
+// isHelmController reports whether a write came from Flux's
+// helm-controller, as isKustomizeController does for kustomize-controller:
+// its ServiceAccount, or a HelmRelease's that it impersonated.
+func isHelmController(w audit.Write) bool {
+	return isControllerAccount(w.User, "helm-controller") || isControllerAccount(w.Impersonator, "helm-controller")
+}
+
+func isControllerAccount(user, controller string) bool {
+	return strings.HasPrefix(user, "system:serviceaccount:") && strings.HasSuffix(user, ":"+controller)
 }
 
 // SecretWrites calls fn with each write of a Secret the audit log

@@ -39,6 +39,34 @@ func TestIsKustomizeController(t *testing.T) {
 	}
 }
 
+// TestIsHelmController: helm-controller's own deletions of a chart's
+// objects (an upgrade, a rollback, an uninstall) are told by identity,
+// as the kustomize-controller's are, impersonating a HelmRelease's
+// ServiceAccount included.
+func TestIsHelmController(t *testing.T) {
+	tests := []struct {
+		name string
+		w    audit.Write
+		want bool
+	}{
+		{"Flux's ServiceAccount", audit.Write{User: "system:serviceaccount:flux-system:helm-controller"}, true},
+		{"impersonating a tenant", audit.Write{User: "system:serviceaccount:team-a:deployer",
+			Impersonator: "system:serviceaccount:flux-system:helm-controller"}, true},
+		{"a tenant posing as Flux's client", audit.Write{User: "system:serviceaccount:team-a:deployer",
+			UserAgent: "helm-controller/v1.6.2"}, false},
+		{"kustomize-controller", audit.Write{User: "system:serviceaccount:flux-system:kustomize-controller"}, false},
+		{"a person", audit.Write{User: "alice@example.com"}, false},
+		{"a user named like the controller", audit.Write{User: "helm-controller"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := isHelmController(tt.w); got != tt.want {
+				t.Errorf("isHelmController(%+v) = %v, want %v", tt.w, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestAuditedWrite(t *testing.T) {
 	key := audit.ObjectKey{Resource: "secrets", Namespace: "payments", Name: "payments-api"}
 	tests := []struct {
