@@ -44,14 +44,13 @@ echo "+ ${cmd[*]}" >&2
   echo
   grep -E 'requests per change by kind|hold seen:|scale case|fleet case|side-by-side case|audit flood' "${raw}" | sed 's/^ */    /' || true
   cat hack/bench-notes.md
-  # hack/bench-compare.sh's before/after section and make soak's are
-  # their own runs: keep them. So is the fleet section, BenchmarkFleet's
-  # figures written out with the run that measured them; this run's are
-  # in the block above.
+  # Every section between <!-- name:begin --> and <!-- name:end --> is
+  # its own run, written out with the command and load that measured it
+  # (hack/bench-compare.sh's before/after, make soak's, BenchmarkFleet's,
+  # and the hand-run ones): keep them all, in order. This run's figures
+  # are in the block above.
   if [[ -f "${out}" ]]; then
-    sed -n '/^<!-- before-after:begin -->$/,/^<!-- before-after:end -->$/p' "${out}" | sed '1s/^/\n/'
-    sed -n '/^<!-- fleet:begin -->$/,/^<!-- fleet:end -->$/p' "${out}" | sed '1s/^/\n/'
-    sed -n '/^<!-- soak:begin -->$/,/^<!-- soak:end -->$/p' "${out}" | sed '1s/^/\n/'
+    awk '/^<!-- [a-z0-9-]+:begin -->$/ { keep = 1; print "" } keep { print } /^<!-- [a-z0-9-]+:end -->$/ { keep = 0 }' "${out}"
   fi
 } > "${raw}.md"
 mv "${raw}.md" "${out}"
