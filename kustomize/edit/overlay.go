@@ -84,7 +84,8 @@ func (p *planner) patchBody(ch Change) (map[string]interface{}, error) {
 	for i := 0; i < len(toks); i++ {
 		tok := toks[i]
 		m, ok := rv.(map[string]interface{})
-		if !ok {
+		if !ok && rv != nil {
+			// nil: a map the change adds (addNested), read as empty.
 			return nil, fmt.Errorf("%w: %s is not a map path", ErrUnsupported, ch.Pointer)
 		}
 		if i == len(toks)-1 {

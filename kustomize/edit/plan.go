@@ -53,10 +53,13 @@ func (p *planner) plan(ch Change) (string, error) {
 	}
 	old, exists := p.field(ch.Pointer)
 	if !exists {
-		if !isDataKey(p.ref, ch.Pointer) {
-			return "", fmt.Errorf("%w: %s %s", origin.ErrFieldNotFound, p.ref, ch.Pointer)
+		switch {
+		case isDataKey(p.ref, ch.Pointer):
+			return p.addKey(ch)
+		case addsNested(p.ref, ch.Pointer):
+			return p.addNested(ch)
 		}
-		return p.addKey(ch)
+		return "", fmt.Errorf("%w: %s %s", origin.ErrFieldNotFound, p.ref, ch.Pointer)
 	}
 	o, err := p.idx.Lookup(p.ref, ch.Pointer)
 	if err != nil {

@@ -17,7 +17,8 @@ type Change struct {
 	// named without its hash suffix.
 	Object origin.ObjectRef
 	// Pointer is the JSON pointer of the leaf. It may name a new key of a
-	// ConfigMap's or Secret's data, which is then added.
+	// ConfigMap's or Secret's data, or a new key under a HelmRelease's
+	// spec.values (with the maps above it), which is then added.
 	Pointer string
 	// Value is the new value as rendered: a string, bool, int64 or
 	// float64. Secret data values are base64, as in the rendered object;
