@@ -124,6 +124,15 @@ type GitSpec struct {
 	// +optional
 	AllowSharedWrites bool `json:"allowSharedWrites,omitempty"`
 
+	// AddChartDefaults lets reflux propose a field a chart renders from its
+	// own values.yaml, which no values in Git set (origin chart-default),
+	// as a new key under the HelmRelease's spec.values, with the maps above
+	// it. When false (the default) such a field is refused, naming the key
+	// to add: the key then overrides the chart's default at every later
+	// chart version, which a reviewer should choose knowingly.
+	// +optional
+	AddChartDefaults bool `json:"addChartDefaults,omitempty"`
+
 	// Encryption lists the SOPS recipients used to encrypt Secret data that
 	// reflux writes. Without recipients, Secret drift is never written. The
 	// Kustomization must decrypt with SOPS (spec.decryption.provider: sops),

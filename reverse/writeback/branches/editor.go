@@ -153,6 +153,13 @@ func (e *editor) changes(before *edit.Before, plain []fieldRef) ([]edit.Change, 
 			fields = append(fields, f)
 			continue
 		}
+		if addsDefault(f) && !found {
+			// Git sets no such key yet, as when the drift was seen: the
+			// chart's default made the recorded value.
+			changes = append(changes, ch)
+			fields = append(fields, f)
+			continue
+		}
 		if ch.HeldBy(current, found) {
 			continue // Git already holds it
 		}
@@ -310,6 +317,13 @@ func change(f fieldRef) (edit.Change, error) {
 // a part of (chart.Spliced): an image's tag.
 func spliced(f fieldRef) bool {
 	return f.record.Spec.HelmRelease != nil && f.field.Origin != nil && f.field.Origin.Kind == string(chart.KindComputed)
+}
+
+// addsDefault reports whether f is a chart's field only the chart's
+// values.yaml sets, which its change adds under spec.values (split lets
+// it through only when the policy says so).
+func addsDefault(f fieldRef) bool {
+	return f.record.Spec.HelmRelease != nil && f.field.Origin != nil && f.field.Origin.Refused == string(chart.KindChartDefault)
 }
 
 // spliceValue is the value f's key needs, given its value in Git now, for

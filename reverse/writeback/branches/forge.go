@@ -84,9 +84,7 @@ func (h *Writer) openMissing(ctx context.Context, f Forge, set reverse.DriftSet,
 			recs = append(recs, r)
 		}
 	}
-	gitSpec := set.Policy.Spec.Git
-	encrypt := gitSpec.Encryption != nil && len(gitSpec.Encryption.Age)+len(gitSpec.Encryption.PGP) > 0
-	for _, grp := range split(recs, true, encrypt) {
+	for _, grp := range split(recs, true, writesOf(set.Policy.Spec.Git)) {
 		if grp.action != action || len(grp.fields) == 0 {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -31,10 +32,25 @@ type group struct {
 	refused []refusal
 }
 
+// writes is what the policy lets write-back write beyond a field's line.
+type writes struct {
+	// encrypt: Secret fields, SOPS-encrypted (spec.git.encryption has
+	// recipients).
+	encrypt bool
+	// chartDefaults: a chart's field only its values.yaml sets, as a new
+	// key under spec.values (spec.git.addChartDefaults).
+	chartDefaults bool
+}
+
+func writesOf(git refluxv1.GitSpec) writes {
+	enc := git.Encryption
+	return writes{encrypt: enc != nil && len(enc.Age)+len(enc.PGP) > 0, chartDefaults: git.AddChartDefaults}
+}
+
 // split sorts fields into the Merge branch and, when alert branches are
 // on, the Alert branch. Declared hotfixes and Ignore fields never reach Git.
 // Secret fields are written only when the policy has SOPS recipients.
-func split(records []refluxv1.Drift, alerts, encrypt bool) []group {
+func split(records []refluxv1.Drift, alerts bool, can writes) []group {
 	merge := group{action: refluxv1.MergeAction}
 	alert := group{action: refluxv1.AlertAction}
 	for i := range records {
@@ -53,7 +69,7 @@ func split(records []refluxv1.Drift, alerts, encrypt bool) []group {
 				continue
 			}
 			ref := fieldRef{record: rec, field: f}
-			if reason := unwritable(rec, f, encrypt); reason != "" {
+			if reason := unwritable(rec, f, can); reason != "" {
 				g.refused = append(g.refused, refusal{fieldRef: ref, reason: reason})
 				continue
 			}
@@ -124,7 +140,7 @@ func sortedKeys(set map[string]bool) []string {
 }
 
 // unwritable says why a field cannot be written from its record, or "".
-func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string {
+func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, can writes) string {
 	switch {
 	case rec.Spec.OmittedFields > 0:
 		return fmt.Sprintf("the live change drifted %d fields more than a record holds; part of it is not proposed", rec.Spec.OmittedFields)
@@ -135,11 +151,11 @@ func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string
 	case rec.Spec.HelmRelease != nil:
 		// Its Git side is a values key: a values change proposes it
 		// (issue 19 §6), not an edit of the rendered field.
-		return helmUnwritable(rec, f)
+		return helmUnwritable(rec, f, can.chartDefaults)
 	case f.ContentUnknown():
 		// Only the audit log saw the write: there is no value to write.
 		return "reflux does not read this Secret (--secrets=metadata): the audit log says it was written, not to what"
-	case isSecret(rec) && !encrypt:
+	case isSecret(rec) && !can.encrypt:
 		// Plaintext Secret values never go to Git.
 		return "Secret values are written only SOPS-encrypted, and the policy has no recipients (spec.git.encryption)"
 	case isSecret(rec) && f.ChangeType == refluxv1.ChangeRemove:
@@ -153,8 +169,10 @@ func unwritable(rec *refluxv1.Drift, f refluxv1.DriftField, encrypt bool) string
 }
 
 // helmUnwritable says why a field a chart rendered cannot be written as
-// a change of the one values key that sets it, or "".
-func helmUnwritable(rec *refluxv1.Drift, f refluxv1.DriftField) string {
+// a change of the one values key that sets it, or "". A key only the
+// chart's values.yaml sets is added under spec.values when the policy
+// says so (addChartDefaults).
+func helmUnwritable(rec *refluxv1.Drift, f refluxv1.DriftField, addDefaults bool) string {
 	o := f.Origin
 	switch {
 	case isSecret(rec):
@@ -164,6 +182,11 @@ func helmUnwritable(rec *refluxv1.Drift, f refluxv1.DriftField) string {
 		return "the field was removed live: removing a values key is not proposed"
 	case o == nil:
 		return "the values key that sets the field is not found yet"
+	case o.Refused == string(chart.KindChartDefault) && len(o.ValuesKeys) == 1:
+		if addDefaults {
+			return ""
+		}
+		return "origin refused: " + o.Refused + ": " + o.Why + " (spec.git.addChartDefaults lets reflux add it)"
 	case o.Refused != "":
 		return "origin refused: " + o.Refused + ": " + o.Why
 	case o.Kind == string(chart.KindValuesFrom):
@@ -221,6 +244,10 @@ func (g group) messageFields() []message.Field {
 		}
 		if f.field.Origin != nil {
 			mf.File, mf.Line = f.field.Origin.File, int(f.field.Origin.Line)
+			if mf.File == "" {
+				// A key added under spec.values: where it goes.
+				mf.File, mf.Line = editAt(f.field.Origin.EditAt)
+			}
 			if f.record.Spec.HelmRelease != nil && len(f.field.Origin.ValuesKeys) == 1 {
 				mf.ValuesKey, mf.Template = f.field.Origin.ValuesKeys[0], f.field.Origin.Template
 			}
@@ -257,4 +284,18 @@ func describe(refused []refusal) string {
 
 func isSecret(rec *refluxv1.Drift) bool {
 	return rec.Spec.Object.Kind == "Secret" && rec.Spec.Object.APIVersion == "v1"
+}
+
+// editAt splits an origin's EditAt, FILE:LINE, into its parts; "" and 0
+// when it is not one.
+func editAt(at string) (string, int) {
+	i := strings.LastIndex(at, ":")
+	if i < 0 {
+		return "", 0
+	}
+	line, err := strconv.Atoi(at[i+1:])
+	if err != nil {
+		return "", 0
+	}
+	return at[:i], line
 }

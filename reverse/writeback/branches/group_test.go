@@ -22,7 +22,7 @@ func TestSplitRefusesARecordThatOmitsFields(t *testing.T) {
 	whole := partial
 	whole.Name, whole.Spec.Object.Name, whole.Spec.OmittedFields = "configmap-small", "small", 0
 
-	merge := split([]refluxv1.Drift{partial, whole}, true, false)[0]
+	merge := split([]refluxv1.Drift{partial, whole}, true, writes{})[0]
 	g.Expect(merge.fields).To(HaveLen(1))
 	g.Expect(merge.fields[0].record.Name).To(Equal("configmap-small"))
 	g.Expect(merge.refused).To(HaveLen(1))
@@ -40,14 +40,23 @@ func TestHelmFieldsAreWrittenOnlyThroughOneValuesKey(t *testing.T) {
 		kind   string
 		change refluxv1.ChangeType
 		origin *refluxv1.FieldOrigin
-		says   string
+		// addDefaults is the policy's spec.git.addChartDefaults.
+		addDefaults bool
+		says        string
 	}{
 		{name: "one key in spec.values", origin: values},
 		{name: "a Secret", kind: "Secret", origin: values, says: "not written to the HelmRelease"},
 		{name: "removed live", change: refluxv1.ChangeRemove, origin: values, says: "removing a values key"},
 		{name: "key not found yet", says: "not found yet"},
 		{name: "chart default", origin: &refluxv1.FieldOrigin{Kind: "chart-default", Refused: "chart-default",
-			Why: "the chart's values.yaml sets probe.path; add it under spec.values"}, says: "origin refused: chart-default: the chart's values.yaml"},
+			Why: "the chart's values.yaml sets probe.path; add it under spec.values", ValuesKeys: []string{"probe.path"}},
+			says: "origin refused: chart-default: the chart's values.yaml sets probe.path; add it under spec.values (spec.git.addChartDefaults lets reflux add it)"},
+		{name: "chart default, added when the policy says so", addDefaults: true, origin: &refluxv1.FieldOrigin{Kind: "chart-default",
+			Refused: "chart-default", ValuesKeys: []string{"probe.path"}}},
+		{name: "chart default of no single key", addDefaults: true, origin: &refluxv1.FieldOrigin{Kind: "chart-default",
+			Refused: "chart-default", Why: "no key"}, says: "origin refused: chart-default"},
+		{name: "template literal, whatever the policy", addDefaults: true, origin: &refluxv1.FieldOrigin{Kind: "template-literal",
+			Refused: "template-literal", Why: "the chart hard-codes the value"}, says: "origin refused: template-literal"},
 		{name: "computed", origin: &refluxv1.FieldOrigin{Kind: "computed", File: "release/release.yaml", Line: 3,
 			ValuesKeys: []string{"image.repository", "image.tag"}}, says: "no single values key"},
 		{name: "computed, one key differs live", origin: &refluxv1.FieldOrigin{Kind: "computed", File: "release/release.yaml", Line: 3,
@@ -68,7 +77,7 @@ func TestHelmFieldsAreWrittenOnlyThroughOneValuesKey(t *testing.T) {
 			}
 			rec.Spec.Fields = []refluxv1.DriftField{{Pointer: "/spec/replicas", ChangeType: change, GitValue: "1", LiveValue: "3",
 				Action: refluxv1.MergeAction, Origin: c.origin}}
-			merge := split([]refluxv1.Drift{rec}, true, true)[0]
+			merge := split([]refluxv1.Drift{rec}, true, writes{encrypt: true, chartDefaults: c.addDefaults})[0]
 			if c.says == "" {
 				g.Expect(merge.refused).To(BeEmpty())
 				g.Expect(merge.fields).To(HaveLen(1))

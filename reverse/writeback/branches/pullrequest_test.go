@@ -113,7 +113,7 @@ func TestPullRequestFromGroup(t *testing.T) {
 				tt.mutate(&s)
 			}
 			var grp group
-			for _, gr := range split(s.set.Records, true, true) {
+			for _, gr := range split(s.set.Records, true, writes{encrypt: true}) {
 				if gr.action == tt.action {
 					grp = gr
 				}
@@ -145,6 +145,6 @@ func TestPullRequestTitleManyFields(t *testing.T) {
 	for i := range set.Records {
 		set.Records[i].Spec.Fields[0].Action = refluxv1.MergeAction
 	}
-	grp := split(set.Records, true, true)[0]
+	grp := split(set.Records, true, writes{encrypt: true})[0]
 	g.Expect(prTitle(set.Kustomization, grp)).To(Equal("reflux: flux-system/shop: 2 fields of ConfigMap/checkout-flags, Deployment/checkout"))
 }

@@ -122,6 +122,47 @@ func TestAnImageRollbackIsWrittenAtTheTagsLine(t *testing.T) {
 	g.Expect(proposals[0].Reason).To(ContainSubstring("image.tag is 1.27.0 in Git, which does not make the recorded \"nginx:1.25.0\""))
 }
 
+// TestAChartDefaultIsAddedWhenThePolicySaysSo (issue 19 §6): a field
+// only the chart's values.yaml sets, resources.requests.cpu, is refused
+// naming the key to add; with spec.git.addChartDefaults the key is added
+// under the overlay's spec.values, with the maps above it, verified
+// through the chart.
+func TestAChartDefaultIsAddedWhenThePolicySaysSo(t *testing.T) {
+	g := NewWithT(t)
+	chartDefault := func(url string) reverse.DriftSet {
+		set := helmSet(url, "6")
+		f := &set.Records[0].Spec.Fields[0]
+		f.Pointer, f.GitValue, f.LiveValue = "/spec/template/spec/containers/0/resources/requests/cpu", `"100m"`, `"20m"`
+		f.Origin = &refluxv1.FieldOrigin{Kind: "chart-default", Refused: "chart-default", EditAt: "overlays/prod/values.yaml:6",
+			Why: "the chart's values.yaml sets resources.requests.cpu; add it under spec.values", ValuesKeys: []string{"resources.requests.cpu"},
+			Template: "templates/deployment.yaml:35"}
+		set.Fingerprint = reverse.Fingerprint(set.Records)
+		return set
+	}
+
+	_, url := gitServerOf(t, "testdata/helm")
+	proposals, err := newWriter(t).Write(context.Background(), chartDefault(url))
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).NotTo(Equal(refluxv1.BranchPushedReason))
+	g.Expect(proposals[0].Reason).To(ContainSubstring("add it under spec.values (spec.git.addChartDefaults lets reflux add it)"))
+
+	srv, url := gitServerOf(t, "testdata/helm")
+	h := newWriter(t)
+	h.Values = &chartVerifier{t: t}
+	set := chartDefault(url)
+	set.Policy.Spec.Git.AddChartDefaults = true
+	proposals, err = h.Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
+	dir := clone(t, srv, proposals[0].Branch)
+	g.Expect(strings.TrimSpace(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).To(Equal("overlays/prod/values.yaml"))
+	diff := run(t, dir, "git", "diff", "-U0", "origin/main", "HEAD")
+	g.Expect(diff).To(ContainSubstring("@@ -9,0 +10,3 @@ spec:\n+    resources:\n+      requests:\n+        cpu: 20m\n"), diff)
+	g.Expect(strings.Count(diff, "\n+ ")).To(Equal(3), diff)
+	msg := run(t, dir, "git", "log", "-1", "--format=%B")
+	g.Expect(msg).To(ContainSubstring(`requests/cpu: "100m" -> "20m" (origin overlays/prod/values.yaml:6;`), "where the key is added")
+}
+
 // TestAValuesChangeTheChartDoesNotRenderIsRefused: a change that would
 // move more than the live edit, that the chart refuses, that no chart can
 // verify, or whose release cannot be read is not written, with why, as

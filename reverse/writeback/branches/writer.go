@@ -73,7 +73,7 @@ func (h *Writer) Write(ctx context.Context, set reverse.DriftSet) ([]reverse.Bra
 	if gitSpec.ReportOnly {
 		return []reverse.BranchResult{{Outcome: refluxv1.ReportOnlyReason, Reason: "policy is report-only: nothing is written to Git"}}, nil
 	}
-	groups := split(set.Records, gitSpec.AlertBranches != "None", encrypts(set.Policy))
+	groups := split(set.Records, gitSpec.AlertBranches != "None", writesOf(gitSpec))
 	if set.Source == nil || set.Source.Branch == "" {
 		return refuseAll(groups, "the Kustomization's source is not a GitRepository with a branch reflux can write beside"), nil
 	}
@@ -199,9 +199,4 @@ func joinReasons(a, b string) string {
 		return a
 	}
 	return a + "; " + b
-}
-
-func encrypts(p *refluxv1.ReverseSyncPolicy) bool {
-	enc := p.Spec.Git.Encryption
-	return enc != nil && len(enc.Age)+len(enc.PGP) > 0
 }
