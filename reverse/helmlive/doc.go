@@ -30,8 +30,15 @@
 // asks for the rest, and the mapper brings the object back to the queue
 // once found, so the record is filled in after it was written.
 //
-// Not yet here (issue 19): the line in a valuesFrom file, write-back as
-// a values change, deletions of a chart's objects as drift, acting as
-// the HelmRelease's ServiceAccount, and remote clusters. Write-back
+// An object of the release that someone but Helm deletes is drift of the
+// whole object, recorded with who deleted it (the audit log) at the
+// HelmRelease's line in Git and the chart's template (deletion.go). Helm
+// deletes objects itself at an upgrade, a rollback and an uninstall; its
+// storage says when one is under way (release.Settled), and such a
+// deletion is no record.
+//
+// Not yet here (issue 19): remote clusters (a HelmRelease's
+// spec.kubeConfig), a post-renderer's patch as an origin, and write-back
+// of a key added under spec.values or of a valuesFrom file. Write-back
 // refuses these records by name (reverse/writeback/branches).
 package helmlive

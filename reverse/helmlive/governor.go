@@ -10,6 +10,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,10 +56,11 @@ type Executor interface {
 	WithRecord(ctx context.Context, p *execute.Plan, fn func(rec *refluxv1.Drift) (decide.Decision, error)) error
 }
 
-// Attributor names the user behind a write to a live object, from the
-// audit log (the engine's attribution.Audit).
+// Attributor names the user behind a write to a live object, and who
+// deleted one, from the audit log (the engine's attribution.Audit).
 type Attributor interface {
 	User(obj *unstructured.Unstructured, manager string, at time.Time) observe.Who
+	Deleter(obj *unstructured.Unstructured, at time.Time) (reverse.Deleter, bool)
 }
 
 // Options are what a Governor needs.
@@ -122,9 +124,15 @@ type Governor struct {
 	// release is the latest release of each HelmRelease seen, as
 	// release.Ref's String.
 	release map[types.NamespacedName]string
-	// attribution counts the looks at an object whose writer the audit
-	// log has not named yet (intake.RetryAttribution's bound).
+	// attribution counts the looks at an object whose writer, or
+	// deleter, the audit log has not named yet (intake.RetryAttribution's
+	// bound).
 	attribution map[intake.Key]int
+	// deleted are the objects seen deleted and not seen live since, with
+	// what they last were and when: a deletion is decided from these
+	// until it proves Helm's own, or the object comes back, so that the
+	// looks the mapper and the record's changes bring still see it.
+	deleted map[intake.Key]deletion
 	// health is what keeps each HelmRelease's objects from being
 	// evaluated or traced, for its ReverseDrifted condition; onHealth
 	// hears of each change of it.
@@ -229,6 +237,7 @@ func New(opts Options) (*Governor, error) {
 		release:  map[types.NamespacedName]string{},
 
 		attribution: map[intake.Key]int{},
+		deleted:     map[intake.Key]deletion{},
 		health:      map[types.NamespacedName]Health{},
 	}
 	// A found key brings its object back untimed: the change it belongs
@@ -256,17 +265,34 @@ func (g *Governor) Start(ctx context.Context) error {
 // OnLiveAdd takes an object a watch listed or saw created: it is compared
 // with its release like any change, but not timed as one.
 func (g *Governor) OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstructured, _ time.Time) {
-	g.enqueue(intake.KeyOf(gvk, cur), cur, time.Time{})
+	g.enqueue(intake.KeyOf(gvk, cur), cur, time.Time{}, nil)
 }
 
 // OnLiveUpdate takes a change of a release's object.
 func (g *Governor) OnLiveUpdate(gvk schema.GroupVersionKind, _, cur *unstructured.Unstructured, seen time.Time) {
-	g.enqueue(intake.KeyOf(gvk, cur), cur, seen)
+	g.enqueue(intake.KeyOf(gvk, cur), cur, seen, nil)
 }
 
-// OnLiveDelete takes a deleted object: its record may go.
+// OnLiveDelete takes a deleted object: drift when someone but Helm
+// deleted what the release renders (walk.deletion), and otherwise the end
+// of its record.
 func (g *Governor) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.Unstructured) {
-	g.enqueue(intake.KeyOf(gvk, last), last, time.Time{})
+	now := g.opts.Now()
+	g.enqueue(intake.KeyOf(gvk, last), last, now, &deletion{last: last, seen: now})
+}
+
+// deletion is an object seen deleted: what it last was, and when.
+type deletion struct {
+	last *unstructured.Unstructured
+	seen time.Time
+}
+
+// forgetDeletion ends what is known of k's deletion: the object is back,
+// or its deletion is decided as none of a person's.
+func (g *Governor) forgetDeletion(k intake.Key) {
+	g.mu.Lock()
+	delete(g.deleted, k)
+	g.mu.Unlock()
 }
 
 // OnRecord takes a change of a record of a release's object: a user may
@@ -294,6 +320,11 @@ func (g *Governor) Released(id types.NamespacedName, hr *helmv2.HelmRelease) {
 		g.mu.Lock()
 		delete(g.release, id)
 		delete(g.health, id)
+		for k := range g.deleted {
+			if g.owner[k] == id {
+				delete(g.deleted, k) // uninstalled with it: Helm's deletions
+			}
+		}
 		g.mu.Unlock()
 		return
 	}
@@ -323,8 +354,9 @@ func (g *Governor) Released(id types.NamespacedName, hr *helmv2.HelmRelease) {
 // waits and bound it shares).
 //
 // Given up on, an object stays so until a look names every user: its
-// later changes' users wait for the audit log's next look at it.
-func (g *Governor) retryAttribution(k intake.Key, missing bool) {
+// later changes' users wait for the audit log's next look at it. It
+// reports whether k is looked at again.
+func (g *Governor) retryAttribution(k intake.Key, missing bool) bool {
 	g.mu.Lock()
 	switch {
 	case !missing:
@@ -332,12 +364,13 @@ func (g *Governor) retryAttribution(k intake.Key, missing bool) {
 		fallthrough
 	case g.attribution[k] >= intake.AttributionRetries:
 		g.mu.Unlock()
-		return
+		return false
 	}
 	g.attribution[k]++
 	wait := intake.AttributionWait(g.attribution[k])
 	g.mu.Unlock()
 	g.queue.AddAfter(k, wait)
+	return true
 }
 
 // ReleaseOf returns the HelmRelease whose release rendered obj, from the
@@ -348,13 +381,20 @@ func ReleaseOf(obj client.Object) (types.NamespacedName, bool) {
 	return id, id.Name != "" && id.Namespace != ""
 }
 
-func (g *Governor) enqueue(k intake.Key, obj *unstructured.Unstructured, seen time.Time) {
+// enqueue queues a change of obj, which gone says was deleted; any other
+// change says it is live (again, once helm-controller puts it back).
+func (g *Governor) enqueue(k intake.Key, obj *unstructured.Unstructured, seen time.Time, gone *deletion) {
 	hr, ok := ReleaseOf(obj)
 	if !ok {
 		return
 	}
 	g.mu.Lock()
 	g.owner[k] = hr
+	if gone != nil {
+		g.deleted[k] = *gone
+	} else {
+		delete(g.deleted, k)
+	}
 	if at, queued := g.seen[k]; !seen.IsZero() && (!queued || at.IsZero() || seen.Before(at)) {
 		g.seen[k] = seen
 	} else if !queued {
@@ -382,7 +422,7 @@ func (g *Governor) next(ctx context.Context) bool {
 		g.queue.Forget(k)
 		g.denyWait.Forget(k)
 		return true
-	case errors.Is(err, errNotYet):
+	case errors.Is(err, errNotYet), errors.Is(err, release.ErrBusy):
 		g.opts.Log.V(1).Info("looked at again shortly", "object", k.String(), "why", err.Error())
 	case errors.As(err, &denied):
 		if g.denyWait.NumRequeues(k) == 0 {
@@ -419,9 +459,7 @@ func (g *Governor) handle(ctx context.Context, k intake.Key, seen time.Time) err
 	live, exists := g.opts.Live.Get(k.GVK, k.Namespace, k.Name)
 	g.mu.Lock()
 	id, known := g.owner[k]
-	if !exists {
-		delete(g.owner, k)
-	}
+	del, deleted := g.deleted[k]
 	g.mu.Unlock()
 	if exists {
 		id, known = ReleaseOf(live)
@@ -429,13 +467,38 @@ func (g *Governor) handle(ctx context.Context, k intake.Key, seen time.Time) err
 	if !known {
 		return nil // never one of a release's
 	}
+	w := walk{g: g, k: k, live: live, seen: seen}
+	if !exists && deleted {
+		w.deleted = &del
+	}
+	err := g.walk(ctx, id, w)
+	if err == nil && !exists {
+		// Done with a gone object, unless its deletion is still being
+		// decided: its next look (a record's change, the mapper) finds its
+		// HelmRelease here.
+		g.mu.Lock()
+		if _, deciding := g.deleted[k]; !deciding {
+			delete(g.owner, k)
+		}
+		g.mu.Unlock()
+	}
+	return err
+}
+
+// walk runs w for an object of the HelmRelease id.
+func (g *Governor) walk(ctx context.Context, id types.NamespacedName, w walk) error {
 	hr := &helmv2.HelmRelease{}
 	if err := g.opts.HelmReleases.Get(ctx, id, hr); err != nil {
-		// A HelmRelease gone takes its records' holds with the
-		// Kustomization's governance (intake.Forget).
-		return client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			// A HelmRelease gone takes its records' holds with the
+			// Kustomization's governance (intake.Forget), and its objects
+			// with it.
+			g.forgetDeletion(w.k)
+			return nil
+		}
+		return err
 	}
-	w := walk{g: g, hr: hr, k: k, live: live, seen: seen}
+	w.hr = hr
 	return w.run(ctx)
 }
 

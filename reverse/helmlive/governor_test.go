@@ -75,10 +75,11 @@ func TestGoverns(t *testing.T) {
 // release are not queued.
 func TestEnqueueKeepsTheEarliestChange(t *testing.T) {
 	g := NewWithT(t)
-	gv := &Governor{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[intake.Key]()),
-		seen: map[intake.Key]time.Time{}, owner: map[intake.Key]types.NamespacedName{}}
-	defer gv.queue.ShutDown()
 	t0 := time.Unix(1000, 0)
+	gv := &Governor{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[intake.Key]()),
+		seen: map[intake.Key]time.Time{}, owner: map[intake.Key]types.NamespacedName{}, deleted: map[intake.Key]deletion{},
+		opts: Options{Now: func() time.Time { return t0.Add(3 * time.Second) }}}
+	defer gv.queue.ShutDown()
 	obj := rendered(released)
 	k := intake.KeyOf(deployment, obj)
 
@@ -91,6 +92,9 @@ func TestEnqueueKeepsTheEarliestChange(t *testing.T) {
 	g.Expect(gv.seen).To(HaveKeyWithValue(k, t0), "the earliest change's time")
 	g.Expect(gv.owner).To(HaveKeyWithValue(k, types.NamespacedName{Namespace: "apps", Name: "web"}))
 	g.Expect(gv.queue.Len()).To(Equal(1), "one key per object")
+	g.Expect(gv.deleted).To(HaveKeyWithValue(k, deletion{last: obj, seen: t0.Add(3 * time.Second)}), "the deletion is kept to decide")
+	gv.OnLiveAdd(deployment, obj, t0)
+	g.Expect(gv.deleted).NotTo(HaveKey(k), "created again: no deletion is left to decide")
 
 	gv.OnLiveUpdate(deployment, rendered(nil), rendered(map[string]string{intake.FluxNameLabel: "web"}), t0)
 	g.Expect(gv.queue.Len()).To(Equal(1), "a Kustomization's object is not a release's")

@@ -35,6 +35,9 @@ type walk struct {
 	k    intake.Key
 	live *unstructured.Unstructured // nil when the object is gone
 	seen time.Time
+	// deleted is the object's deletion, when it is gone and was seen
+	// deleted; nil otherwise.
+	deleted *deletion
 }
 
 func (w walk) run(ctx context.Context) error {
@@ -51,7 +54,13 @@ func (w walk) run(ctx context.Context) error {
 	p := execute.Plan{Name: record.Name(ks, obj), Namespace: ks.Namespace, Object: obj, HelmRelease: ref, Seen: w.seen}
 	snap, governed := w.g.opts.Governance.Snapshot(owner)
 	id := types.NamespacedName{Namespace: w.hr.Namespace, Name: w.hr.Name}
+	if w.deleted != nil && governed && Governs(w.hr) && w.hr.DeletionTimestamp.IsZero() {
+		return w.deletion(ctx, snap, &p)
+	}
 	if w.live == nil || !governed || !Governs(w.hr) {
+		// Nor is a deletion decided: helm-controller uninstalls a
+		// HelmRelease being deleted, and nothing else is reflux's.
+		w.g.forgetDeletion(w.k)
 		// Gone, or not governed: only what a user asked of a record is
 		// done, a dismissal and letting a record go. Nothing is asked of
 		// the ServiceAccount any more, so no refusal of it stands.
@@ -220,19 +229,7 @@ func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstr
 	}
 	obj := chart.ObjectKey{APIVersion: want.GetAPIVersion(), Kind: want.GetKind(), Namespace: want.GetNamespace(), Name: want.GetName()}
 	found := w.g.mapper.results(rel, obj, pointers, w.k)
-	var in gitValues
-	if r := snap.Render; r != nil {
-		key := desired.ObjectKey{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind, Namespace: w.hr.Namespace, Name: w.hr.Name}
-		if o, ok := r.Object(key); ok && r.Index != nil {
-			in.idx, in.hr = r.Index, origin.RefOf(o)
-			// Read only for a key spec.values does not set, and once.
-			in.from = sync.OnceValue(func() []chart.ValuesFile {
-				return observe.ValuesFromFiles(o, r.Index, func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
-					return r.Object(desired.ObjectKey{Kind: kind, Namespace: namespace, Name: name})
-				})
-			})
-		}
-	}
+	in := w.gitValues(snap)
 	byPointer := make(map[string]int, len(fields))
 	for i, f := range fields {
 		byPointer[f.Pointer], byPointer[f.GitPointer] = i, i
@@ -248,6 +245,27 @@ func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstr
 		}
 		return valuesOrigin(res, in, fields[i].GitValue, fields[i].LiveValue)
 	}, observe.DeclaringFile(in.idx, in.hr)
+}
+
+// gitValues is where the render of the Kustomization that applies the
+// HelmRelease sets its values; empty while there is none.
+func (w walk) gitValues(snap reverse.Snapshot) gitValues {
+	var in gitValues
+	r := snap.Render
+	if r == nil {
+		return in
+	}
+	key := desired.ObjectKey{Group: helmv2.GroupVersion.Group, Kind: helmv2.HelmReleaseKind, Namespace: w.hr.Namespace, Name: w.hr.Name}
+	if o, ok := r.Object(key); ok && r.Index != nil {
+		in.idx, in.hr = r.Index, origin.RefOf(o)
+		// Read only for a key spec.values does not set, and once.
+		in.from = sync.OnceValue(func() []chart.ValuesFile {
+			return observe.ValuesFromFiles(o, r.Index, func(kind, namespace, name string) (*unstructured.Unstructured, bool) {
+				return r.Object(desired.ObjectKey{Kind: kind, Namespace: namespace, Name: name})
+			})
+		})
+	}
+	return in
 }
 
 // chartPointer is where the chart renders a field: its place in the
