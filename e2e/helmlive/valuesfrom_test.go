@@ -1,6 +1,7 @@
 package helmlive
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -97,4 +98,52 @@ func TestAChartDefaultNamesTheKeyToAdd(t *testing.T) {
 	g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("False/" + refluxv1.RefusedReason))
 	g.Expect(c.Message).To(ContainSubstring("origin refused: chart-default"))
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "the change is held all the same")
+}
+
+// TestAChartDefaultIsAddedWhenThePolicySaysSo (issue 19 §6): with
+// spec.git.addChartDefaults and a Merge rule, the same edit of a field
+// only the chart's values.yaml sets becomes a signed branch that adds
+// resources.requests.cpu under the HelmRelease's spec.values, with the
+// maps above it, verified through the chart. Merged, helm-controller
+// upgrades with the key, and the record is Resolved.
+func TestAChartDefaultIsAddedWhenThePolicySaysSo(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	const name, cpu = "defaultadd", "/spec/template/spec/containers/0/resources/requests/cpu"
+	app := newAppWith(t, name, fixture.AppOptions{Dir: chartDir, Files: files(name, "", ""), Paths: map[string]string{name: "./release"},
+		Signed: true, Policy: func(p *refluxv1.ReverseSyncPolicy) { p.Spec.Git.AddChartDefaults = true },
+		Rules: []refluxv1.Rule{{Name: "cpu", Kinds: []string{"Deployment"}, Fields: []string{"/spec/template/spec/containers/*/resources/requests/cpu"},
+			Action: refluxv1.MergeAction}}})
+	deploy := &appsv1.Deployment{}
+	deploy.Namespace, deploy.Name = app.Name, "app"
+	fixture.KubectlEdit(g, alice.Client, deploy, func() {
+		deploy.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("20m")
+	})
+	rec := app.WaitRecord(g, "Deployment", "app", fixture.Pushed)
+	f, err := fixture.Field(rec, cpu)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect([]any{f.Action, f.Origin.Refused, f.Origin.ValuesKeys}).To(Equal([]any{refluxv1.MergeAction, "chart-default", []string{"resources.requests.cpu"}}))
+
+	dir := fixture.CloneBranch(t, env, app.Repo, rec.Status.Branch)
+	fixture.VerifySigned(t, dir, app.Key.Public)
+	g.Expect(fixture.Git(t, dir, "diff", "--name-only", "origin/main", "HEAD")).To(Equal("release/release.yaml"))
+	hunks, added, removed := fixture.DiffLines(fixture.Git(t, dir, "diff", "-U0", "origin/main", "HEAD"))
+	g.Expect(hunks).To(HaveLen(1))
+	g.Expect(removed).To(BeEmpty())
+	g.Expect(added).To(Equal([]string{"  values:", "    resources:", "      requests:", "        cpu: 20m"}),
+		"the key and the maps above it, at the end of spec")
+
+	fixture.Merge(t, dir, rec.Status.Branch)
+	g.Expect(env.Reconcile(ctx, app.Source)).To(Succeed())
+	app.Reconcile(g, name)
+	g.Eventually(func(g Gomega) {
+		g.Expect(helmRelease(g, app).Status.History.Latest().Version).To(Equal(2), "helm-controller upgraded with the added key")
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
+	resolved := app.WaitRecord(g, "Deployment", "app", fixture.InState(refluxv1.DriftResolved))
+	g.Expect(resolved.Name).To(Equal(rec.Name))
+	g.Eventually(func(g Gomega) {
+		d := app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment)
+		g.Expect(d.Spec.Template.Spec.Containers[0].Resources.Requests.Cpu().String()).To(Equal("20m"))
+		g.Expect(heldForHelm(d)).To(BeFalse(), "released once resolved")
+	}, fixture.Timeout, fixture.Interval).Should(Succeed())
 }
