@@ -58,6 +58,9 @@ func (b *Before) Value(ch Change) (any, bool, error) {
 		return nil, false, fmt.Errorf("%w: %s", origin.ErrObjectNotFound, ref)
 	}
 	v, ok := jsonptr.Get(u.Object, ch.Pointer)
+	if ok && ch.Within != "" {
+		return within(v, ch.Within)
+	}
 	return v, ok, nil
 }
 

@@ -26,6 +26,7 @@ type caseSpec struct {
 	Pointer       string           `json:"pointer"`
 	Value         interface{}      `json:"value"`
 	Remove        bool             `json:"remove"`
+	Within        string           `json:"within"`
 }
 
 func loadSpec(t *testing.T, dir string) (caseSpec, Options) {
@@ -76,7 +77,7 @@ func TestPlanGoldenTrees(t *testing.T) {
 			work := t.TempDir()
 			g.Expect(kustomize.CopyTree(filepath.Join(dir, "original"), work)).To(Succeed())
 			opts.Build = buildOptions(t, spec, work)
-			res, err := Plan(context.Background(), opts, Change{Object: spec.Object, Pointer: spec.Pointer, Value: spec.Value, Remove: spec.Remove})
+			res, err := Plan(context.Background(), opts, Change{Object: spec.Object, Pointer: spec.Pointer, Value: spec.Value, Remove: spec.Remove, Within: spec.Within})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(res.Write(work)).To(Succeed())
 			expected := filepath.Join(dir, "expected")
@@ -124,7 +125,7 @@ func TestPlanScopes(t *testing.T) {
 			dir := filepath.Join("testdata", tt.dir)
 			spec, opts := loadSpec(t, dir)
 			opts.Build = buildOptions(t, spec, filepath.Join(dir, "original"))
-			res, err := Plan(context.Background(), opts, Change{Object: spec.Object, Pointer: spec.Pointer, Value: spec.Value, Remove: spec.Remove})
+			res, err := Plan(context.Background(), opts, Change{Object: spec.Object, Pointer: spec.Pointer, Value: spec.Value, Remove: spec.Remove, Within: spec.Within})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(res.Scope).To(Equal(tt.scope))
 		})

@@ -65,6 +65,9 @@ func (p *planner) plan(ch Change) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if ch.Within != "" {
+		return p.setWithin(o, ch)
+	}
 	if o.Kind == origin.KindNameAffix {
 		return "", fmt.Errorf("%w: %s is produced by a name affix", ErrUnsupported, ch.Pointer)
 	}

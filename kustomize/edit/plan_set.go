@@ -120,7 +120,7 @@ func (d *draft) planOne(before *Before, ch Change, i int, set map[string]int) (s
 	if j, ok := set[key]; ok {
 		return "", fmt.Errorf("%w: change %d already sets %s %s", ErrConflict, j, ref, ch.Pointer)
 	}
-	if v, found, err := before.Value(Change{Object: ref, Pointer: ch.Pointer}); err != nil {
+	if v, found, err := before.Value(Change{Object: ref, Pointer: ch.Pointer, Within: ch.Within}); err != nil {
 		return "", err
 	} else if ch.HeldBy(v, found) {
 		return "", errUnchanged

@@ -24,6 +24,13 @@ type Change struct {
 	// float64. Secret data values are base64, as in the rendered object;
 	// generators get them decoded.
 	Value interface{}
+	// Within, when set, is a pointer into the YAML document that the
+	// field, a generated ConfigMap's data value read from a file, holds:
+	// a values file a HelmRelease's spec.valuesFrom takes. The change is
+	// then of that key in the file, its line spliced and the rest of the
+	// file kept; Value is the key's new value. One change of a set may
+	// edit a given file this way.
+	Within string
 	// Remove asks for the field (a leaf, or everything below a map or
 	// list) to be absent instead; Value is then ignored.
 	Remove bool

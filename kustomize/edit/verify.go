@@ -126,7 +126,14 @@ func expectExactly(diffs []FieldDiff, want map[string]Change, held map[string]in
 
 // reached reports whether a leaf that moved is where ch asked it to be.
 func reached(d FieldDiff, ch Change) bool {
-	return !d.Gone && jsonptr.Equal(d.After, ch.Value)
+	if d.Gone {
+		return false
+	}
+	if ch.Within != "" {
+		v, ok, err := within(d.After, ch.Within)
+		return err == nil && ok && jsonptr.Equal(v, ch.Value)
+	}
+	return jsonptr.Equal(d.After, ch.Value)
 }
 
 // hashSuffix matches the suffix kustomize appends to generated names.
