@@ -17,16 +17,16 @@ import (
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
 )
 
-// TestAValuesFromFileIsTheOrigin (issue 19 §5): the HelmRelease takes its
-// resources from a values file that a configMapGenerator makes into the
-// ConfigMap its spec.valuesFrom names. alice raises the memory request;
-// the record's origin is the line of that file, not of the HelmRelease.
-// Write-back edits spec.values only, so it proposes nothing for the field
-// and says why, on the record and on the HelmRelease.
+// TestAValuesFromFileIsTheOrigin (issue 19 §5 and §6): the HelmRelease
+// takes its resources from a values file that a configMapGenerator makes
+// into the ConfigMap its spec.valuesFrom names. alice raises the memory
+// request; the record's origin is the line of that file, not of the
+// HelmRelease, and the branch that needs a decision changes that line,
+// comment kept, and nothing else.
 func TestAValuesFromFileIsTheOrigin(t *testing.T) {
 	g := NewWithT(t)
 	const name = "values-from"
-	tree := valuesFromFiles(name, "# the team's sizing\nresources:\n  requests:\n    cpu: 10m\n    memory: 24Mi\n")
+	tree := valuesFromFiles(name, "# the team's sizing\nresources:\n  requests:\n    cpu: 10m\n    memory: 24Mi # measured\n")
 	app := newAppWith(t, name, fixture.AppOptions{Dir: chartDir, Files: tree, Paths: map[string]string{name: "./release"}})
 	deploy := &appsv1.Deployment{}
 	deploy.Namespace, deploy.Name = app.Name, "app"
@@ -37,39 +37,38 @@ func TestAValuesFromFileIsTheOrigin(t *testing.T) {
 		deploy.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("40Mi")
 	})
 	const memory = "/spec/template/spec/containers/0/resources/requests/memory"
-	why := "the values key resources.requests.memory is set in release/values.yaml:5, a file spec.valuesFrom takes: only spec.values is edited"
 	// The values line comes once the mapper has read the chart, off the
-	// live path, and write-back's word after it.
+	// live path, and the branch after it.
 	rec := app.WaitRecord(g, "Deployment", "app", func(d *refluxv1.Drift) error {
 		if f, err := fixture.Field(d, memory); err != nil || f.Origin == nil || f.Origin.File == "" {
 			return fmt.Errorf("no values line yet: %v", d.Spec.Fields)
 		}
-		if c := apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.ReverseSyncedCondition); c == nil || !strings.Contains(c.Message, why) {
-			return fmt.Errorf("record %s's ReverseSynced is not write-back's word on the values line yet: %v", d.Name, c)
-		}
-		return nil
+		return fixture.Pushed(d)
 	})
 	f, err := fixture.Field(rec, memory)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(*f.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/values.yaml", Line: 5, Column: 13, Kind: "values-from",
 		ValuesKeys: []string{"resources.requests.memory"}, Template: "templates/deployment.yaml:21"}))
-	c := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.ReverseSyncedCondition)
-	g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("False/" + refluxv1.RefusedReason))
-	g.Expect(c.Message).To(ContainSubstring(why))
 	g.Eventually(func(g Gomega) {
 		c := conditions.Get(helmRelease(g, app), refluxv1.ReverseSyncedCondition)
 		g.Expect(c).NotTo(BeNil())
-		g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("False/" + refluxv1.RefusedReason))
-		g.Expect(c.Message).To(ContainSubstring(why))
+		g.Expect(string(c.Status) + "/" + c.Reason).To(Equal("True/" + refluxv1.BranchPushedReason))
 	}, fixture.Timeout, fixture.Interval).Should(Succeed())
-	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "the change is held all the same")
+
+	dir := fixture.CloneBranch(t, env, app.Repo, rec.Status.Branch)
+	g.Expect(fixture.Git(t, dir, "diff", "--name-only", "origin/main", "HEAD")).To(Equal("release/values.yaml"))
+	hunks, added, removed := fixture.DiffLines(fixture.Git(t, dir, "diff", "-U0", "origin/main", "HEAD"))
+	g.Expect(hunks).To(HaveLen(1))
+	g.Expect(removed).To(Equal([]string{"    memory: 24Mi # measured"}))
+	g.Expect(added).To(Equal([]string{"    memory: 40Mi # measured"}), "the line, comment kept")
+	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "a proposed edit stays held")
 }
 
 // TestAChartDefaultNamesTheKeyToAdd (issue 19's chart-default test): the
 // HelmRelease sets no values, so the cpu request comes from the chart's
 // values.yaml. alice raises it; the record's origin is refused as
 // chart-default, naming the key and where under spec.values to add it,
-// and write-back, which does not add keys yet, says so.
+// and write-back, which adds keys only where the policy says so, says so.
 func TestAChartDefaultNamesTheKeyToAdd(t *testing.T) {
 	g := NewWithT(t)
 	app := newApp(t, "defaulted", "", "")

@@ -38,7 +38,5 @@
 // deletion is no record.
 //
 // Not yet here (issue 19): remote clusters (a HelmRelease's
-// spec.kubeConfig), a post-renderer's patch as an origin, and write-back
-// of a key added under spec.values or of a valuesFrom file. Write-back
-// refuses these records by name (reverse/writeback/branches).
+// spec.kubeConfig), and a post-renderer's patch as an origin.
 package helmlive

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -129,6 +131,9 @@ func (e *editor) changes(before *edit.Before, plain []fieldRef) ([]edit.Change, 
 	var fields []fieldRef
 	for _, f := range plain {
 		ch, err := change(f)
+		if err == nil && valuesFrom(f) {
+			ch, err = valuesFromChange(before, f, ch.Value)
+		}
 		if err != nil {
 			e.refused = append(e.refused, refusal{fieldRef: f, reason: err.Error()})
 			continue
@@ -317,6 +322,45 @@ func change(f fieldRef) (edit.Change, error) {
 // a part of (chart.Spliced): an image's tag.
 func spliced(f fieldRef) bool {
 	return f.record.Spec.HelmRelease != nil && f.field.Origin != nil && f.field.Origin.Kind == string(chart.KindComputed)
+}
+
+// valuesFrom reports whether f is a chart's field whose values key a file
+// that spec.valuesFrom takes sets.
+func valuesFrom(f fieldRef) bool {
+	return f.record.Spec.HelmRelease != nil && f.field.Origin != nil && f.field.Origin.Kind == string(chart.KindValuesFrom)
+}
+
+// valuesFromChange is the edit of f's values key, to v, in the file its
+// origin names: a change within the data value of the ConfigMap the tree
+// generates from that file, in the HelmRelease's namespace, so that the
+// key's line changes and the rest of the file is kept. A Secret's file is
+// not written: its values would be written in the clear.
+func valuesFromChange(before *edit.Before, f fieldRef, v any) (edit.Change, error) {
+	o, hr := f.field.Origin, f.record.Spec.HelmRelease
+	ptr, err := chart.KeyPointer(o.ValuesKeys[0])
+	if err != nil {
+		return edit.Change{}, err
+	}
+	for _, u := range before.Result.Objects {
+		kind := u.GetKind()
+		if (kind != "ConfigMap" && kind != "Secret") || u.GetNamespace() != hr.Namespace {
+			continue
+		}
+		data, _ := u.Object["data"].(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(data)) {
+			ref, key := origin.RefOf(u), "/data/"+jsonptr.Escape(k)
+			if g, err := before.Index.Lookup(ref, key); err != nil || g.Kind != origin.KindGeneratorFile || g.File != o.File {
+				continue
+			}
+			if kind == "Secret" {
+				return edit.Change{}, fmt.Errorf("the values key %s is set in %s, which the tree makes into a Secret: its values are not written to Git",
+					o.ValuesKeys[0], o.File)
+			}
+			return edit.Change{Object: ref, Pointer: key, Within: ptr, Value: v}, nil
+		}
+	}
+	return edit.Change{}, fmt.Errorf("the values key %s is set in %s:%d, which no ConfigMap of namespace %s is generated from in this tree",
+		o.ValuesKeys[0], o.File, o.Line, hr.Namespace)
 }
 
 // addsDefault reports whether f is a chart's field only the chart's

@@ -189,9 +189,11 @@ func helmUnwritable(rec *refluxv1.Drift, f refluxv1.DriftField, addDefaults bool
 		return "origin refused: " + o.Refused + ": " + o.Why + " (spec.git.addChartDefaults lets reflux add it)"
 	case o.Refused != "":
 		return "origin refused: " + o.Refused + ": " + o.Why
+	case o.Kind == string(chart.KindValuesFrom) && (len(o.ValuesKeys) != 1 || o.File == ""):
+		return "no single values key in a file spec.valuesFrom takes sets the field"
 	case o.Kind == string(chart.KindValuesFrom):
-		return fmt.Sprintf("the values key %s is set in %s:%d, a file spec.valuesFrom takes: only spec.values is edited",
-			strings.Join(o.ValuesKeys, ", "), o.File, o.Line)
+		// Its line in that file changes (valuesFromChange).
+		return ""
 	case (o.Kind != string(chart.KindValues) && o.Kind != string(chart.KindComputed)) || len(o.ValuesKeys) != 1 || o.File == "":
 		// A computed field reaches here only with the one key whose
 		// value the live edit changed (an image's tag).

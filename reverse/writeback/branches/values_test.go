@@ -163,6 +163,52 @@ func TestAChartDefaultIsAddedWhenThePolicySaysSo(t *testing.T) {
 	g.Expect(msg).To(ContainSubstring(`requests/cpu: "100m" -> "20m" (origin overlays/prod/values.yaml:6;`), "where the key is added")
 }
 
+// TestAValuesFromFileChangesItsLine (issue 19 §6): a field whose values
+// key a file spec.valuesFrom takes sets is written at that file's line,
+// comment kept, the rest of the file untouched, verified through the
+// chart.
+func TestAValuesFromFileChangesItsLine(t *testing.T) {
+	g := NewWithT(t)
+	srv, url := gitServerOf(t, "testdata/helm-valuesfrom")
+	h := newWriter(t)
+	h.Values = &chartVerifier{t: t}
+	set := helmSet(url, "6")
+	f := &set.Records[0].Spec.Fields[0]
+	f.Pointer, f.GitValue, f.LiveValue = "/spec/template/spec/containers/0/resources/requests/memory", `"128Mi"`, `"256Mi"`
+	f.Origin = &refluxv1.FieldOrigin{File: "overlays/prod/sizing.yaml", Line: 4, Column: 13, Kind: "values-from",
+		ValuesKeys: []string{"resources.requests.memory"}, Template: "templates/deployment.yaml:35"}
+	set.Fingerprint = reverse.Fingerprint(set.Records)
+
+	proposals, err := h.Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
+	dir := clone(t, srv, proposals[0].Branch)
+	g.Expect(strings.TrimSpace(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).To(Equal("overlays/prod/sizing.yaml"))
+	diff := run(t, dir, "git", "diff", "-U0", "origin/main", "HEAD")
+	g.Expect(diff).To(ContainSubstring("-    memory: 128Mi # p95 was 90Mi\n+    memory: 256Mi # p95 was 90Mi\n"), diff)
+	g.Expect(strings.Count(diff, "\n+ ")).To(Equal(1), diff)
+
+	// Git's line changed since: nothing is written.
+	_, url = gitServerOf(t, "testdata/helm-valuesfrom")
+	set.Source.URL = url
+	f.GitValue = `"96Mi"`
+	set.Fingerprint = reverse.Fingerprint(set.Records)
+	proposals, err = newWriter(t).Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).NotTo(Equal(refluxv1.BranchPushedReason))
+	g.Expect(proposals[0].Reason).To(ContainSubstring("is 128Mi in Git now, the drift was recorded against \"96Mi\""))
+
+	// A file the tree makes into a Secret is not written.
+	_, url = gitServerOf(t, "testdata/helm-valuesfrom-secret")
+	set.Source.URL = url
+	f.GitValue = `"128Mi"`
+	set.Fingerprint = reverse.Fingerprint(set.Records)
+	proposals, err = newWriter(t).Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).NotTo(Equal(refluxv1.BranchPushedReason))
+	g.Expect(proposals[0].Reason).To(ContainSubstring("set in overlays/prod/sizing.yaml, which the tree makes into a Secret"))
+}
+
 // TestAValuesChangeTheChartDoesNotRenderIsRefused: a change that would
 // move more than the live edit, that the chart refuses, that no chart can
 // verify, or whose release cannot be read is not written, with why, as
