@@ -101,11 +101,7 @@ func (p *planner) addDataMap(ch Change, key string) (string, error) {
 // addMapKey inserts "KEY: value" after the last entry of the data map
 // holding the origin's value, at the same indentation.
 func (p *planner) addMapKey(o origin.Origin, key string, v interface{}) error {
-	data, err := p.read(o.File)
-	if err != nil {
-		return err
-	}
-	line, col, err := p.locate(o.File, o.Line, o.Column)
+	data, line, col, err := p.readAt(o)
 	if err != nil {
 		return err
 	}
@@ -191,11 +187,7 @@ func entryEnd(lines []string, line, col int) int {
 
 // addLiteral appends KEY=VALUE to the literals list holding the origin.
 func (p *planner) addLiteral(o origin.Origin, key string, v interface{}) error {
-	data, err := p.read(o.File)
-	if err != nil {
-		return err
-	}
-	line, col, err := p.locate(o.File, o.Line, o.Column)
+	data, line, col, err := p.readAt(o)
 	if err != nil {
 		return err
 	}

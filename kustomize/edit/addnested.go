@@ -67,11 +67,7 @@ func (p *planner) declaredUnder(ptr string) *origin.Origin {
 // indentation. The map must be a block map with an entry: a flow map or
 // an empty one is refused rather than rewritten.
 func (p *planner) addUnder(o origin.Origin, path, add []string, v any) error {
-	data, err := p.read(o.File)
-	if err != nil {
-		return err
-	}
-	line, _, err := p.locate(o.File, o.Line, o.Column)
+	data, line, _, err := p.readAt(o)
 	if err != nil {
 		return err
 	}

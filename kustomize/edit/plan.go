@@ -80,6 +80,15 @@ func (p *planner) plan(ch Change) (string, error) {
 	return ScopeOrigin, p.setAt(o, old.Value, ch)
 }
 
+// readAt reads o's file as changed so far, with where o is in it now.
+func (p *planner) readAt(o origin.Origin) (data []byte, line, col int, err error) {
+	if data, err = p.read(o.File); err != nil {
+		return nil, 0, 0, err
+	}
+	line, col, err = p.locate(o.File, o.Line, o.Column)
+	return data, line, col, err
+}
+
 func (p *planner) field(ptr string) (origin.Field, bool) {
 	for _, f := range p.fields {
 		if f.Pointer == ptr {

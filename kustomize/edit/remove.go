@@ -75,11 +75,7 @@ type yamlEntry struct {
 // removeBlock deletes the entry of ptr from the document holding the
 // value of leaf (ptr or a leaf below it) at o.
 func (p *planner) removeBlock(o origin.Origin, leaf, ptr string) error {
-	data, err := p.read(o.File)
-	if err != nil {
-		return err
-	}
-	line, col, err := p.locate(o.File, o.Line, o.Column)
+	data, line, col, err := p.readAt(o)
 	if err != nil {
 		return err
 	}
