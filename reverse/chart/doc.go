@@ -17,8 +17,9 @@
 // is not known). Hooks are rendered like any other object; crds/ is not
 // (helm template leaves it out too). The caller passes the release's
 // values already merged (spec.values with valuesFrom). A HelmRelease's
-// postRenderers are not applied: a field a post-renderer patches is
-// traced to the chart as if it had not.
+// postRenderers are not applied here: the caller compares a field's
+// render with the release's manifest, which they changed (helmlive
+// refuses such a field as post-renderer).
 //
 // # Why confirm by rendering
 //

@@ -37,6 +37,11 @@
 // storage says when one is under way (release.Settled), and such a
 // deletion is no record.
 //
+// A field the release holds otherwise than the chart alone renders it,
+// where the HelmRelease has post-renderers, is refused as post-renderer:
+// no values key changes it.
+//
 // Not yet here (issue 19): remote clusters (a HelmRelease's
-// spec.kubeConfig), and a post-renderer's patch as an origin.
+// spec.kubeConfig), and the line within a post-renderer's patch as an
+// origin.
 package helmlive

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/intake"
@@ -196,6 +197,17 @@ func valuesOrigin(res chart.Result, in gitValues, git, live string) *refluxv1.Fi
 	}
 	key, single := res.Key()
 	switch {
+	case in.postRendered && res.Kind != kindRenderFailed && git != "" && !jsonptr.Matches(res.Value, git):
+		// The release has what the chart alone does not render: a
+		// post-renderer made it, and no values key would change it.
+		out.Refused, out.Kind = "post-renderer", "post-renderer"
+		out.Why = "a post-renderer of the HelmRelease (spec.postRenderers) sets the field after the chart renders it"
+		if res.Kind != kindUnknown {
+			out.Why += fmt.Sprintf("; the chart alone renders %s", renderedText(res.Value))
+		}
+		out.EditAt = observe.FirstLine(idx, hr, "/spec/postRenderers/")
+		out.ValuesKeys = nil
+		return out
 	case res.Kind == kindRenderFailed:
 		out.Refused, out.Why = string(res.Kind), "the release's chart does not render here; the HelmRelease's ReverseDrifted condition says why"
 	case idx == nil:
@@ -254,6 +266,9 @@ type gitValues struct {
 	idx  *origin.Index
 	hr   origin.ObjectRef
 	from func() []chart.ValuesFile
+	// postRendered: the HelmRelease has spec.postRenderers, which change
+	// the release's manifest after the chart renders it.
+	postRendered bool
 }
 
 func (g gitValues) files() []chart.ValuesFile {
@@ -261,4 +276,13 @@ func (g gitValues) files() []chart.ValuesFile {
 		return nil
 	}
 	return g.from()
+}
+
+// renderedText is a rendered value as a record shows values, JSON.
+func renderedText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -19,6 +19,42 @@ import (
 	"github.com/reflux-dev/reflux/reverse/release"
 )
 
+// TestAPostRenderedFieldIsRefused: where the HelmRelease has
+// post-renderers, a field whose value in the release differs from the
+// chart's own render was set by one of them: no values key changes it,
+// so it is refused by name rather than traced to a key.
+func TestAPostRenderedFieldIsRefused(t *testing.T) {
+	replicas := chart.Result{Kind: chart.KindValues, Value: int64(2), Template: chart.Location{File: "templates/deployment.yaml", Line: 8},
+		Keys: []chart.Key{{Path: "replicaCount", Pointer: "/replicaCount", InUserValues: true}}}
+	line := &refluxv1.FieldOrigin{File: "release.yaml", Line: 15, Column: 19, Kind: "values", ValuesKeys: []string{"replicaCount"},
+		Template: "templates/deployment.yaml:8"}
+	for _, c := range []struct {
+		name         string
+		postRendered bool
+		res          chart.Result
+		git          string
+		want         *refluxv1.FieldOrigin
+	}{
+		{name: "the release has what the chart renders", postRendered: true, res: replicas, git: "2", want: line},
+		{name: "no post-renderer: the key's line", res: replicas, git: "4", want: line},
+		{name: "a post-renderer changed it", postRendered: true, res: replicas, git: "4",
+			want: &refluxv1.FieldOrigin{Kind: "post-renderer", Refused: "post-renderer", Template: "templates/deployment.yaml:8",
+				Why: "a post-renderer of the HelmRelease (spec.postRenderers) sets the field after the chart renders it; the chart alone renders 2"}},
+		{name: "a post-renderer added it", postRendered: true, res: chart.Result{Kind: kindUnknown}, git: `"on"`,
+			want: &refluxv1.FieldOrigin{Kind: "post-renderer", Refused: "post-renderer",
+				Why: "a post-renderer of the HelmRelease (spec.postRenderers) sets the field after the chart renders it"}},
+		{name: "added live, post-renderers or not", postRendered: true, res: chart.Result{Kind: kindUnknown},
+			want: &refluxv1.FieldOrigin{Kind: "unknown", Refused: "not-rendered", Why: "the chart does not render this field"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := releaseValues(t)
+			in.postRendered = c.postRendered
+			g.Expect(valuesOrigin(c.res, in, c.git, "6")).To(Equal(c.want))
+		})
+	}
+}
+
 // TestValuesOrigin: a field's origin is the spec.values line of its one
 // key, or a refusal that says why and, for a key only the chart's
 // defaults set, where to add it.

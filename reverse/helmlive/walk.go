@@ -250,7 +250,7 @@ func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstr
 // gitValues is where the render of the Kustomization that applies the
 // HelmRelease sets its values; empty while there is none.
 func (w walk) gitValues(snap reverse.Snapshot) gitValues {
-	var in gitValues
+	in := gitValues{postRendered: len(w.hr.Spec.PostRenderers) > 0}
 	r := snap.Render
 	if r == nil {
 		return in

@@ -144,6 +144,12 @@ func IgnorePaths(ks *kustomizev1.Kustomization, obj *unstructured.Unstructured) 
 // HelmRelease as the index knows it. The index has positions of leaves,
 // not of the mappings that hold them. "" when the index knows neither.
 func ValuesAnchor(idx *origin.Index, hr origin.ObjectRef) string {
+	return FirstLine(idx, hr, "/spec/values/", "/spec/")
+}
+
+// FirstLine is FILE:LINE of the first leaf of hr, in the index idx, under
+// the first of prefixes that has one; "" when none has.
+func FirstLine(idx *origin.Index, hr origin.ObjectRef, prefixes ...string) string {
 	if idx == nil {
 		return ""
 	}
@@ -151,7 +157,7 @@ func ValuesAnchor(idx *origin.Index, hr origin.ObjectRef) string {
 	if err != nil {
 		return ""
 	}
-	for _, prefix := range []string{"/spec/values/", "/spec/"} {
+	for _, prefix := range prefixes {
 		var first *origin.Origin
 		for i := range fields {
 			f := &fields[i]
