@@ -38,10 +38,10 @@
 // deletion is no record.
 //
 // A field the release holds otherwise than the chart alone renders it,
-// where the HelmRelease has post-renderers, is refused as post-renderer:
+// where the HelmRelease has post-renderers, traces to the line of the
+// patch that sets it (postrender.go), or is refused as post-renderer:
 // no values key changes it.
 //
 // Not yet here (issue 19): remote clusters (a HelmRelease's
-// spec.kubeConfig), and the line within a post-renderer's patch as an
-// origin.
+// spec.kubeConfig).
 package helmlive

@@ -200,6 +200,12 @@ func valuesOrigin(res chart.Result, in gitValues, git, live string) *refluxv1.Fi
 	case in.postRendered && res.Kind != kindRenderFailed && git != "" && !jsonptr.Matches(res.Value, git):
 		// The release has what the chart alone does not render: a
 		// post-renderer made it, and no values key would change it.
+		if in.patched != nil {
+			if o := in.patched(res.Pointer); o != nil {
+				o.Template = out.Template
+				return o
+			}
+		}
 		out.Refused, out.Kind = "post-renderer", "post-renderer"
 		out.Why = "a post-renderer of the HelmRelease (spec.postRenderers) sets the field after the chart renders it"
 		if res.Kind != kindUnknown {
@@ -267,8 +273,10 @@ type gitValues struct {
 	hr   origin.ObjectRef
 	from func() []chart.ValuesFile
 	// postRendered: the HelmRelease has spec.postRenderers, which change
-	// the release's manifest after the chart renders it.
+	// the release's manifest after the chart renders it; patched finds
+	// the line of the patch that sets a field (postRendererLines).
 	postRendered bool
+	patched      func(pointer string) *refluxv1.FieldOrigin
 }
 
 func (g gitValues) files() []chart.ValuesFile {

@@ -230,6 +230,7 @@ func (w walk) origins(snap reverse.Snapshot, rel *made, want *unstructured.Unstr
 	obj := chart.ObjectKey{APIVersion: want.GetAPIVersion(), Kind: want.GetKind(), Namespace: want.GetNamespace(), Name: want.GetName()}
 	found := w.g.mapper.results(rel, obj, pointers, w.k)
 	in := w.gitValues(snap)
+	in.patched = postRendererLines(w.hr, in.idx, in.hr, want)
 	byPointer := make(map[string]int, len(fields))
 	for i, f := range fields {
 		byPointer[f.Pointer], byPointer[f.GitPointer] = i, i

@@ -59,6 +59,8 @@ func TestHelmFieldsAreWrittenOnlyThroughOneValuesKey(t *testing.T) {
 			ValuesKeys: []string{"resources.requests.memory"}}},
 		{name: "a valuesFrom file that does not parse", origin: &refluxv1.FieldOrigin{Kind: "values-from", Refused: "values-from",
 			Why: "parsing values file release/values.yaml: yaml: line 2"}, says: "origin refused: values-from: parsing values file"},
+		{name: "a post-renderer's patch", origin: &refluxv1.FieldOrigin{Kind: "post-renderer", File: "release/release.yaml", Line: 28},
+			says: "a post-renderer's patch of the HelmRelease sets the field, at release/release.yaml:28"},
 		{name: "template literal, whatever the policy", addDefaults: true, origin: &refluxv1.FieldOrigin{Kind: "template-literal",
 			Refused: "template-literal", Why: "the chart hard-codes the value"}, says: "origin refused: template-literal"},
 		{name: "computed", origin: &refluxv1.FieldOrigin{Kind: "computed", File: "release/release.yaml", Line: 3,
