@@ -93,6 +93,13 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		return ctrl.Result{}, nil
 	}
+	if hr.Spec.KubeConfig != nil {
+		// Its objects live in another cluster: watching kinds here would
+		// watch someone else's objects. ReverseDrifted says so.
+		r.Watcher.Forget(req.NamespacedName)
+		r.Governance.Released(req.NamespacedName, nil)
+		return ctrl.Result{}, errors.Join(r.report(ctx, hr, owner), patcher.Patch(ctx, hr))
+	}
 	r.Governance.Released(req.NamespacedName, hr)
 	result, err := r.watch(ctx, hr)
 	if rerr := r.report(ctx, hr, owner); rerr != nil {
@@ -145,8 +152,17 @@ func (r *HelmReleaseReconciler) report(ctx context.Context, hr *helmv2.HelmRelea
 		}
 	}
 	open := record.Open(mine)
-	if c := report.HelmDrifted(report.HelmDriftedInput{Release: h.Release, ReleaseErr: h.ReleaseErr, ChartErr: h.ChartErr,
-		Denied: h.Denied, Open: open}); c != nil {
+	in := report.HelmDriftedInput{Release: h.Release, ReleaseErr: h.ReleaseErr, ChartErr: h.ChartErr, Denied: h.Denied, Open: open}
+	if kc := hr.Spec.KubeConfig; kc != nil {
+		in.KubeConfig = "spec.kubeConfig"
+		switch {
+		case kc.SecretRef != nil:
+			in.KubeConfig = "Secret " + kc.SecretRef.Name
+		case kc.ConfigMapRef != nil:
+			in.KubeConfig = "ConfigMap " + kc.ConfigMapRef.Name
+		}
+	}
+	if c := report.HelmDrifted(in); c != nil {
 		c.ObservedGeneration = hr.Generation
 		conditions.Set(hr, c)
 	}

@@ -44,6 +44,10 @@ const (
 	// cannot be read from Helm's storage, so live changes of its objects
 	// cannot be compared; they are kept and tried again.
 	ReleaseUnreadableReason = "ReleaseUnreadable"
+	// RemoteClusterReason: the HelmRelease installs into the cluster its
+	// spec.kubeConfig names, whose objects and Helm storage reflux does
+	// not watch yet, so their live changes are not seen.
+	RemoteClusterReason = "RemoteCluster"
 	// ChartRenderFailedReason: the chart of the latest release does not
 	// render here (a template that looks the cluster up, for example), so
 	// no values key is found for a drifted field. Changes are still held

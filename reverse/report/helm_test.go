@@ -32,6 +32,10 @@ func TestHelmDriftedCondition(t *testing.T) {
 			message: "1 field(s) in 1 object(s) drifted: 1 high; 1 Merge; no values key is found for them: " + lookup.Error()},
 		{name: "a chart failure without drift is no drift", in: HelmDriftedInput{Release: "apps/web.v2", ChartErr: lookup},
 			want: "False/NoDrift", message: "no drift from release apps/web.v2"},
+		{name: "a release in a remote cluster", in: HelmDriftedInput{Release: "apps/web.v2", KubeConfig: "Secret prod-kubeconfig",
+			ReleaseErr: errors.New(`secrets "sh.helm.release.v1.web.v2" not found`)}, want: "Unknown/RemoteCluster",
+			message: "the release is installed in the cluster of spec.kubeConfig (Secret prod-kubeconfig), which reflux does not watch " +
+				"for HelmReleases yet: live changes of its objects are not seen"},
 		{name: "the release cannot be read", in: HelmDriftedInput{Release: "apps/web.v2", Open: []refluxv1.Drift{open},
 			ReleaseErr: errors.New(`secrets "sh.helm.release.v1.web.v2" not found`)}, want: "Unknown/ReleaseUnreadable",
 			message: `reading release apps/web.v2: secrets "sh.helm.release.v1.web.v2" not found; live changes of its objects are kept and compared once it can be read`},
