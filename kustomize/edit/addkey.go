@@ -112,19 +112,34 @@ func (p *planner) addMapKey(o origin.Origin, key string, v interface{}) error {
 	if dataMap.Style&yaml.FlowStyle != 0 {
 		return fmt.Errorf("%w: flow-style data map in %s", ErrUnsupported, o.File)
 	}
-	lastKey := dataMap.Content[len(dataMap.Content)-2]
+	return p.appendEntry(o.File, data, dataMap, []string{key}, v)
+}
+
+// appendEntry inserts, after the last entry of the block map m of file
+// (whose content so far is data) and at its indentation, the entry of
+// keys nested one in another, the last holding v.
+func (p *planner) appendEntry(file string, data []byte, m *yaml.Node, keys []string, v any) error {
+	lastKey := m.Content[len(m.Content)-2]
 	lines := strings.SplitAfter(string(data), "\n")
 	end := entryEnd(lines, lastKey.Line, lastKey.Column)
 	val, err := formatScalar(v, 0)
 	if err != nil {
 		return err
 	}
-	k, err := formatScalar(key, 0)
-	if err != nil {
-		return err
+	var text strings.Builder
+	for i, key := range keys {
+		k, err := formatScalar(key, 0)
+		if err != nil {
+			return err
+		}
+		text.WriteString(strings.Repeat(" ", lastKey.Column-1) + strings.Repeat("  ", i) + k + ":")
+		if i == len(keys)-1 {
+			text.WriteString(" " + val)
+		}
+		text.WriteString("\n")
 	}
-	at, text := insertBefore(lines, end, strings.Repeat(" ", lastKey.Column-1)+k+": "+val+"\n")
-	p.write(o.File, data, at, text)
+	at, ins := insertBefore(lines, end, text.String())
+	p.write(file, data, at, ins)
 	return nil
 }
 

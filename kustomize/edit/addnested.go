@@ -84,28 +84,7 @@ func (p *planner) addUnder(o origin.Origin, path, add []string, v any) error {
 	if m.Kind != yaml.MappingNode || m.Style&yaml.FlowStyle != 0 || len(m.Content) == 0 {
 		return fmt.Errorf("%w: %s in %s is not a block map with entries", ErrUnsupported, jsonptr.Join(path...), o.File)
 	}
-	lastKey := m.Content[len(m.Content)-2]
-	lines := strings.SplitAfter(string(data), "\n")
-	end := entryEnd(lines, lastKey.Line, lastKey.Column)
-	val, err := formatScalar(v, 0)
-	if err != nil {
-		return err
-	}
-	var text strings.Builder
-	for i, tok := range add {
-		k, err := formatScalar(tok, 0)
-		if err != nil {
-			return err
-		}
-		text.WriteString(strings.Repeat(" ", lastKey.Column-1) + strings.Repeat("  ", i) + k + ":")
-		if i == len(add)-1 {
-			text.WriteString(" " + val)
-		}
-		text.WriteString("\n")
-	}
-	at, ins := insertBefore(lines, end, text.String())
-	p.write(o.File, data, at, ins)
-	return nil
+	return p.appendEntry(o.File, data, m, add, v)
 }
 
 // documentAt is the root node of the document of data that holds line.

@@ -27,6 +27,10 @@ const (
 	// analysis never says this; the origin of the field does, once the
 	// key's line is found in that file.
 	KindValuesFrom Kind = "values-from"
+	// KindPostRenderer: the HelmRelease's post-renderer, not the chart,
+	// sets the field; the origin is its patch's line. The analysis never
+	// says this either: it renders without post-renderers.
+	KindPostRenderer Kind = "post-renderer"
 )
 
 // outcome is what changing one key alone (a solo probe) did to a field.

@@ -206,7 +206,7 @@ func valuesOrigin(res chart.Result, in gitValues, git, live string) *refluxv1.Fi
 				return o
 			}
 		}
-		out.Refused, out.Kind = "post-renderer", "post-renderer"
+		out.Refused, out.Kind = string(chart.KindPostRenderer), string(chart.KindPostRenderer)
 		out.Why = "a post-renderer of the HelmRelease (spec.postRenderers) sets the field after the chart renders it"
 		if res.Kind != kindUnknown {
 			out.Why += fmt.Sprintf("; the chart alone renders %s", renderedText(res.Value))

@@ -17,6 +17,7 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/internal/jsonptr"
 	"github.com/reflux-dev/reflux/kustomize/origin"
+	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/observe"
 )
 
@@ -49,7 +50,7 @@ func postRendererLines(hr *helmv2.HelmRelease, idx *origin.Index, ref origin.Obj
 				if o == nil || o.Refused != "" || o.Line == 0 {
 					return nil
 				}
-				out := &refluxv1.FieldOrigin{File: o.File, Line: o.Line, Kind: "post-renderer"}
+				out := &refluxv1.FieldOrigin{File: o.File, Line: o.Line, Kind: string(chart.KindPostRenderer)}
 				if strings.Contains(strings.TrimRight(p.Patch, "\n"), "\n") {
 					// A block scalar (patch: |): its text starts on the
 					// line after the key, and keeps its lines. Where

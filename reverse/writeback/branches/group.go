@@ -182,7 +182,7 @@ func helmUnwritable(rec *refluxv1.Drift, f refluxv1.DriftField, addDefaults bool
 		return "the field was removed live: removing a values key is not proposed"
 	case o == nil:
 		return "the values key that sets the field is not found yet"
-	case o.Kind == "post-renderer" && o.Refused == "":
+	case o.Kind == string(chart.KindPostRenderer) && o.Refused == "":
 		return fmt.Sprintf("a post-renderer's patch of the HelmRelease sets the field, at %s:%d: it is not written back", o.File, o.Line)
 	case o.Refused == string(chart.KindChartDefault) && len(o.ValuesKeys) == 1:
 		if addDefaults {
