@@ -101,8 +101,9 @@ func (x *Executor) finalize(ctx context.Context, d *refluxv1.Drift) error {
 	return nil
 }
 
-// Prehold holds the plan's object ahead of its evaluation, for the
-// intake's hold lane, at. It holds only an object no record is about,
+// Prehold holds the plan's object ahead of its evaluation, at: for the
+// intake's hold lane, and for a Helm release's object, whose evaluation
+// waits on Helm's storage and helm-controller's dry run. It holds only an object no record is about,
 // and only while nobody decides for its record (the record's lock is
 // free): a record, open or closed, is the live lane's to weigh, since a
 // hold for it could undo a dismissal or hold a hotfix the policy leaves
@@ -124,6 +125,5 @@ func (x *Executor) Prehold(ctx context.Context, p *Plan, at time.Time) (bool, er
 	if err := holder.Hold(ctx, p.Object, p.holdAnnotations(at)); err != nil {
 		return false, err
 	}
-	x.opts.Log.Info("held ahead of its evaluation: the live queue is behind", "record", p.Name, "object", p.object())
 	return true, nil
 }

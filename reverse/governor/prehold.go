@@ -27,5 +27,9 @@ func (gv *Governor) Prehold(ctx context.Context, k intake.Key, c intake.Change) 
 		return false, nil
 	}
 	p := planFor(snap.Gov, c, intake.ObjectRef(k.GVK, live))
-	return gv.exec.Prehold(ctx, &p, gv.now())
+	held, err := gv.exec.Prehold(ctx, &p, gv.now())
+	if held {
+		gv.opts.Log.Info("held ahead of its evaluation: the live queue is behind", "record", p.Name, "object", k.String())
+	}
+	return held, err
 }

@@ -54,6 +54,9 @@ type Governance interface {
 // record is written by one hand whichever path decided it.
 type Executor interface {
 	WithRecord(ctx context.Context, p *execute.Plan, fn func(rec *refluxv1.Drift) (decide.Decision, error)) error
+	// Prehold holds p's object ahead of its evaluation, unless a record
+	// is about it or being decided (execute.Executor.Prehold).
+	Prehold(ctx context.Context, p *execute.Plan, at time.Time) (bool, error)
 }
 
 // Attributor names the user behind a write to a live object, and who

@@ -7,6 +7,7 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,10 +16,12 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/classify"
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/execute"
 	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/release"
 )
 
@@ -33,8 +36,21 @@ func (g governing) Snapshot(id types.NamespacedName) (reverse.Snapshot, bool) {
 }
 
 // deciding is the executor: it decides for a plan with no record and
-// keeps what was decided.
-type deciding struct{ decisions []decide.Decision }
+// keeps what was decided. It holds ahead of the evaluation only when
+// prehold is set, and keeps the plans it held then.
+type deciding struct {
+	decisions []decide.Decision
+	prehold   bool
+	preheld   []*execute.Plan
+}
+
+func (d *deciding) Prehold(_ context.Context, p *execute.Plan, _ time.Time) (bool, error) {
+	if !d.prehold {
+		return false, nil
+	}
+	d.preheld = append(d.preheld, p)
+	return true, nil
+}
 
 func (d *deciding) WithRecord(_ context.Context, _ *execute.Plan, fn func(*refluxv1.Drift) (decide.Decision, error)) error {
 	dec, err := fn(nil)
@@ -84,6 +100,7 @@ func TestAnUnreadableReleaseKeepsTheChange(t *testing.T) {
 	live := object(helm, edit)
 	err = walk{g: gv, hr: hr, k: intake.KeyOf(gvk, live), live: live, seen: now}.run(context.Background())
 	g.Expect(err).To(MatchError(ContainSubstring("release apps/web.v1 in namespace apps: release not found in Helm storage")), "tried again")
+	g.Expect(exec.preheld).To(BeEmpty(), "this executor holds nothing ahead")
 	g.Expect(exec.decisions).To(HaveLen(1))
 	d := exec.decisions[0]
 	g.Expect(d.Action).To(Equal(decide.Create))
@@ -98,4 +115,85 @@ func TestAnUnreadableReleaseKeepsTheChange(t *testing.T) {
 	err = walk{g: gv, hr: hr, k: intake.KeyOf(gvk, live), live: live, seen: now}.run(context.Background())
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(exec.decisions).To(BeEmpty(), "only helm-controller wrote it: nothing to keep")
+}
+
+// TestAnEditIsHeldBeforeItsReleaseIsRead (issue 19 §8): a person's edit
+// of a release's object is held before Helm's storage is read or
+// helm-controller's dry run asked, under the name its record will have:
+// the hold never waits on either. The evaluation then sees its own hold
+// and does not hold again. An object only helm-controller wrote, one held
+// already, one a policy may not hold, and one listed rather than seen
+// changed, are not held ahead.
+func TestAnEditIsHeldBeforeItsReleaseIsRead(t *testing.T) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	t0, t1 := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-time.Minute))
+	helm := metav1.ManagedFieldsEntry{Manager: release.FieldOwner, Operation: metav1.ManagedFieldsOperationApply, Time: &t0,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}
+	edit := metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: &t1,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}}
+	object := func(annotations map[string]string, entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(5)}}}
+		u.SetGroupVersionKind(deployment)
+		u.SetNamespace("apps")
+		u.SetName("web")
+		u.SetLabels(map[string]string{NamespaceLabel: "apps", NameLabel: "web"})
+		u.SetAnnotations(annotations)
+		u.SetManagedFields(entries)
+		return u
+	}
+	never, err := classify.New(&refluxv1.ReverseSyncPolicySpec{Hold: refluxv1.HoldNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		live  *unstructured.Unstructured
+		seen  time.Time
+		never bool
+		held  bool
+	}{
+		{name: "a person's edit", live: object(nil, helm, edit), seen: now, held: true},
+		{name: "helm-controller's own write", live: object(nil, helm), seen: now},
+		{name: "held already", live: object(refluxv1.HoldAnnotations("other", now, true), helm, edit), seen: now},
+		{name: "a policy that does not hold", live: object(nil, helm, edit), seen: now, never: true},
+		{name: "listed, not seen changed", live: object(nil, helm, edit)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			owners, err := drift.New(struct{ client.Client }{}, drift.WithFieldOwner(release.FieldOwner))
+			g.Expect(err).NotTo(HaveOccurred())
+			ks := &kustomizev1.Kustomization{}
+			ks.Namespace, ks.Name = "flux-system", "apps"
+			exec := &deciding{prehold: true}
+			gov := &reverse.Governed{Kustomization: ks, Policy: &refluxv1.ReverseSyncPolicy{}}
+			if tc.never {
+				gov.Classifier = never
+			}
+			gv := &Governor{opts: Options{Owners: owners, Executor: exec, Now: func() time.Time { return now }, Log: logr.Discard(),
+				Governance: governing{gov}},
+				releases: newReleases(missingStorage{}, nil), health: map[types.NamespacedName]Health{}}
+			hr := &helmv2.HelmRelease{}
+			hr.Namespace, hr.Name = "apps", "web"
+			hr.Labels = map[string]string{"kustomize.toolkit.fluxcd.io/name": ks.Name, "kustomize.toolkit.fluxcd.io/namespace": ks.Namespace}
+			hr.Status.History = helmv2.Snapshots{{Name: "web", Namespace: "apps", Version: 1}}
+
+			err = walk{g: gv, hr: hr, k: intake.KeyOf(deployment, tc.live), live: tc.live, seen: tc.seen}.run(context.Background())
+			g.Expect(err).To(MatchError(ContainSubstring("release not found in Helm storage")), "the release is read after")
+			if !tc.held {
+				g.Expect(exec.preheld).To(BeEmpty())
+				return
+			}
+			g.Expect(exec.preheld).To(HaveLen(1))
+			p := exec.preheld[0]
+			g.Expect(p.Name).To(Equal(record.Name(refluxv1.KustomizationRef{Namespace: "flux-system", Name: "apps"}, p.Object)),
+				"under its record's name")
+			g.Expect(p.HelmRelease).NotTo(BeNil(), "with helm-controller's key")
+			g.Expect(p.As).To(BeEmpty(), "as reflux: the HelmRelease names no ServiceAccount")
+			g.Expect(exec.decisions).To(HaveLen(1))
+			d := exec.decisions[0]
+			g.Expect(d.Action).To(Equal(decide.Create))
+			g.Expect(d.Hold).NotTo(Equal(decide.Hold), "held already: not held again")
+			g.Expect(d.Record.Status.HeldSince).NotTo(BeNil(), "the record says it holds the object")
+		})
+	}
 }
