@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/gittestserver"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -60,6 +61,40 @@ func helmSet(url, live string) reverse.DriftSet {
 	return setOf(url, []refluxv1.Drift{rec})
 }
 
+// helmField is helmSet with its one field made another by change, and
+// the set's fingerprint made again.
+func helmField(url string, change func(f *refluxv1.DriftField)) reverse.DriftSet {
+	set := helmSet(url, "6")
+	change(&set.Records[0].Spec.Fields[0])
+	set.Fingerprint = reverse.Fingerprint(set.Records)
+	return set
+}
+
+// pushedDiff writes set with h, expects its branch pushed changing file
+// alone, and returns the branch's clone and its diff against main.
+func pushedDiff(t *testing.T, h *Writer, srv *gittestserver.GitServer, set reverse.DriftSet, file string) (dir, diff string) {
+	t.Helper()
+	g := NewWithT(t)
+	proposals, err := h.Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
+	dir = clone(t, srv, proposals[0].Branch)
+	g.Expect(strings.TrimSpace(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).To(Equal(file))
+	return dir, run(t, dir, "git", "diff", "-U0", "origin/main", "HEAD")
+}
+
+// refusedIn writes set to a fresh server holding tree, and expects
+// nothing pushed, for a reason that says says.
+func refusedIn(t *testing.T, tree string, set reverse.DriftSet, says string) {
+	t.Helper()
+	g := NewWithT(t)
+	_, set.Source.URL = gitServerOf(t, tree)
+	proposals, err := newWriter(t).Write(context.Background(), set)
+	g.Expect(err).ToNot(HaveOccurred())
+	g.Expect(proposals[0].Outcome).NotTo(Equal(refluxv1.BranchPushedReason))
+	g.Expect(proposals[0].Reason).To(ContainSubstring(says))
+}
+
 // TestAValuesChangeIsWrittenAtTheValuesLine (issue 19 §6): a Merge field
 // of a chart's Deployment becomes one changed line, the values key's in
 // the overlay's patch, comments kept, verified through the chart.
@@ -70,16 +105,8 @@ func TestAValuesChangeIsWrittenAtTheValuesLine(t *testing.T) {
 	v := &chartVerifier{t: t}
 	h.Values = v
 
-	proposals, err := h.Write(context.Background(), helmSet(url, "6"))
-	g.Expect(err).ToNot(HaveOccurred())
-	merge := proposals[0]
-	g.Expect(merge.Outcome).To(Equal(refluxv1.BranchPushedReason), merge.Reason)
-	g.Expect(merge.Records).To(Equal([]string{"deployment-shop-webapp-1"}))
+	dir, diff := pushedDiff(t, h, srv, helmSet(url, "6"), "overlays/prod/values.yaml")
 	g.Expect(v.asked).To(Equal([]types.NamespacedName{{Namespace: "shop", Name: "shop"}}))
-
-	dir := clone(t, srv, merge.Branch)
-	g.Expect(strings.TrimSpace(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).To(Equal("overlays/prod/values.yaml"))
-	diff := run(t, dir, "git", "diff", "-U0", "origin/main", "HEAD")
 	g.Expect(diff).To(ContainSubstring("-    replicaCount: 4 # prod's baseline\n+    replicaCount: 6 # prod's baseline\n"))
 	g.Expect(strings.Count(diff, "\n+    ")).To(Equal(1), diff)
 	base, err := os.ReadFile(filepath.Join(dir, "base/release.yaml"))
@@ -95,31 +122,22 @@ func TestAnImageRollbackIsWrittenAtTheTagsLine(t *testing.T) {
 	srv, url := gitServerOf(t, "testdata/helm")
 	h := newWriter(t)
 	h.Values = &chartVerifier{t: t}
-	set := helmSet(url, "6")
-	f := &set.Records[0].Spec.Fields[0]
-	f.Pointer, f.GitValue, f.LiveValue = "/spec/template/spec/containers/0/image", `"nginx:1.27.0"`, `"nginx:1.26.3"`
-	f.Origin = &refluxv1.FieldOrigin{File: "overlays/prod/values.yaml", Line: 9, Column: 12, Kind: "computed",
-		ValuesKeys: []string{"image.tag"}, Why: "the chart builds the value from image.repository+image.tag; only image.tag differs live"}
-	set.Fingerprint = reverse.Fingerprint(set.Records)
+	rollback := func(git string) func(f *refluxv1.DriftField) {
+		return func(f *refluxv1.DriftField) {
+			f.Pointer, f.GitValue, f.LiveValue = "/spec/template/spec/containers/0/image", git, `"nginx:1.26.3"`
+			f.Origin = &refluxv1.FieldOrigin{File: "overlays/prod/values.yaml", Line: 9, Column: 12, Kind: "computed",
+				ValuesKeys: []string{"image.tag"}, Why: "the chart builds the value from image.repository+image.tag; only image.tag differs live"}
+		}
+	}
 
-	proposals, err := h.Write(context.Background(), set)
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
-	dir := clone(t, srv, proposals[0].Branch)
-	diff := run(t, dir, "git", "diff", "-U0", "origin/main", "HEAD")
+	_, diff := pushedDiff(t, h, srv, helmField(url, rollback(`"nginx:1.27.0"`)), "overlays/prod/values.yaml")
 	g.Expect(diff).To(ContainSubstring("-      tag: \"1.27.0\"\n+      tag: \"1.26.3\"\n"))
 	g.Expect(strings.Count(diff, "\n+ ")).To(Equal(1), diff)
 
 	// Git's tag changed since: the recorded image is no longer made from
 	// it, and nothing is written.
-	_, url = gitServerOf(t, "testdata/helm")
-	set.Source.URL = url
-	f.GitValue = `"nginx:1.25.0"`
-	set.Fingerprint = reverse.Fingerprint(set.Records)
-	proposals, err = newWriter(t).Write(context.Background(), set)
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(proposals[0].Outcome).NotTo(Equal(refluxv1.BranchPushedReason))
-	g.Expect(proposals[0].Reason).To(ContainSubstring("image.tag is 1.27.0 in Git, which does not make the recorded \"nginx:1.25.0\""))
+	refusedIn(t, "testdata/helm", helmField(url, rollback(`"nginx:1.25.0"`)),
+		"image.tag is 1.27.0 in Git, which does not make the recorded \"nginx:1.25.0\"")
 }
 
 // TestAChartDefaultIsAddedWhenThePolicySaysSo (issue 19 §6): a field
@@ -129,34 +147,21 @@ func TestAnImageRollbackIsWrittenAtTheTagsLine(t *testing.T) {
 // through the chart.
 func TestAChartDefaultIsAddedWhenThePolicySaysSo(t *testing.T) {
 	g := NewWithT(t)
-	chartDefault := func(url string) reverse.DriftSet {
-		set := helmSet(url, "6")
-		f := &set.Records[0].Spec.Fields[0]
+	chartDefault := func(f *refluxv1.DriftField) {
 		f.Pointer, f.GitValue, f.LiveValue = "/spec/template/spec/containers/0/resources/requests/cpu", `"100m"`, `"20m"`
 		f.Origin = &refluxv1.FieldOrigin{Kind: "chart-default", Refused: "chart-default", EditAt: "overlays/prod/values.yaml:6",
 			Why: "the chart's values.yaml sets resources.requests.cpu; add it under spec.values", ValuesKeys: []string{"resources.requests.cpu"},
 			Template: "templates/deployment.yaml:35"}
-		set.Fingerprint = reverse.Fingerprint(set.Records)
-		return set
 	}
-
-	_, url := gitServerOf(t, "testdata/helm")
-	proposals, err := newWriter(t).Write(context.Background(), chartDefault(url))
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(proposals[0].Outcome).NotTo(Equal(refluxv1.BranchPushedReason))
-	g.Expect(proposals[0].Reason).To(ContainSubstring("add it under spec.values (spec.git.addChartDefaults lets reflux add it)"))
+	refusedIn(t, "testdata/helm", helmField("", chartDefault),
+		"add it under spec.values (spec.git.addChartDefaults lets reflux add it)")
 
 	srv, url := gitServerOf(t, "testdata/helm")
 	h := newWriter(t)
 	h.Values = &chartVerifier{t: t}
-	set := chartDefault(url)
+	set := helmField(url, chartDefault)
 	set.Policy.Spec.Git.AddChartDefaults = true
-	proposals, err = h.Write(context.Background(), set)
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
-	dir := clone(t, srv, proposals[0].Branch)
-	g.Expect(strings.TrimSpace(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).To(Equal("overlays/prod/values.yaml"))
-	diff := run(t, dir, "git", "diff", "-U0", "origin/main", "HEAD")
+	dir, diff := pushedDiff(t, h, srv, set, "overlays/prod/values.yaml")
 	g.Expect(diff).To(ContainSubstring("@@ -9,0 +10,3 @@ spec:\n+    resources:\n+      requests:\n+        cpu: 20m\n"), diff)
 	g.Expect(strings.Count(diff, "\n+ ")).To(Equal(3), diff)
 	msg := run(t, dir, "git", "log", "-1", "--format=%B")
@@ -172,41 +177,24 @@ func TestAValuesFromFileChangesItsLine(t *testing.T) {
 	srv, url := gitServerOf(t, "testdata/helm-valuesfrom")
 	h := newWriter(t)
 	h.Values = &chartVerifier{t: t}
-	set := helmSet(url, "6")
-	f := &set.Records[0].Spec.Fields[0]
-	f.Pointer, f.GitValue, f.LiveValue = "/spec/template/spec/containers/0/resources/requests/memory", `"128Mi"`, `"256Mi"`
-	f.Origin = &refluxv1.FieldOrigin{File: "overlays/prod/sizing.yaml", Line: 4, Column: 13, Kind: "values-from",
-		ValuesKeys: []string{"resources.requests.memory"}, Template: "templates/deployment.yaml:35"}
-	set.Fingerprint = reverse.Fingerprint(set.Records)
+	sizing := func(git string) func(f *refluxv1.DriftField) {
+		return func(f *refluxv1.DriftField) {
+			f.Pointer, f.GitValue, f.LiveValue = "/spec/template/spec/containers/0/resources/requests/memory", git, `"256Mi"`
+			f.Origin = &refluxv1.FieldOrigin{File: "overlays/prod/sizing.yaml", Line: 4, Column: 13, Kind: "values-from",
+				ValuesKeys: []string{"resources.requests.memory"}, Template: "templates/deployment.yaml:35"}
+		}
+	}
 
-	proposals, err := h.Write(context.Background(), set)
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(proposals[0].Outcome).To(Equal(refluxv1.BranchPushedReason), proposals[0].Reason)
-	dir := clone(t, srv, proposals[0].Branch)
-	g.Expect(strings.TrimSpace(run(t, dir, "git", "diff", "--name-only", "origin/main", "HEAD"))).To(Equal("overlays/prod/sizing.yaml"))
-	diff := run(t, dir, "git", "diff", "-U0", "origin/main", "HEAD")
+	_, diff := pushedDiff(t, h, srv, helmField(url, sizing(`"128Mi"`)), "overlays/prod/sizing.yaml")
 	g.Expect(diff).To(ContainSubstring("-    memory: 128Mi # p95 was 90Mi\n+    memory: 256Mi # p95 was 90Mi\n"), diff)
 	g.Expect(strings.Count(diff, "\n+ ")).To(Equal(1), diff)
 
 	// Git's line changed since: nothing is written.
-	_, url = gitServerOf(t, "testdata/helm-valuesfrom")
-	set.Source.URL = url
-	f.GitValue = `"96Mi"`
-	set.Fingerprint = reverse.Fingerprint(set.Records)
-	proposals, err = newWriter(t).Write(context.Background(), set)
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(proposals[0].Outcome).NotTo(Equal(refluxv1.BranchPushedReason))
-	g.Expect(proposals[0].Reason).To(ContainSubstring("is 128Mi in Git now, the drift was recorded against \"96Mi\""))
-
+	refusedIn(t, "testdata/helm-valuesfrom", helmField(url, sizing(`"96Mi"`)),
+		"is 128Mi in Git now, the drift was recorded against \"96Mi\"")
 	// A file the tree makes into a Secret is not written.
-	_, url = gitServerOf(t, "testdata/helm-valuesfrom-secret")
-	set.Source.URL = url
-	f.GitValue = `"128Mi"`
-	set.Fingerprint = reverse.Fingerprint(set.Records)
-	proposals, err = newWriter(t).Write(context.Background(), set)
-	g.Expect(err).ToNot(HaveOccurred())
-	g.Expect(proposals[0].Outcome).NotTo(Equal(refluxv1.BranchPushedReason))
-	g.Expect(proposals[0].Reason).To(ContainSubstring("set in overlays/prod/sizing.yaml, which the tree makes into a Secret"))
+	refusedIn(t, "testdata/helm-valuesfrom-secret", helmField(url, sizing(`"128Mi"`)),
+		"set in overlays/prod/sizing.yaml, which the tree makes into a Secret")
 }
 
 // TestAValuesChangeTheChartDoesNotRenderIsRefused: a change that would
