@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
+	"github.com/reflux-dev/reflux/reverse/chart/postrender"
 	"github.com/reflux-dev/reflux/reverse/release"
 )
 
@@ -32,51 +32,73 @@ type chartField struct {
 
 // runChartTrace traces fields of an object a chart renders for a
 // HelmRelease: offline, from the chart (--chart) and the HelmRelease's
-// file (--helmrelease FILE#NAME); or live (--helmrelease NAMESPACE/NAME),
-// from the release helm-controller made, with the values lines in the
-// tree of the Kustomization that applies the HelmRelease.
+// file (--helmrelease FILE#NAME), after its post-renderers; or live
+// (--helmrelease NAMESPACE/NAME), from the release helm-controller made,
+// with the values lines in the tree of the Kustomization that applies the
+// HelmRelease.
 func runChartTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ref origin.ObjectRef, pointer []string) error {
 	var (
-		ch     *chartv2.Chart
-		values map[string]any
-		rel    chart.Release
-		lines  valuesLines
-		err    error
+		in  chartInput
+		err error
 	)
 	if ns, name, ok := liveRef(opts.helmRelease); ok {
-		if ch, values, rel, lines, err = liveChart(ctx, cmd, opts, ns, name); err != nil {
-			return err
-		}
+		in, err = liveChart(ctx, cmd, opts, ns, name)
 	} else {
-		if opts.chart == "" {
-			return errors.New("--helmrelease FILE#NAME needs --chart, the chart's folder or packaged .tgz")
-		}
-		if ch, err = chart.Load(opts.chart); err != nil {
-			return err
-		}
-		var fv fileValues
-		if fv, rel, err = helmReleaseFile(opts.helmRelease); err != nil {
-			return err
-		}
-		var files []fileValues
-		if values, files, err = withValuesFiles(fv.values, opts.valuesFiles); err != nil {
-			return err
-		}
-		lines = offlineValues{spec: fv, from: files}
+		in, err = offlineChart(opts)
 	}
-	a, err := chart.Analyze(ch, values, rel)
 	if err != nil {
 		return err
 	}
-	key, err := renderedKey(a.Keys(), rel, ref)
+	a, err := chart.Analyze(in.chart, in.values, in.release)
 	if err != nil {
 		return err
 	}
-	var results []chart.Result
+	var ptr string
 	if len(pointer) == 1 {
-		res, err := a.Find(key, normalizePointer(pointer[0]))
-		if err != nil {
+		ptr = normalizePointer(pointer[0])
+	}
+	var (
+		key    chart.ObjectKey
+		fields []chartField
+	)
+	if in.post != nil {
+		if key, err = renderedKey(in.post.keys, in.release, ref); err != nil {
 			return err
+		}
+		fields, err = in.post.trace(a, key, ptr, in.lines)
+	} else {
+		if key, err = renderedKey(a.Keys(), in.release, ref); err != nil {
+			return err
+		}
+		fields, err = chartFields(a, key, ptr, in.lines)
+	}
+	if err != nil {
+		return err
+	}
+	return printChartTrace(cmd.OutOrStdout(), opts.output == "json", key, in.post != nil, fields)
+}
+
+// chartInput is what a chart trace renders and where it finds lines.
+type chartInput struct {
+	chart   *chartv2.Chart
+	values  map[string]any
+	release chart.Release
+	// lines finds values lines; nil when they are not known.
+	lines valuesLines
+	// post is the chart's render after the HelmRelease's post-renderers,
+	// offline; nil when it has none, and live, where the chart's own
+	// render is traced.
+	post *postRendered
+}
+
+// chartFields traces the field at ptr of the object the chart renders
+// under key, or every field of it when ptr is "".
+func chartFields(a *chart.Analysis, key chart.ObjectKey, ptr string, lines valuesLines) ([]chartField, error) {
+	var results []chart.Result
+	if ptr != "" {
+		res, err := a.Find(key, ptr)
+		if err != nil {
+			return nil, err
 		}
 		results = []chart.Result{res}
 	} else {
@@ -90,41 +112,67 @@ func runChartTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ref origi
 	for _, res := range results {
 		v, err := json.Marshal(res.Value)
 		if err != nil {
-			return fmt.Errorf("encoding %s: %w", res.Pointer, err)
+			return nil, fmt.Errorf("encoding %s: %w", res.Pointer, err)
 		}
 		fields = append(fields, chartField{Pointer: res.Pointer, Value: string(v), traced: traceResult(res, lines)})
 	}
-	return printChartTrace(cmd.OutOrStdout(), opts.output == "json", key, fields)
+	return fields, nil
+}
+
+// offlineChart reads the chart of --chart and the HelmRelease of
+// --helmrelease FILE#NAME, with the values files of --values, and renders
+// the chart through the HelmRelease's post-renderers.
+func offlineChart(opts *traceOptions) (chartInput, error) {
+	if opts.chart == "" {
+		return chartInput{}, errors.New("--helmrelease FILE#NAME needs --chart, the chart's folder or packaged .tgz")
+	}
+	ch, err := chart.Load(opts.chart)
+	if err != nil {
+		return chartInput{}, err
+	}
+	doc, err := helmReleaseFile(opts.helmRelease)
+	if err != nil {
+		return chartInput{}, err
+	}
+	values, files, err := withValuesFiles(doc.values.values, opts.valuesFiles)
+	if err != nil {
+		return chartInput{}, err
+	}
+	in := chartInput{chart: ch, values: values, release: doc.release, lines: offlineValues{doc: doc, from: files}}
+	if in.post, err = postRender(ch, values, doc.release, doc.hr); err != nil {
+		return chartInput{}, err
+	}
+	return in, nil
 }
 
 // liveChart reads the chart and values of the release helm-controller
 // last made for the HelmRelease ns/name, and its values lines in Git.
-func liveChart(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name string) (
-	*chartv2.Chart, map[string]any, chart.Release, valuesLines, error) {
+func liveChart(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name string) (chartInput, error) {
 	c, _, err := clusterClientConfig(opts.kubeconfig)
 	if err != nil {
-		return nil, nil, chart.Release{}, nil, err
+		return chartInput{}, err
 	}
 	hr := &helmv2.HelmRelease{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, hr); err != nil {
-		return nil, nil, chart.Release{}, nil, fmt.Errorf("getting HelmRelease %s/%s: %w", ns, name, err)
+		return chartInput{}, fmt.Errorf("getting HelmRelease %s/%s: %w", ns, name, err)
 	}
 	latest, err := release.Latest(hr)
 	if err != nil {
-		return nil, nil, chart.Release{}, nil, err
+		return chartInput{}, err
 	}
 	rls, err := release.Load(ctx, c, latest)
 	if err != nil {
-		return nil, nil, chart.Release{}, nil, fmt.Errorf("reading release %s: %w", latest, err)
+		return chartInput{}, fmt.Errorf("reading release %s: %w", latest, err)
 	}
-	rel := chart.Release{Name: rls.Name, Namespace: rls.Namespace, Revision: rls.Version, IsUpgrade: rls.Version > 1,
-		ClusterScoped: chart.ClusterScopedBy(c.RESTMapper())}
+	in := chartInput{chart: rls.Chart, values: rls.Config, release: chart.Release{Name: rls.Name, Namespace: rls.Namespace,
+		Revision: rls.Version, IsUpgrade: rls.Version > 1, ClusterScoped: chart.ClusterScopedBy(c.RESTMapper())}}
 	lines, err := helmReleaseInGit(ctx, cmd, c, hr, &diffOptions{path: opts.path, artifactHost: opts.artifactHost})
 	if err != nil {
 		warn(cmd, "values lines will be missing: %v", err)
-		return rls.Chart, rls.Config, rel, nil, nil
+		return in, nil
 	}
-	return rls.Chart, rls.Config, rel, lines, nil
+	in.lines = lines
+	return in, nil
 }
 
 // renderedKey finds, among what the chart renders, the object ref names (its group may be left
@@ -188,81 +236,10 @@ func (f fileValues) anchor() string {
 	return ""
 }
 
-// helmReleaseFile reads the HelmRelease FILE#NAME (or FILE, when it holds
-// one HelmRelease): its values with their positions, and the release it
-// names, as helm-controller names it.
-func helmReleaseFile(ref string) (fileValues, chart.Release, error) {
-	file, name, hasName := strings.Cut(ref, "#")
-	if file == "" {
-		return fileValues{}, chart.Release{}, errors.New("--chart needs --helmrelease FILE#NAME, the HelmRelease whose values to trace")
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return fileValues{}, chart.Release{}, err
-	}
-	var matches []*yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		doc := &yaml.Node{}
-		if err := dec.Decode(doc); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return fileValues{}, chart.Release{}, fmt.Errorf("parsing %s: %w", file, err)
-		}
-		root := doc
-		if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-			root = root.Content[0]
-		}
-		if kind := chart.Child(root, "kind"); kind == nil || kind.Value != helmv2.HelmReleaseKind {
-			continue
-		}
-		meta := chart.Child(root, "metadata")
-		if n := childOf(meta, "name"); hasName && (n == nil || n.Value != name) {
-			continue
-		}
-		matches = append(matches, root)
-	}
-	switch {
-	case len(matches) == 0:
-		return fileValues{}, chart.Release{}, fmt.Errorf("%s has no HelmRelease %q", file, name)
-	case len(matches) > 1:
-		return fileValues{}, chart.Release{}, fmt.Errorf("%s has %d HelmReleases: name one with %s#NAME", file, len(matches), file)
-	}
-	// Through JSON, as the API's types are tagged for it.
-	var obj map[string]any
-	if err := matches[0].Decode(&obj); err != nil {
-		return fileValues{}, chart.Release{}, fmt.Errorf("decoding the HelmRelease of %s: %w", file, err)
-	}
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return fileValues{}, chart.Release{}, fmt.Errorf("decoding the HelmRelease of %s: %w", file, err)
-	}
-	hr := &helmv2.HelmRelease{}
-	if err := json.Unmarshal(raw, hr); err != nil {
-		return fileValues{}, chart.Release{}, fmt.Errorf("decoding the HelmRelease of %s: %w", file, err)
-	}
-	out := fileValues{file: file, values: map[string]any{}, spec: chart.Child(matches[0], "spec")}
-	if out.spec != nil {
-		out.node = chart.Child(out.spec, "values")
-	}
-	if hr.Spec.Values != nil {
-		if err := json.Unmarshal(hr.Spec.Values.Raw, &out.values); err != nil {
-			return fileValues{}, chart.Release{}, fmt.Errorf("spec.values of %s#%s: %w", file, hr.Name, err)
-		}
-	}
-	// helm-controller's names: GetReleaseName and GetReleaseNamespace.
-	return out, chart.Release{Name: hr.GetReleaseName(), Namespace: hr.GetReleaseNamespace(), Revision: 1}, nil
-}
-
-func childOf(n *yaml.Node, tok string) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	return chart.Child(n, tok)
-}
-
-// printChartTrace prints the traced fields, ordered by pointer.
-func printChartTrace(w io.Writer, asJSON bool, key chart.ObjectKey, fields []chartField) error {
+// printChartTrace prints the traced fields, ordered by pointer;
+// postRendered says the object is the one the HelmRelease's
+// post-renderers made of the chart's.
+func printChartTrace(w io.Writer, asJSON bool, key chart.ObjectKey, postRendered bool, fields []chartField) error {
 	sort.Slice(fields, func(i, j int) bool { return fields[i].Pointer < fields[j].Pointer })
 	if asJSON {
 		return json.NewEncoder(w).Encode(struct {
@@ -270,7 +247,11 @@ func printChartTrace(w io.Writer, asJSON bool, key chart.ObjectKey, fields []cha
 			Fields []chartField `json:"fields"`
 		}{key.String(), fields})
 	}
-	fmt.Fprintf(w, "# %s, as the chart renders it\n", key)
+	if postRendered {
+		fmt.Fprintf(w, "# %s, as the chart renders it, after the HelmRelease's post-renderers\n", key)
+	} else {
+		fmt.Fprintf(w, "# %s, as the chart renders it\n", key)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FIELD\tVALUE\tVALUES KEY\tORIGIN\tTEMPLATE")
 	for _, f := range fields {
@@ -296,13 +277,13 @@ func readValuesFile(path string) (fileValues, error) {
 // offlineValues are the values of a HelmRelease file, over values files
 // given as its spec.valuesFrom would give them.
 type offlineValues struct {
-	spec fileValues
+	doc helmReleaseDoc
 	// from are the values files, the last given first (its keys win).
 	from []fileValues
 }
 
 func (o offlineValues) line(pointer string) (string, bool) {
-	if at, ok := o.spec.line(pointer); ok {
+	if at, ok := o.doc.values.line(pointer); ok {
 		return at, true
 	}
 	for _, f := range o.from {
@@ -313,7 +294,9 @@ func (o offlineValues) line(pointer string) (string, bool) {
 	return "", false
 }
 
-func (o offlineValues) anchor() string { return o.spec.anchor() }
+func (o offlineValues) anchor() string { return o.doc.values.anchor() }
+
+func (o offlineValues) postRenderer(s postrender.Setter) (string, bool) { return o.doc.postRenderer(s) }
 
 // withValuesFiles merges the values files, in order, under spec (the
 // HelmRelease's spec.values), as helm-controller merges valuesFrom and

@@ -75,6 +75,50 @@ func TestTraceChart(t *testing.T) {
 		g.Expect(columns(out)[1]).To(Equal([]string{memory, `"256Mi"`, "resources.limits.memory", "chart-default (add at " + hrFile + ":25)",
 			"templates/deployment.yaml:21"}), out)
 	})
+	t.Run("post-renderers: a field a patch or an image entry sets traces to its line", func(t *testing.T) {
+		g := NewWithT(t)
+		const patched = "testdata/helm-fleet/apps/web-patched/release.yaml"
+		out, err := runTraceCmd("--chart", chartDir, "--helmrelease", patched+"#web", "Deployment/web/web")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(out).To(HavePrefix("# apps/v1/Deployment/web/web, as the chart renders it, after the HelmRelease's post-renderers\n"))
+		g.Expect(columns(out)).To(ContainElements(
+			// Not patched: as the chart renders it.
+			[]string{"/spec/replicas", "3", "replicaCount", patched + ":19:19", "templates/deployment.yaml:6"},
+			// A strategic-merge patch, its list element by name: the
+			// line in the block, and the chart's template of the field.
+			[]string{"/spec/template/spec/containers/0/resources/limits/memory", `"1Gi"`, "post-renderer", patched + ":38:37",
+				"templates/deployment.yaml:21"},
+			// A container only the patch adds: no template.
+			[]string{"/spec/template/spec/containers/1/image", `"envoyproxy/envoy:v1.30.1"`, "post-renderer", patched + ":40:32", "-"},
+			// The second post-renderer's image entry: its newTag.
+			[]string{"/spec/template/spec/containers/0/image", `"ghcr.io/example/web:1.4.3"`, "post-renderer", patched + ":54:21",
+				"templates/deployment.yaml:17"},
+		), out)
+		// A JSON6902 patch with a target: the operation's value.
+		out, err = runTraceCmd("--chart", chartDir, "--helmrelease", patched, "ConfigMap/web-config")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(columns(out)).To(Equal([][]string{
+			{"FIELD", "VALUE", "VALUES KEY", "ORIGIN", "TEMPLATE"},
+			{"/apiVersion", `"v1"`, "template-literal", "-", "templates/configmap.yaml:1"},
+			{"/data/greeting", `"welcome"`, "config.greeting", patched + ":21:17", "templates/configmap.yaml:6"},
+			{"/data/logLevel", `"warn"`, "post-renderer", patched + ":47:24", "templates/_helpers.tpl:6"},
+			{"/data/region", `"eu-west-1"`, "post-renderer", patched + ":50:24", "-"},
+			{"/kind", `"ConfigMap"`, "template-literal", "-", "templates/configmap.yaml:2"},
+			{"/metadata/name", `"web-config"`, "template-literal", "-", "templates/configmap.yaml:4"},
+		}), out)
+		t.Logf("reflux trace ... ConfigMap/web-config\n%s", out) // docs/trace.md shows it
+		out, err = runTraceCmd("--chart", chartDir, "--helmrelease", patched, "-o", "json", "ConfigMap/web-config", "/data/logLevel")
+		g.Expect(err).NotTo(HaveOccurred())
+		var got struct {
+			Fields []chartField `json:"fields"`
+		}
+		g.Expect(json.Unmarshal([]byte(out), &got)).To(Succeed())
+		g.Expect(got.Fields).To(Equal([]chartField{{Pointer: "/data/logLevel", Value: `"warn"`,
+			traced: traced{Kind: "post-renderer", Origin: patched + ":47:24", Template: "templates/_helpers.tpl:6"}}}))
+		// A field the object does not have after them.
+		_, err = runTraceCmd("--chart", chartDir, "--helmrelease", patched, "ConfigMap/web-config", "/data/nope")
+		g.Expect(err).To(MatchError("field not found: /data/nope in v1/ConfigMap/web/web-config"))
+	})
 	t.Run("bad input is a clear error", func(t *testing.T) {
 		g := NewWithT(t)
 		_, err := runTraceCmd("--helmrelease", hrFile+"#web", "Deployment/web/web")
