@@ -167,11 +167,14 @@ type helmTracer struct {
 	lines valuesLines
 	// ownerFile declares the HelmRelease; a rule's paths match it.
 	ownerFile string
+	// renderers are the HelmRelease's post-renderers: the release holds
+	// what they made of the chart's render.
+	renderers []helmv2.PostRenderer
 }
 
 func newHelmTracer(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.HelmRelease, ch *chartv2.Chart, values map[string]any,
 	rel chart.Release, opts *diffOptions) *helmTracer {
-	t := &helmTracer{}
+	t := &helmTracer{renderers: hr.Spec.PostRenderers}
 	if a, err := chart.Analyze(ch, values, rel); err != nil {
 		warn(cmd, "values keys will be missing: rendering the release's chart: %v", err)
 	} else {
@@ -186,7 +189,9 @@ func newHelmTracer(ctx context.Context, cmd ioCmd, c client.Client, hr *helmv2.H
 	return t
 }
 
-// field traces one drifted field.
+// field traces one drifted field of obj, the release's object. A field
+// the HelmRelease's post-renderers set in the release, rather than the
+// chart, traces to the post-renderer's line, as helmlive's origins do.
 func (t *helmTracer) field(obj *unstructured.Unstructured, f release.Field) helmDiffField {
 	out := helmDiffField{Pointer: f.Pointer, Change: string(f.ChangeType), Live: f.LiveValue, Chart: f.GitValue, HelmReverts: f.FluxReverts}
 	if t.analysis == nil {
@@ -197,12 +202,21 @@ func (t *helmTracer) field(obj *unstructured.Unstructured, f release.Field) helm
 		ptr = f.Pointer // an element only live has: the chart renders none
 	}
 	res, err := t.analysis.Find(chartKeyOf(obj), ptr)
-	if err != nil {
+	var tr traced
+	switch {
+	case len(t.renderers) > 0 && f.GitValue != "" && postRendererChanged(res, err == nil, f.GitValue):
+		var rendered *chart.Result
+		if err == nil {
+			rendered = &res
+		}
+		tr = tracePostRendered(t.renderers, obj, ptr, rendered, t.lines)
+	case err != nil:
 		out.Kind = "unknown"
 		out.Refused = err.Error()
 		return out
+	default:
+		tr = traceResult(res, t.lines)
 	}
-	tr := traceResult(res, t.lines)
 	out.Kind, out.Keys, out.Template = tr.Kind, tr.Keys, tr.Template
 	out.Origin, out.Refused, out.EditAt = tr.Origin, tr.Refused, tr.EditAt
 	return out
