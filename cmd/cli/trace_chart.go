@@ -14,12 +14,10 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"go.yaml.in/yaml/v3"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/kustomize/origin"
 	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/chart/postrender"
-	"github.com/reflux-dev/reflux/reverse/release"
 )
 
 // chartField is one rendered field of a chart's object, traced to the
@@ -49,6 +47,12 @@ func runChartTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ref origi
 	if err != nil {
 		return err
 	}
+	return traceChart(cmd.OutOrStdout(), opts.output == "json", in, ref, pointer)
+}
+
+// traceChart traces the field at pointer (every field when there is none)
+// of the object ref names, as in renders it, and prints them.
+func traceChart(w io.Writer, asJSON bool, in chartInput, ref origin.ObjectRef, pointer []string) error {
 	a, err := chart.Analyze(in.chart, in.values, in.release)
 	if err != nil {
 		return err
@@ -75,7 +79,7 @@ func runChartTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ref origi
 	if err != nil {
 		return err
 	}
-	return printChartTrace(cmd.OutOrStdout(), opts.output == "json", key, in.post != nil, fields)
+	return printChartTrace(w, asJSON, key, in.post != nil, fields)
 }
 
 // chartInput is what a chart trace renders and where it finds lines.
@@ -83,12 +87,24 @@ type chartInput struct {
 	chart   *chartv2.Chart
 	values  map[string]any
 	release chart.Release
-	// lines finds values lines; nil when they are not known.
+	// lines finds values and post-renderer lines; nil when they are not
+	// known.
 	lines valuesLines
 	// post is the chart's render after the HelmRelease's post-renderers,
 	// offline; nil when it has none, and live, where the chart's own
 	// render is traced.
 	post *postRendered
+}
+
+// forHelmRelease is in, whose chart, values and release are set, as hr
+// deploys it: its render after hr's post-renderers, with its lines.
+func (in chartInput) forHelmRelease(hr *helmv2.HelmRelease, lines valuesLines) (chartInput, error) {
+	post, err := postRender(in.chart, in.values, in.release, hr)
+	if err != nil {
+		return chartInput{}, err
+	}
+	in.lines, in.post = lines, post
+	return in, nil
 }
 
 // chartFields traces the field at ptr of the object the chart renders
@@ -138,41 +154,8 @@ func offlineChart(opts *traceOptions) (chartInput, error) {
 	if err != nil {
 		return chartInput{}, err
 	}
-	in := chartInput{chart: ch, values: values, release: doc.release, lines: offlineValues{doc: doc, from: files}}
-	if in.post, err = postRender(ch, values, doc.release, doc.hr); err != nil {
-		return chartInput{}, err
-	}
-	return in, nil
-}
-
-// liveChart reads the chart and values of the release helm-controller
-// last made for the HelmRelease ns/name, and its values lines in Git.
-func liveChart(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name string) (chartInput, error) {
-	c, _, err := clusterClientConfig(opts.kubeconfig)
-	if err != nil {
-		return chartInput{}, err
-	}
-	hr := &helmv2.HelmRelease{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, hr); err != nil {
-		return chartInput{}, fmt.Errorf("getting HelmRelease %s/%s: %w", ns, name, err)
-	}
-	latest, err := release.Latest(hr)
-	if err != nil {
-		return chartInput{}, err
-	}
-	rls, err := release.Load(ctx, c, latest)
-	if err != nil {
-		return chartInput{}, fmt.Errorf("reading release %s: %w", latest, err)
-	}
-	in := chartInput{chart: rls.Chart, values: rls.Config, release: chart.Release{Name: rls.Name, Namespace: rls.Namespace,
-		Revision: rls.Version, IsUpgrade: rls.Version > 1, ClusterScoped: chart.ClusterScopedBy(c.RESTMapper())}}
-	lines, err := helmReleaseInGit(ctx, cmd, c, hr, &diffOptions{path: opts.path, artifactHost: opts.artifactHost})
-	if err != nil {
-		warn(cmd, "values lines will be missing: %v", err)
-		return in, nil
-	}
-	in.lines = lines
-	return in, nil
+	in := chartInput{chart: ch, values: values, release: doc.release}
+	return in.forHelmRelease(doc.hr, offlineValues{doc: doc, from: files})
 }
 
 // renderedKey finds, among what the chart renders, the object ref names (its group may be left
