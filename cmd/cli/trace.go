@@ -56,7 +56,10 @@ only the chart's defaults set), and the chart template that reads it.
 Offline, --chart is the chart and --helmrelease FILE#NAME the HelmRelease;
 with --helmrelease NAMESPACE/NAME the chart and values are those of the
 release helm-controller made, and the lines those of the Kustomization
-that applies the HelmRelease (its artifact, or --path).`,
+that applies the HelmRelease (its artifact, or --path). Both apply the
+HelmRelease's spec.postRenderers to the render, as helm-controller does:
+a field they set is traced to the line of the patch or image entry that
+sets it.`,
 		Example: `  reflux trace --path overlays/prod Deployment/prod/podinfo /spec/replicas
   reflux trace --path apps --kustomization clusters/prod/apps.yaml -o json Deployment/apps/web
   reflux trace --kustomization clusters/prod/infrastructure.yaml#infra-configs ConfigMap/cluster-settings

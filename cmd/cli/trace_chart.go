@@ -29,11 +29,11 @@ type chartField struct {
 }
 
 // runChartTrace traces fields of an object a chart renders for a
-// HelmRelease: offline, from the chart (--chart) and the HelmRelease's
-// file (--helmrelease FILE#NAME), after its post-renderers; or live
-// (--helmrelease NAMESPACE/NAME), from the release helm-controller made,
-// with the values lines in the tree of the Kustomization that applies the
-// HelmRelease.
+// HelmRelease, after the HelmRelease's post-renderers: offline, from the
+// chart (--chart) and the HelmRelease's file (--helmrelease FILE#NAME);
+// or live (--helmrelease NAMESPACE/NAME), from the release helm-controller
+// made, with the values and post-renderer lines in the tree of the
+// Kustomization that applies the HelmRelease.
 func runChartTrace(ctx context.Context, cmd ioCmd, opts *traceOptions, ref origin.ObjectRef, pointer []string) error {
 	var (
 		in  chartInput
@@ -90,14 +90,14 @@ type chartInput struct {
 	// lines finds values and post-renderer lines; nil when they are not
 	// known.
 	lines valuesLines
-	// post is the chart's render after the HelmRelease's post-renderers,
-	// offline; nil when it has none, and live, where the chart's own
-	// render is traced.
+	// post is the chart's render after the HelmRelease's post-renderers;
+	// nil when it has none.
 	post *postRendered
 }
 
 // forHelmRelease is in, whose chart, values and release are set, as hr
-// deploys it: its render after hr's post-renderers, with its lines.
+// deploys it: its render after hr's post-renderers, with its lines. The
+// offline and the live trace both end here.
 func (in chartInput) forHelmRelease(hr *helmv2.HelmRelease, lines valuesLines) (chartInput, error) {
 	post, err := postRender(in.chart, in.values, in.release, hr)
 	if err != nil {

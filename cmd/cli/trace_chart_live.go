@@ -36,10 +36,13 @@ func liveChart(ctx context.Context, cmd ioCmd, opts *traceOptions, ns, name stri
 	return liveChartFrom(ctx, cmd, src, ns, name)
 }
 
-// liveChartFrom reads the chart and values of the release helm-controller
-// last made for the HelmRelease ns/name, and its values lines in Git.
-// Where the tree cannot be read, the trace goes on without lines, with a
-// warning.
+// liveChartFrom renders the chart of the release helm-controller last
+// made for the HelmRelease ns/name, with that release's values, through
+// the HelmRelease's post-renderers, as the offline trace does: a field
+// they set traces to the line of the patch in the Kustomization's tree.
+// Where that tree cannot be read, the trace goes on without lines, with a
+// warning, and such a field is refused as post-renderer, as helmlive
+// refuses it.
 func liveChartFrom(ctx context.Context, cmd ioCmd, src liveSource, ns, name string) (chartInput, error) {
 	hr, err := src.helmRelease(ctx, ns, name)
 	if err != nil {
@@ -51,11 +54,14 @@ func liveChartFrom(ctx context.Context, cmd ioCmd, src liveSource, ns, name stri
 	}
 	lines, err := src.gitLines(ctx, cmd, hr)
 	if err != nil {
-		warn(cmd, "values lines will be missing: %v", err)
-		return in, nil
+		what := "values lines"
+		if len(hr.Spec.PostRenderers) > 0 {
+			what = "values and post-renderer lines"
+		}
+		warn(cmd, "%s will be missing: %v", what, err)
+		lines = nil
 	}
-	in.lines = lines
-	return in, nil
+	return in.forHelmRelease(hr, lines)
 }
 
 // clusterSource reads a HelmRelease, its release and its Kustomization's
