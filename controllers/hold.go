@@ -26,13 +26,14 @@ var _ governor.Holder = Holder{}
 // Hold writes a hold's annotations (refluxv1.HoldAnnotations) on the live
 // object so that Flux stops reverting it. The object's UID is a
 // precondition: a hold never lands on a recreated object.
-func (h Holder) Hold(ctx context.Context, obj refluxv1.ObjectRef, annotations map[string]string) error {
+func (h Holder) Hold(ctx context.Context, obj refluxv1.ObjectRef, annotations map[string]string) (*unstructured.Unstructured, error) {
 	u := applyConfig(obj)
 	u.SetAnnotations(annotations)
+	// The apply fills u with the object as the apiserver left it.
 	if err := h.Client.Patch(ctx, u, client.Apply, client.FieldOwner(refluxv1.FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("holding %s/%s %s: %w", obj.Kind, obj.Name, obj.Namespace, err)
+		return nil, fmt.Errorf("holding %s/%s %s: %w", obj.Kind, obj.Name, obj.Namespace, err)
 	}
-	return nil
+	return u, nil
 }
 
 // Release removes reflux's hold annotations, leaving the object to Flux,

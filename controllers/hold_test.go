@@ -47,9 +47,13 @@ func TestHoldAndRelease(t *testing.T) {
 	h := Holder{Client: k8sClient}
 
 	since := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
-	g.Expect(h.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations("configmap-flags-abc", since, false))).To(Succeed())
+	held, err := h.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations("configmap-flags-abc", since, false))
+	g.Expect(err).NotTo(HaveOccurred())
 	got := &corev1.ConfigMap{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), got)).To(Succeed())
+	g.Expect(held.GetResourceVersion()).To(Equal(got.ResourceVersion), "the object as the hold left it")
+	g.Expect(held.GetAnnotations()).To(Equal(got.Annotations))
+	g.Expect(held.GetManagedFields()).To(HaveLen(len(got.ManagedFields)), "with who owns what")
 	g.Expect(got.Annotations).To(HaveKeyWithValue(refluxv1.ReconcileAnnotation, refluxv1.ReconcileDisabled))
 	g.Expect(got.Annotations).To(HaveKeyWithValue(refluxv1.HeldByAnnotation, "configmap-flags-abc"))
 	g.Expect(got.Annotations).To(HaveKeyWithValue(refluxv1.HeldSinceAnnotation, "2026-11-29T02:00:00Z"))
@@ -62,7 +66,8 @@ func TestHoldAndRelease(t *testing.T) {
 	g.Expect(managers).To(HaveKey(refluxv1.FieldManager), "the hold is written under reflux's own field manager")
 
 	// Holding again is idempotent.
-	g.Expect(h.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations("configmap-flags-abc", since, false))).To(Succeed())
+	_, err = h.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations("configmap-flags-abc", since, false))
+	g.Expect(err).NotTo(HaveOccurred())
 
 	g.Expect(h.Release(ctx, refOf(cm))).To(Succeed())
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), got)).To(Succeed())
@@ -79,11 +84,12 @@ func TestReleaseNeverRecreates(t *testing.T) {
 	ns := newNamespace(t)
 	cm := applyAsFlux(t, ns, "gone")
 	h := Holder{Client: k8sClient}
-	g.Expect(h.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations("r", time.Now(), false))).To(Succeed())
+	_, err := h.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations("r", time.Now(), false))
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(k8sClient.Delete(ctx, cm)).To(Succeed())
 
 	g.Expect(h.Release(ctx, refOf(cm))).To(Succeed())
-	err := k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+	err = k8sClient.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "release must not recreate a deleted object, got %v", err)
 }
 
@@ -97,7 +103,7 @@ func TestHoldRefusesARecreatedObject(t *testing.T) {
 	g.Expect(fresh.UID).ToNot(Equal(old.UID))
 
 	h := Holder{Client: k8sClient}
-	err := h.Hold(ctx, refOf(old), refluxv1.HoldAnnotations("r", time.Now(), false))
+	_, err := h.Hold(ctx, refOf(old), refluxv1.HoldAnnotations("r", time.Now(), false))
 	g.Expect(err).To(HaveOccurred(), "a hold seen on the old object must not land on the new one")
 	got := &corev1.ConfigMap{}
 	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(fresh), got)).To(Succeed())

@@ -88,7 +88,8 @@ func testCloseWhoseReleaseFails(t *testing.T, dismiss bool, state refluxv1.Drift
 	g.Expect(err).NotTo(HaveOccurred())
 	name := "configmap-flags"
 	since := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
-	g.Expect(Holder{Client: k8sClient}.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations(name, since.Time, false))).To(Succeed())
+	_, err = Holder{Client: k8sClient}.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations(name, since.Time, false))
+	g.Expect(err).NotTo(HaveOccurred())
 	rec := heldRecord(t, sealer, ns, name, refOf(cm), since, dismiss)
 
 	holder := &refusals{Holder: Holder{Client: tenant}}
@@ -245,7 +246,8 @@ func TestOwedReleaseOfAHoldNoRecordOwnsIsRetried(t *testing.T) {
 	ns := newNamespace(t)
 	cm := applyAsFlux(t, ns, "flags")
 	name := "configmap-flags"
-	g.Expect(Holder{Client: k8sClient}.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations(name, time.Now(), false))).To(Succeed())
+	_, err := Holder{Client: k8sClient}.Hold(ctx, refOf(cm), refluxv1.HoldAnnotations(name, time.Now(), false))
+	g.Expect(err).NotTo(HaveOccurred())
 
 	// The Kustomization's identity, impersonated as kustomize-controller
 	// does: it may not patch ConfigMaps until the binding below is made.

@@ -70,7 +70,7 @@ func TestImpersonationAgainstTheAPIServer(t *testing.T) {
 		h, err := imp.Holder(user)
 		g.Expect(err).NotTo(HaveOccurred())
 		ref := refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "shared", UID: string(live.GetUID())}
-		holdErr := h.Hold(ctx, ref, refluxv1.HoldAnnotations("rec", time.Now(), false))
+		_, holdErr := h.Hold(ctx, ref, refluxv1.HoldAnnotations("rec", time.Now(), false))
 		releaseErr := h.Release(ctx, ref)
 		if ns == own {
 			g.Expect(detectErr).NotTo(HaveOccurred(), "the tenant may dry-run in its namespace")
@@ -114,7 +114,7 @@ func TestImpersonationNeedsTheVerb(t *testing.T) {
 	user := "system:serviceaccount:" + ns + ":tenant"
 	h, err := impersonation{clients: clients}.Holder(user)
 	g.Expect(err).NotTo(HaveOccurred())
-	err = h.Hold(ctx, refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "any", UID: "0"}, refluxv1.HoldAnnotations("rec", time.Now(), false))
+	_, err = h.Hold(ctx, refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "any", UID: "0"}, refluxv1.HoldAnnotations("rec", time.Now(), false))
 	f, ok := tenancy.AsForbidden(err, user)
 	g.Expect(ok).To(BeTrue(), "%v", err)
 	// The legacy check says "impersonate" on serviceaccounts; the

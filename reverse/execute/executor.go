@@ -9,6 +9,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,8 +21,9 @@ import (
 
 // Holder holds live objects against Flux's revert and releases them.
 type Holder interface {
-	// Hold writes annotations (refluxv1.HoldAnnotations) on obj.
-	Hold(ctx context.Context, obj refluxv1.ObjectRef, annotations map[string]string) error
+	// Hold writes annotations (refluxv1.HoldAnnotations) on obj, and
+	// returns obj as the apiserver left it.
+	Hold(ctx context.Context, obj refluxv1.ObjectRef, annotations map[string]string) (*unstructured.Unstructured, error)
 	Release(ctx context.Context, obj refluxv1.ObjectRef) error
 }
 

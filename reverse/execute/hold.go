@@ -8,6 +8,7 @@ import (
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -26,7 +27,7 @@ func (x *Executor) hold(ctx context.Context, p *Plan, d decide.Decision) error {
 	}
 	switch d.Hold {
 	case decide.Hold:
-		if err := holder.Hold(ctx, p.Object, p.holdAnnotations(d.HeldSince)); err != nil {
+		if _, err := holder.Hold(ctx, p.Object, p.holdAnnotations(d.HeldSince)); err != nil {
 			return err
 		}
 		if d.Action == decide.Keep {
@@ -103,27 +104,25 @@ func (x *Executor) finalize(ctx context.Context, d *refluxv1.Drift) error {
 
 // Prehold holds the plan's object ahead of its evaluation, at: for the
 // intake's hold lane, and for a Helm release's object, whose evaluation
-// waits on Helm's storage and helm-controller's dry run. It holds only an object no record is about,
+// waits on Helm's storage and helm-controller's dry run. It returns the
+// object as the hold left it, nil when it held nothing. It holds only an object no record is about,
 // and only while nobody decides for its record (the record's lock is
 // free): a record, open or closed, is the live lane's to weigh, since a
 // hold for it could undo a dismissal or hold a hotfix the policy leaves
 // alone. It reports whether it held the object.
-func (x *Executor) Prehold(ctx context.Context, p *Plan, at time.Time) (bool, error) {
+func (x *Executor) Prehold(ctx context.Context, p *Plan, at time.Time) (*unstructured.Unstructured, error) {
 	unlock, free := x.locks.tryLock(p.Namespace + "/" + p.Name)
 	if !free {
-		return false, nil
+		return nil, nil
 	}
 	defer unlock()
 	rec, err := ReadRecord(ctx, x.opts.Client, p.Namespace, p.Name)
 	if err != nil || rec != nil {
-		return false, err
+		return nil, err
 	}
 	holder, err := x.HolderFor(p.As)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if err := holder.Hold(ctx, p.Object, p.holdAnnotations(at)); err != nil {
-		return false, err
-	}
-	return true, nil
+	return holder.Hold(ctx, p.Object, p.holdAnnotations(at))
 }

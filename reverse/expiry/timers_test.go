@@ -38,7 +38,9 @@ type flakyHolder struct {
 	seen []*refluxv1.Drift
 }
 
-func (h *flakyHolder) Hold(context.Context, refluxv1.ObjectRef, map[string]string) error { return nil }
+func (h *flakyHolder) Hold(context.Context, refluxv1.ObjectRef, map[string]string) (*unstructured.Unstructured, error) {
+	return nil, nil
+}
 
 func (h *flakyHolder) Release(ctx context.Context, _ refluxv1.ObjectRef) error {
 	rec := &refluxv1.Drift{}

@@ -28,8 +28,9 @@ func (gv *Governor) Prehold(ctx context.Context, k intake.Key, c intake.Change) 
 	}
 	p := planFor(snap.Gov, c, intake.ObjectRef(k.GVK, live))
 	held, err := gv.exec.Prehold(ctx, &p, gv.now())
-	if held {
-		gv.opts.Log.Info("held ahead of its evaluation: the live queue is behind", "record", p.Name, "object", k.String())
+	if held == nil {
+		return false, err
 	}
-	return held, err
+	gv.opts.Log.Info("held ahead of its evaluation: the live queue is behind", "record", p.Name, "object", k.String())
+	return true, nil
 }

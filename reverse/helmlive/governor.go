@@ -55,8 +55,9 @@ type Governance interface {
 type Executor interface {
 	WithRecord(ctx context.Context, p *execute.Plan, fn func(rec *refluxv1.Drift) (decide.Decision, error)) error
 	// Prehold holds p's object ahead of its evaluation, unless a record
-	// is about it or being decided (execute.Executor.Prehold).
-	Prehold(ctx context.Context, p *execute.Plan, at time.Time) (bool, error)
+	// is about it or being decided (execute.Executor.Prehold), and returns
+	// it as the hold left it; nil when it held nothing.
+	Prehold(ctx context.Context, p *execute.Plan, at time.Time) (*unstructured.Unstructured, error)
 }
 
 // Attributor names the user behind a write to a live object, and who
@@ -407,6 +408,16 @@ func (g *Governor) enqueue(k intake.Key, obj *unstructured.Unstructured, seen ti
 	g.queue.Add(k)
 }
 
+// keepSeen keeps seen as the time of k's change for its next look, unless
+// an earlier one is kept.
+func (g *Governor) keepSeen(k intake.Key, seen time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if at, ok := g.seen[k]; !ok || at.IsZero() || seen.Before(at) {
+		g.seen[k] = seen
+	}
+}
+
 // next walks one queued change; false once the queue shuts down.
 func (g *Governor) next(ctx context.Context) bool {
 	k, shutdown := g.queue.Get()
@@ -436,11 +447,7 @@ func (g *Governor) next(ctx context.Context) bool {
 	}
 	// Never dropped: the change comes back with its time.
 	if !seen.IsZero() {
-		g.mu.Lock()
-		if at, ok := g.seen[k]; !ok || at.IsZero() || seen.Before(at) {
-			g.seen[k] = seen
-		}
-		g.mu.Unlock()
+		g.keepSeen(k, seen)
 	}
 	if denied != nil {
 		// A permission comes back with no event on the object: looked at

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -75,7 +74,9 @@ func (w walk) run(ctx context.Context) error {
 	// HelmRelease's ServiceAccount, not the Kustomization's: the dry run
 	// and the hold go out as it.
 	p.As = tenancy.HelmIdentity(w.hr, w.g.opts.DefaultServiceAccount)
-	w.live = w.prehold(ctx, snap, &p)
+	if held := w.prehold(ctx, snap, &p); held != nil {
+		w.live = held
+	}
 	rel, err := w.g.latest(ctx, w.hr)
 	if err != nil {
 		err = fmt.Errorf("HelmRelease %s/%s: %w", w.hr.Namespace, w.hr.Name, err)
@@ -111,39 +112,35 @@ func (w walk) run(ctx context.Context) error {
 }
 
 // prehold holds the object of a person's edit before the release is read
-// and compared with it, and returns the live object as the hold left it.
-// Reading Helm's storage and helm-controller's dry run put the hold of a
-// chart's Deployment over 100 ms after the edit (issue 19 §8); the hold
-// itself is one request. The evaluation that follows keeps the hold for
-// drift it holds and releases it otherwise (decide.Decide), as it does
-// the intake hold lane's. Only a change seen on the watch is preheld: a
+// and compared with it, and returns the object as the hold left it; nil
+// when it held nothing. Reading Helm's storage and helm-controller's dry
+// run put the hold of a chart's Deployment over 100 ms after the edit
+// (issue 19 §8); the hold itself is one request. The walk goes on with
+// the object the apiserver answered, the hold in its managedFields
+// (release.Exclude tells reflux's hold from anyone else's by them): the
+// hold's own watch event is no change to look at (decide.Meaningful), and
+// the cache may not have it yet. The evaluation keeps the hold for drift
+// it holds and releases it otherwise (decide.Decide), as it does the
+// intake hold lane's. Only a change seen on the watch is preheld: a
 // listed object or a record's change is evaluated first.
 func (w walk) prehold(ctx context.Context, snap reverse.Snapshot, p *execute.Plan) *unstructured.Unstructured {
 	if w.seen.IsZero() || !snap.Gov.MayHold() || evaluate.HeldAny(w.live) || w.live.GetDeletionTimestamp() != nil {
-		return w.live
+		return nil
 	}
 	writer, _, err := evaluate.WrittenBy(w.g.opts.Owners, nil, w.live)
 	if err != nil || writer == nil {
-		return w.live // only helm-controller's, or allowed, writes: nothing to keep
+		return nil // only helm-controller's, or allowed, writes: nothing to keep
 	}
-	now := w.g.opts.Now()
-	held, err := w.g.opts.Executor.Prehold(ctx, p, now)
+	held, err := w.g.opts.Executor.Prehold(ctx, p, w.g.opts.Now())
 	if err != nil {
 		// The evaluation holds it in its turn, or reports why it may not.
 		w.g.opts.Log.V(1).Info("holding ahead of the evaluation failed", "object", w.k.String(), "error", err.Error())
-		return w.live
+		return nil
 	}
-	if !held {
-		return w.live
+	if held != nil && held.GetUID() != w.live.GetUID() {
+		return nil // recreated since: the watch brings the new object
 	}
-	live := w.live.DeepCopy()
-	annotations := live.GetAnnotations()
-	if annotations == nil {
-		annotations = map[string]string{}
-	}
-	maps.Copy(annotations, refluxv1.HoldAnnotations(p.Name, now, true))
-	live.SetAnnotations(annotations)
-	return live
+	return held
 }
 
 // pending writes the change down as a Pending record, held when the

@@ -21,7 +21,6 @@ import (
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/execute"
 	"github.com/reflux-dev/reflux/reverse/intake"
-	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/release"
 )
 
@@ -37,19 +36,25 @@ func (g governing) Snapshot(id types.NamespacedName) (reverse.Snapshot, bool) {
 
 // deciding is the executor: it decides for a plan with no record and
 // keeps what was decided. It holds ahead of the evaluation only when
-// prehold is set, and keeps the plans it held then.
+// prehold is set, and keeps the plans it held then; the object it holds
+// is prehold, which it returns held, as the apiserver would.
 type deciding struct {
 	decisions []decide.Decision
-	prehold   bool
+	prehold   *unstructured.Unstructured
 	preheld   []*execute.Plan
 }
 
-func (d *deciding) Prehold(_ context.Context, p *execute.Plan, _ time.Time) (bool, error) {
-	if !d.prehold {
-		return false, nil
+func (d *deciding) Prehold(_ context.Context, p *execute.Plan, at time.Time) (*unstructured.Unstructured, error) {
+	if d.prehold == nil {
+		return nil, nil
 	}
 	d.preheld = append(d.preheld, p)
-	return true, nil
+	held := d.prehold.DeepCopy()
+	held.SetAnnotations(refluxv1.HoldAnnotations(p.Name, at, p.HelmRelease != nil))
+	t := metav1.NewTime(at)
+	held.SetManagedFields(append(held.GetManagedFields(), metav1.ManagedFieldsEntry{Manager: refluxv1.FieldManager,
+		Operation: metav1.ManagedFieldsOperationApply, Time: &t, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{}}}`)}}))
+	return held, nil
 }
 
 func (d *deciding) WithRecord(_ context.Context, _ *execute.Plan, fn func(*refluxv1.Drift) (decide.Decision, error)) error {
@@ -120,10 +125,10 @@ func TestAnUnreadableReleaseKeepsTheChange(t *testing.T) {
 // TestAnEditIsHeldBeforeItsReleaseIsRead (issue 19 §8): a person's edit
 // of a release's object is held before Helm's storage is read or
 // helm-controller's dry run asked, under the name its record will have:
-// the hold never waits on either. The evaluation then sees its own hold
-// and does not hold again. An object only helm-controller wrote, one held
-// already, one a policy may not hold, and one listed rather than seen
-// changed, are not held ahead.
+// the hold never waits on either. The walk goes on with the object as the
+// hold left it, so it is not held again. An object only helm-controller
+// wrote, one held already, one a policy may not hold, and one listed
+// rather than seen changed, are not held ahead.
 func TestAnEditIsHeldBeforeItsReleaseIsRead(t *testing.T) {
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
 	t0, t1 := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-time.Minute))
@@ -164,7 +169,7 @@ func TestAnEditIsHeldBeforeItsReleaseIsRead(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			ks := &kustomizev1.Kustomization{}
 			ks.Namespace, ks.Name = "flux-system", "apps"
-			exec := &deciding{prehold: true}
+			exec := &deciding{prehold: tc.live}
 			gov := &reverse.Governed{Kustomization: ks, Policy: &refluxv1.ReverseSyncPolicy{}}
 			if tc.never {
 				gov.Classifier = never
@@ -183,17 +188,15 @@ func TestAnEditIsHeldBeforeItsReleaseIsRead(t *testing.T) {
 				g.Expect(exec.preheld).To(BeEmpty())
 				return
 			}
-			g.Expect(exec.preheld).To(HaveLen(1))
-			p := exec.preheld[0]
-			g.Expect(p.Name).To(Equal(record.Name(refluxv1.KustomizationRef{Namespace: "flux-system", Name: "apps"}, p.Object)),
-				"under its record's name")
-			g.Expect(p.HelmRelease).NotTo(BeNil(), "with helm-controller's key")
-			g.Expect(p.As).To(BeEmpty(), "as reflux: the HelmRelease names no ServiceAccount")
 			g.Expect(exec.decisions).To(HaveLen(1))
 			d := exec.decisions[0]
 			g.Expect(d.Action).To(Equal(decide.Create))
-			g.Expect(d.Hold).NotTo(Equal(decide.Hold), "held already: not held again")
+			g.Expect(d.Hold).NotTo(Equal(decide.Hold), "held already, as the hold left it: not held again")
 			g.Expect(d.Record.Status.HeldSince).NotTo(BeNil(), "the record says it holds the object")
+			g.Expect(exec.preheld).To(HaveLen(1))
+			p := exec.preheld[0]
+			g.Expect(p.Name).To(Equal(d.Record.Name), "under its record's name")
+			g.Expect(p.As).To(BeEmpty(), "as reflux: the HelmRelease names no ServiceAccount")
 		})
 	}
 }
