@@ -144,6 +144,9 @@ func BenchmarkEditToOrigin(b *testing.B) {
 			g.Expect(traced).NotTo(BeZero(), "recorded with its values line")
 		}, fixture.Timeout, 5*time.Millisecond).Should(Succeed())
 		holds = append(holds, held)
+		// Each edit's figures, so a tail can be told from the first edit's
+		// cold chart map.
+		b.Logf("edit %d (%s): held after %s, recorded with its values line after %s", n, deploy.Name, held, traced)
 		if n == 0 {
 			first = traced
 			continue
