@@ -2,20 +2,14 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/reflux-dev/reflux/cmd/manager"
-	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 func runDiffHelmCmd(args ...string) (string, string, error) {
@@ -36,18 +30,8 @@ func runDiffHelmCmd(args ...string) (string, string, error) {
 // chart's objects are drift, each traced to its values key and the line
 // of Git that sets it (or where to add it), and to the chart template.
 func TestDiffHelmReleaseLive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Kubernetes and Flux environment")
-	}
+	env, ctx := helmWeb(t, "")
 	g := NewWithT(t)
-	scheme, err := manager.NewScheme()
-	g.Expect(err).NotTo(HaveOccurred())
-	env := testenv.New(t, testenv.WithOptions(testenv.Options{Scheme: scheme, RepoRoot: "../..", Helm: true}))
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	applyFleet(t, env, "testdata/helm-fleet", []string{"flux-system", "web"})
-	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "web"}}
-	g.Expect(env.WaitForReady(ctx, hr)).To(Succeed())
 	kube := []string{"web/web", "--kubeconfig", env.KubeconfigPath}
 
 	out, _, err := runDiffHelmCmd(kube...)

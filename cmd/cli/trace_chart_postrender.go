@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
@@ -81,12 +80,12 @@ func (p *postRendered) trace(a *chart.Analysis, key chart.ObjectKey, ptr string,
 	values := map[string]any{}
 	if ptr != "" {
 		v, ok := jsonptr.Get(o.obj.Object, ptr)
-		if !ok || !leaf(v) {
+		if !ok || !jsonptr.IsLeaf(v) {
 			return nil, fmt.Errorf("%w: %s in %s", chart.ErrFieldNotFound, ptr, key)
 		}
 		values[ptr] = v
 	} else {
-		leaves(o.obj.Object, "", values)
+		jsonptr.WalkLeaves(o.obj.Object, "", func(p string, v any) { values[p] = v })
 	}
 	find := a.Find
 	if ptr == "" {
@@ -123,37 +122,4 @@ func (p *postRendered) trace(a *chart.Analysis, key chart.ObjectKey, ptr string,
 		fields = append(fields, f)
 	}
 	return fields, nil
-}
-
-// leaves puts every leaf field under v in out, by pointer: scalars, and
-// maps or lists that are empty, as the chart's analysis walks them.
-func leaves(v any, ptr string, out map[string]any) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			leaves(e, jsonptr.Append(ptr, k), out)
-		}
-		if len(t) > 0 {
-			return
-		}
-	case []any:
-		for i, e := range t {
-			leaves(e, jsonptr.Append(ptr, strconv.Itoa(i)), out)
-		}
-		if len(t) > 0 {
-			return
-		}
-	}
-	out[ptr] = v
-}
-
-// leaf reports whether v is a field leaves visits.
-func leaf(v any) bool {
-	switch t := v.(type) {
-	case map[string]any:
-		return len(t) == 0
-	case []any:
-		return len(t) == 0
-	}
-	return true
 }

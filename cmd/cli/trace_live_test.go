@@ -128,6 +128,27 @@ func applyFleet(t *testing.T, env *testenv.Env, dir string, namespaces []string,
 	return applyFleetAt(t, env, dir, "", namespaces, extra...)
 }
 
+// helmWeb starts a Kubernetes and Flux environment with helm-controller,
+// has Flux apply testdata/helm-fleet at path ("" for the tree's own
+// Kustomization path), and waits until helm-controller has installed the
+// HelmRelease web/web. The context ends with the test.
+func helmWeb(t *testing.T, path string) (*testenv.Env, context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a Kubernetes and Flux environment")
+	}
+	g := NewWithT(t)
+	scheme, err := manager.NewScheme()
+	g.Expect(err).NotTo(HaveOccurred())
+	env := testenv.New(t, testenv.WithOptions(testenv.Options{Scheme: scheme, RepoRoot: "../..", Helm: true}))
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	applyFleetAt(t, env, "testdata/helm-fleet", path, []string{"flux-system", "web"})
+	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "web"}}
+	g.Expect(env.WaitForReady(ctx, hr)).To(Succeed())
+	return env, ctx
+}
+
 // applyFleetAt is applyFleet with the Kustomization's spec.path set to
 // path, when it is not "".
 func applyFleetAt(t *testing.T, env *testenv.Env, dir, path string, namespaces []string, extra ...client.Object) *kustomizev1.Kustomization {
@@ -184,18 +205,8 @@ func openDrift(ks *kustomizev1.Kustomization) *refluxv1.Drift {
 // chart's render. The trace applies them too, and a field they set traces
 // to the patch's line in the Kustomization's tree.
 func TestTraceLiveHelmRelease(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a Kubernetes and Flux environment")
-	}
+	env, ctx := helmWeb(t, "./apps/web-patched")
 	g := NewWithT(t)
-	scheme, err := manager.NewScheme()
-	g.Expect(err).NotTo(HaveOccurred())
-	env := testenv.New(t, testenv.WithOptions(testenv.Options{Scheme: scheme, RepoRoot: "../..", Helm: true}))
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	applyFleetAt(t, env, "testdata/helm-fleet", "./apps/web-patched", []string{"flux-system", "web"})
-	hr := &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "web"}}
-	g.Expect(env.WaitForReady(ctx, hr)).To(Succeed())
 
 	out, stderr, err := runTraceCmdErr("--helmrelease", "web/web", "--kubeconfig", env.KubeconfigPath, "Deployment/web/web")
 	g.Expect(err).NotTo(HaveOccurred(), stderr)

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 // Analysis traces the fields of one chart rendered for one release back
@@ -99,7 +101,7 @@ func Analyze(ch *chartv2.Chart, values map[string]any, rel Release) (*Analysis, 
 	a.fields = make([]map[string]any, len(base.Objects))
 	for i, o := range base.Objects {
 		m := map[string]any{}
-		walkLeaves(o.Object.Object, "", func(p string, v any) { m[p] = v })
+		jsonptr.WalkLeaves(o.Object.Object, "", func(p string, v any) { m[p] = v })
 		a.fields[i] = m
 	}
 	return a, nil
@@ -230,7 +232,7 @@ func (a *Analysis) key(i int, obj Object) Key {
 func (a *Analysis) allFields() []fieldRef {
 	var out []fieldRef
 	for i, o := range a.base.Objects {
-		walkLeaves(o.Object.Object, "", func(p string, _ any) { out = append(out, fieldRef{obj: i, ptr: p}) })
+		jsonptr.WalkLeaves(o.Object.Object, "", func(p string, _ any) { out = append(out, fieldRef{obj: i, ptr: p}) })
 	}
 	return out
 }

@@ -128,38 +128,5 @@ func compare(b, p any, ptr string, shifted bool, out map[string]change) {
 
 // gone records every leaf under v as gone.
 func gone(v any, ptr string, out map[string]change) {
-	walkLeaves(v, ptr, func(p string, _ any) { out[p] = change{kind: changedGone} })
-}
-
-// walkLeaves calls fn for every leaf under v: scalars, and maps or lists
-// that are empty.
-func walkLeaves(v any, ptr string, fn func(ptr string, v any)) {
-	switch t := v.(type) {
-	case map[string]any:
-		if len(t) > 0 {
-			for k, e := range t {
-				walkLeaves(e, jsonptr.Append(ptr, k), fn)
-			}
-			return
-		}
-	case []any:
-		if len(t) > 0 {
-			for i, e := range t {
-				walkLeaves(e, jsonptr.Append(ptr, strconv.Itoa(i)), fn)
-			}
-			return
-		}
-	}
-	fn(ptr, v)
-}
-
-// isLeaf reports whether v is a field walkLeaves visits.
-func isLeaf(v any) bool {
-	switch t := v.(type) {
-	case map[string]any:
-		return len(t) == 0
-	case []any:
-		return len(t) == 0
-	}
-	return true
+	jsonptr.WalkLeaves(v, ptr, func(p string, _ any) { out[p] = change{kind: changedGone} })
 }

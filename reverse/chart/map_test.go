@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/reflux-dev/reflux/internal/jsonptr"
 )
 
 func TestMapEveryField(t *testing.T) {
@@ -13,7 +15,7 @@ func TestMapEveryField(t *testing.T) {
 
 	fields := 0
 	for _, o := range a.base.Objects {
-		walkLeaves(o.Object.Object, "", func(string, any) { fields++ })
+		jsonptr.WalkLeaves(o.Object.Object, "", func(string, any) { fields++ })
 	}
 	g.Expect(m.Len()).To(Equal(fields), "every leaf of every object")
 	g.Expect(m.Results()).To(HaveLen(fields))
