@@ -63,6 +63,40 @@ func (d *deciding) WithRecord(_ context.Context, _ *execute.Plan, fn func(*reflu
 	return err
 }
 
+// webRelease is the HelmRelease apps/web, applied by ks, whose first
+// release helm-controller made.
+func webRelease(ks *kustomizev1.Kustomization) *helmv2.HelmRelease {
+	hr := &helmv2.HelmRelease{}
+	hr.Namespace, hr.Name = "apps", "web"
+	hr.Labels = map[string]string{"kustomize.toolkit.fluxcd.io/name": ks.Name, "kustomize.toolkit.fluxcd.io/namespace": ks.Namespace}
+	hr.Status.History = helmv2.Snapshots{{Name: "web", Namespace: "apps", Version: 1}}
+	return hr
+}
+
+// webObject is the release's Deployment, scaled to 5 live, with
+// annotations and the managedFields entries given.
+func webObject(annotations map[string]string, entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(5)}}}
+	u.SetGroupVersionKind(deployment)
+	u.SetNamespace("apps")
+	u.SetName("web")
+	u.SetLabels(map[string]string{NamespaceLabel: "apps", NameLabel: "web"})
+	u.SetAnnotations(annotations)
+	u.SetManagedFields(entries)
+	return u
+}
+
+// webWrites are webObject's writes: helm-controller's install an hour
+// before now, and a person's kubectl edit of the replicas a minute before.
+func webWrites(now time.Time) (helm, edit metav1.ManagedFieldsEntry) {
+	t0, t1 := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-time.Minute))
+	helm = metav1.ManagedFieldsEntry{Manager: release.FieldOwner, Operation: metav1.ManagedFieldsOperationApply, Time: &t0,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}
+	edit = metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: &t1,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}}
+	return helm, edit
+}
+
 // TestAnUnreadableReleaseKeepsTheChange (issue 19 §2, the live-path
 // rule): the release a live change is compared with cannot be read from
 // Helm's storage. The change is written down at once as a Pending record
@@ -81,26 +115,12 @@ func TestAnUnreadableReleaseKeepsTheChange(t *testing.T) {
 	gv := &Governor{opts: Options{Owners: owners, Executor: exec, Now: func() time.Time { return now },
 		Governance: governing{&reverse.Governed{Kustomization: ks, Policy: &refluxv1.ReverseSyncPolicy{}}}},
 		releases: newReleases(missingStorage{}, nil), health: map[types.NamespacedName]Health{}}
-	hr := &helmv2.HelmRelease{}
-	hr.Namespace, hr.Name = "apps", "web"
-	hr.Labels = map[string]string{"kustomize.toolkit.fluxcd.io/name": ks.Name, "kustomize.toolkit.fluxcd.io/namespace": ks.Namespace}
-	hr.Status.History = helmv2.Snapshots{{Name: "web", Namespace: "apps", Version: 1}}
-
+	hr := webRelease(ks)
 	gvk := deployment
 	object := func(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(5)}}}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace("apps")
-		u.SetName("web")
-		u.SetLabels(map[string]string{NamespaceLabel: "apps", NameLabel: "web"})
-		u.SetManagedFields(entries)
-		return u
+		return webObject(nil, entries...)
 	}
-	t0, t1 := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-time.Minute))
-	helm := metav1.ManagedFieldsEntry{Manager: release.FieldOwner, Operation: metav1.ManagedFieldsOperationApply, Time: &t0,
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}
-	edit := metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: &t1,
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}}
+	helm, edit := webWrites(now)
 
 	live := object(helm, edit)
 	err = walk{g: gv, hr: hr, k: intake.KeyOf(gvk, live), live: live, seen: now}.run(context.Background())
@@ -131,21 +151,8 @@ func TestAnUnreadableReleaseKeepsTheChange(t *testing.T) {
 // rather than seen changed, are not held ahead.
 func TestAnEditIsHeldBeforeItsReleaseIsRead(t *testing.T) {
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
-	t0, t1 := metav1.NewTime(now.Add(-time.Hour)), metav1.NewTime(now.Add(-time.Minute))
-	helm := metav1.ManagedFieldsEntry{Manager: release.FieldOwner, Operation: metav1.ManagedFieldsOperationApply, Time: &t0,
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}
-	edit := metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: &t1,
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}}
-	object := func(annotations map[string]string, entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(5)}}}
-		u.SetGroupVersionKind(deployment)
-		u.SetNamespace("apps")
-		u.SetName("web")
-		u.SetLabels(map[string]string{NamespaceLabel: "apps", NameLabel: "web"})
-		u.SetAnnotations(annotations)
-		u.SetManagedFields(entries)
-		return u
-	}
+	helm, edit := webWrites(now)
+	object := webObject
 	never, err := classify.New(&refluxv1.ReverseSyncPolicySpec{Hold: refluxv1.HoldNever})
 	if err != nil {
 		t.Fatal(err)
@@ -177,10 +184,7 @@ func TestAnEditIsHeldBeforeItsReleaseIsRead(t *testing.T) {
 			gv := &Governor{opts: Options{Owners: owners, Executor: exec, Now: func() time.Time { return now }, Log: logr.Discard(),
 				Governance: governing{gov}},
 				releases: newReleases(missingStorage{}, nil), health: map[types.NamespacedName]Health{}}
-			hr := &helmv2.HelmRelease{}
-			hr.Namespace, hr.Name = "apps", "web"
-			hr.Labels = map[string]string{"kustomize.toolkit.fluxcd.io/name": ks.Name, "kustomize.toolkit.fluxcd.io/namespace": ks.Namespace}
-			hr.Status.History = helmv2.Snapshots{{Name: "web", Namespace: "apps", Version: 1}}
+			hr := webRelease(ks)
 
 			err = walk{g: gv, hr: hr, k: intake.KeyOf(deployment, tc.live), live: tc.live, seen: tc.seen}.run(context.Background())
 			g.Expect(err).To(MatchError(ContainSubstring("release not found in Helm storage")), "the release is read after")
