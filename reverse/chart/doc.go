@@ -17,9 +17,11 @@
 // is not known). Hooks are rendered like any other object; crds/ is not
 // (helm template leaves it out too). The caller passes the release's
 // values already merged (spec.values with valuesFrom). A HelmRelease's
-// postRenderers are not applied here: the caller compares a field's
-// render with the release's manifest, which they changed (helmlive
-// refuses such a field as post-renderer).
+// postRenderers are not applied here, since no values key changes what
+// they set: package postrender applies them to this package's render
+// (the CLI's trace and diff), and helmlive, which compares with the
+// release's manifest, traces a field they changed to the line of the
+// patch (postrender.Find) or refuses it as post-renderer.
 //
 // # Why confirm by rendering
 //
