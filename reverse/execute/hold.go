@@ -104,12 +104,12 @@ func (x *Executor) finalize(ctx context.Context, d *refluxv1.Drift) error {
 
 // Prehold holds the plan's object ahead of its evaluation, at: for the
 // intake's hold lane, and for a Helm release's object, whose evaluation
-// waits on Helm's storage and helm-controller's dry run. It returns the
-// object as the hold left it, nil when it held nothing. It holds only an object no record is about,
-// and only while nobody decides for its record (the record's lock is
-// free): a record, open or closed, is the live lane's to weigh, since a
-// hold for it could undo a dismissal or hold a hotfix the policy leaves
-// alone. It reports whether it held the object.
+// waits on Helm's storage and helm-controller's dry run. It holds only an
+// object no record is about, and only while nobody decides for its record
+// (the record's lock is free): a record, open or closed, is the live
+// lane's to weigh, since a hold for it could undo a dismissal or hold a
+// hotfix the policy leaves alone. It returns the object as the hold left
+// it, nil when it held nothing.
 func (x *Executor) Prehold(ctx context.Context, p *Plan, at time.Time) (*unstructured.Unstructured, error) {
 	unlock, free := x.locks.tryLock(p.Namespace + "/" + p.Name)
 	if !free {

@@ -131,14 +131,13 @@ func (w walk) prehold(ctx context.Context, snap reverse.Snapshot, p *execute.Pla
 	if err != nil || writer == nil {
 		return nil // only helm-controller's, or allowed, writes: nothing to keep
 	}
+	// The hold names the object's UID, so a recreated object is never
+	// held in its place.
 	held, err := w.g.opts.Executor.Prehold(ctx, p, w.g.opts.Now())
 	if err != nil {
 		// The evaluation holds it in its turn, or reports why it may not.
 		w.g.opts.Log.V(1).Info("holding ahead of the evaluation failed", "object", w.k.String(), "error", err.Error())
 		return nil
-	}
-	if held != nil && held.GetUID() != w.live.GetUID() {
-		return nil // recreated since: the watch brings the new object
 	}
 	return held
 }
