@@ -45,8 +45,10 @@ const (
 	// cannot be compared; they are kept and tried again.
 	ReleaseUnreadableReason = "ReleaseUnreadable"
 	// RemoteClusterReason: the HelmRelease installs into the cluster its
-	// spec.kubeConfig names, whose objects and Helm storage reflux does
-	// not watch yet, so their live changes are not seen.
+	// spec.kubeConfig names, and reflux cannot govern it there: the
+	// kubeConfig names neither a Secret nor a ConfigMap, or this reflux
+	// runs without remote clusters. Live changes of its objects are not
+	// seen.
 	RemoteClusterReason = "RemoteCluster"
 	// ChartRenderFailedReason: the chart of the latest release does not
 	// render here (a template that looks the cluster up, for example), so

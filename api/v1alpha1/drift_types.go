@@ -155,6 +155,15 @@ type HelmReleaseRef struct {
 	// NAMESPACE/NAME.vVERSION, as helm-controller's messages name it.
 	// +optional
 	Release string `json:"release,omitempty"`
+	// Cluster is the remote cluster helm-controller installs the release
+	// in, through the HelmRelease's spec.kubeConfig: its Secret, as
+	// Secret/NAME or Secret/NAME#KEY, or its workload identity ConfigMap,
+	// as ConfigMap/NAME, in the HelmRelease's namespace. Empty when the
+	// release is installed in the cluster reflux runs in. The object, its
+	// hold and Helm's storage of the release live there; the record stays
+	// here, beside the Kustomization that applies the HelmRelease.
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // ObjectRef names a live object.
