@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	runtimeclient "github.com/fluxcd/pkg/runtime/client"
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
@@ -199,18 +198,20 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// For assigns ks to its remote cluster's engine, connecting when ks is
-// the first to use that kubeconfig, and lets go of ks in the engine it
-// was assigned to before, if another. ks must be remote (RefOf).
-func (f *Fleet[E]) For(ctx context.Context, ks *kustomizev1.Kustomization) (Assignment[E], error) {
-	ref, remote, err := RefOf(ks)
+// For assigns obj, a Kustomization or a HelmRelease, to its remote
+// cluster's engine, connecting when obj is the first to use that
+// kubeconfig, and lets go of obj in the engine it was assigned to before,
+// if another. obj must be remote (RefOf). One Fleet serves one kind: the
+// users are keyed by name alone.
+func (f *Fleet[E]) For(ctx context.Context, obj client.Object) (Assignment[E], error) {
+	ref, remote, err := RefOf(obj)
 	if err != nil {
 		return Assignment[E]{}, err
 	}
 	if !remote {
-		return Assignment[E]{}, errors.New("fleet: the Kustomization is applied to the local cluster")
+		return Assignment[E]{}, errors.New("fleet: Flux applies it to the local cluster")
 	}
-	id := types.NamespacedName{Namespace: ks.Namespace, Name: ks.Name}
+	id := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	f.mu.Lock()
 	_, inUse := f.refs[ref]
 	f.mu.Unlock()

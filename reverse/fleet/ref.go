@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Ref is a remote cluster as Kustomizations name it: the kubeconfig
@@ -44,20 +47,29 @@ func (r Ref) SecretKey() types.NamespacedName {
 // ErrUnsupportedKubeConfig is a spec.kubeConfig reflux cannot follow.
 var ErrUnsupportedKubeConfig = errors.New("unsupported spec.kubeConfig")
 
-// RefOf returns the remote cluster Flux applies ks to, and false when
-// Flux applies it to the cluster reflux runs in. As kustomize-controller
-// does, a secretRef wins over a configMapRef; a kubeConfig that names
-// neither is ErrUnsupportedKubeConfig, which reflux says rather than
-// watching the hub.
-func RefOf(ks *kustomizev1.Kustomization) (Ref, bool, error) {
-	kc := ks.Spec.KubeConfig
+// RefOf returns the remote cluster Flux applies obj to, a Kustomization
+// or a HelmRelease, and false when Flux applies it to the cluster reflux
+// runs in. As kustomize-controller and helm-controller do, a secretRef
+// wins over a configMapRef; a kubeConfig that names neither is
+// ErrUnsupportedKubeConfig, which reflux says rather than watching the
+// hub.
+func RefOf(obj client.Object) (Ref, bool, error) {
+	var kc *meta.KubeConfigReference
+	switch o := obj.(type) {
+	case *kustomizev1.Kustomization:
+		kc = o.Spec.KubeConfig
+	case *helmv2.HelmRelease:
+		kc = o.Spec.KubeConfig
+	default:
+		return Ref{}, false, fmt.Errorf("fleet: %T names no cluster", obj)
+	}
 	switch {
 	case kc == nil:
 		return Ref{}, false, nil
 	case kc.SecretRef != nil && kc.SecretRef.Name != "":
-		return Ref{Namespace: ks.Namespace, Secret: kc.SecretRef.Name, Key: kc.SecretRef.Key}, true, nil
+		return Ref{Namespace: obj.GetNamespace(), Secret: kc.SecretRef.Name, Key: kc.SecretRef.Key}, true, nil
 	case kc.ConfigMapRef != nil && kc.ConfigMapRef.Name != "":
-		return Ref{Namespace: ks.Namespace, ConfigMap: kc.ConfigMapRef.Name}, true, nil
+		return Ref{Namespace: obj.GetNamespace(), ConfigMap: kc.ConfigMapRef.Name}, true, nil
 	}
 	return Ref{}, true, fmt.Errorf("%w: spec.kubeConfig names neither a Secret nor a ConfigMap", ErrUnsupportedKubeConfig)
 }

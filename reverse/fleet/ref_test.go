@@ -4,9 +4,12 @@ import (
 	"errors"
 	"testing"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func TestRefOf(t *testing.T) {
@@ -30,25 +33,44 @@ func TestRefOf(t *testing.T) {
 			want: Ref{Namespace: "apps", Secret: "spoke"}, remote: true, wantString: "Secret/spoke"},
 		{name: "empty", kubeConfig: &meta.KubeConfigReference{}, remote: true, wantErr: true},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
+	// A HelmRelease names its cluster as a Kustomization does, and
+	// helm-controller follows it as kustomize-controller does.
+	kinds := map[string]func(*meta.KubeConfigReference) client.Object{
+		"Kustomization": func(kc *meta.KubeConfigReference) client.Object {
 			ks := &kustomizev1.Kustomization{}
 			ks.Namespace, ks.Name = "apps", "shop"
-			ks.Spec.KubeConfig = tt.kubeConfig
-			got, remote, err := RefOf(ks)
-			g.Expect(remote).To(Equal(tt.remote))
-			if tt.wantErr {
-				g.Expect(errors.Is(err, ErrUnsupportedKubeConfig)).To(BeTrue(), "%v", err)
-				return
-			}
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got).To(Equal(tt.want))
-			if tt.remote {
-				g.Expect(got.String()).To(Equal(tt.wantString))
-			}
-		})
+			ks.Spec.KubeConfig = kc
+			return ks
+		},
+		"HelmRelease": func(kc *meta.KubeConfigReference) client.Object {
+			hr := &helmv2.HelmRelease{}
+			hr.Namespace, hr.Name = "apps", "shop"
+			hr.Spec.KubeConfig = kc
+			return hr
+		},
 	}
+	for kind, obj := range kinds {
+		for _, tt := range tests {
+			t.Run(kind+": "+tt.name, func(t *testing.T) {
+				g := NewWithT(t)
+				got, remote, err := RefOf(obj(tt.kubeConfig))
+				g.Expect(remote).To(Equal(tt.remote))
+				if tt.wantErr {
+					g.Expect(errors.Is(err, ErrUnsupportedKubeConfig)).To(BeTrue(), "%v", err)
+					return
+				}
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(got).To(Equal(tt.want))
+				if tt.remote {
+					g.Expect(got.String()).To(Equal(tt.wantString))
+				}
+			})
+		}
+	}
+	t.Run("another kind names no cluster", func(t *testing.T) {
+		_, _, err := RefOf(&corev1.ConfigMap{})
+		NewWithT(t).Expect(err).To(MatchError(ContainSubstring("names no cluster")))
+	})
 }
 
 // TestKubeconfigOf: the key is picked as kustomize-controller picks it.
