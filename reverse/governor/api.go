@@ -80,9 +80,35 @@ func (gv *Governor) Report(id types.NamespacedName, records []refluxv1.Drift) {
 	}
 }
 
-// ScheduleExpiry arms the expiry timer of every record that has one due.
+// ScheduleExpiry arms the expiry timer of every record that has one due,
+// among those whose object lives in this engine's cluster: a record of a
+// remote cluster's Helm release is expired there, where its hold is.
 func (gv *Governor) ScheduleExpiry(records []refluxv1.Drift) {
-	gv.timers.Schedule(records)
+	mine := make([]refluxv1.Drift, 0, len(records))
+	for _, d := range records {
+		if remoteHelm(&d) == gv.remoteHelm() {
+			mine = append(mine, d)
+		}
+	}
+	gv.timers.Schedule(mine)
+}
+
+// remoteHelm reports whether d is of a Helm release installed in a remote
+// cluster.
+func remoteHelm(d *refluxv1.Drift) bool {
+	return d.Spec.HelmRelease != nil && d.Spec.HelmRelease.Cluster != ""
+}
+
+// remoteHelm reports whether the engine is a remote cluster's Helm
+// engine (HelmOptions.Governance), which holds only such records.
+func (gv *Governor) remoteHelm() bool {
+	return gv.opts.Helm != nil && gv.opts.Helm.Governance != nil
+}
+
+// Snapshot returns the state of a Kustomization the engine governs: a
+// remote cluster's Helm engine reads the hub's (HelmOptions.Governance).
+func (gv *Governor) Snapshot(id types.NamespacedName) (reverse.Snapshot, bool) {
+	return gv.intake.Snapshot(id)
 }
 
 // Governs reports whether the engine governs a Kustomization now.

@@ -3,6 +3,7 @@ package governor
 import (
 	"context"
 	"fmt"
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"sync"
 	"time"
 
@@ -136,6 +137,15 @@ type HelmOptions struct {
 	// DefaultServiceAccount is helmlive.Options'.
 	DefaultServiceAccount string
 	Workers               int
+	// Cluster is helmlive.Options': which HelmReleases' releases are
+	// installed in this engine's cluster, and its name in their records.
+	Cluster func(hr *helmv2.HelmRelease) (string, bool)
+	// Governance, when set, makes this the engine of a remote cluster
+	// that helm-controller installs HelmReleases in, for Kustomizations
+	// another engine governs (the hub's): their state is read from it,
+	// for the Helm path and the expiry of its records' holds. Nil is
+	// this engine's own registry.
+	Governance helmlive.Governance
 }
 
 // New returns a Governor; call Start to run its workers.
@@ -170,7 +180,11 @@ func New(opts Options) (*Governor, error) {
 	if opts.Helm != nil {
 		live = eitherLive{opts.Live, opts.Helm.Live}
 	}
-	if gv.timers, err = expiry.New(expiry.Options{Client: opts.Client, Registry: gv.intake, Records: gv.exec, Live: live,
+	var registry helmlive.Governance = gv.intake
+	if opts.Helm != nil && opts.Helm.Governance != nil {
+		registry = opts.Helm.Governance
+	}
+	if gv.timers, err = expiry.New(expiry.Options{Client: opts.Client, Registry: registry, Records: gv.exec, Live: live,
 		Log: opts.Log, Now: opts.Now}); err != nil {
 		return nil, err
 	}
@@ -179,8 +193,8 @@ func New(opts Options) (*Governor, error) {
 	}
 	if h := opts.Helm; h != nil {
 		if gv.helm, err = helmlive.New(helmlive.Options{Live: h.Live, HelmReleases: h.HelmReleases, Storage: h.Storage,
-			Scoper: h.Scoper, Detector: h.Detector, DetectorFor: h.DetectorFor, Owners: h.Owners, Governance: gv.intake, Executor: gv.exec, Attributor: opts.Attributor,
-			ClusterScoped: h.ClusterScoped, DefaultServiceAccount: h.DefaultServiceAccount, Workers: h.Workers,
+			Scoper: h.Scoper, Detector: h.Detector, DetectorFor: h.DetectorFor, Owners: h.Owners, Governance: registry, Executor: gv.exec, Attributor: opts.Attributor,
+			ClusterScoped: h.ClusterScoped, DefaultServiceAccount: h.DefaultServiceAccount, Workers: h.Workers, Cluster: h.Cluster,
 			Log: opts.Log.WithName("helm"), Now: opts.Now}); err != nil {
 			return nil, err
 		}

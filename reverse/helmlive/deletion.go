@@ -73,7 +73,7 @@ func (w walk) deletion(ctx context.Context, snap reverse.Snapshot, p *execute.Pl
 		w.g.forgetDeletion(w.k)
 		return nil
 	}
-	ref := &refluxv1.HelmReleaseRef{Namespace: w.hr.Namespace, Name: w.hr.Name, Release: rel.ref.String()}
+	ref := w.ref(rel.ref.String())
 	p.HelmRelease = ref
 	return w.g.opts.Executor.WithRecord(ctx, p, func(rec *refluxv1.Drift) (decide.Decision, error) {
 		now := w.g.opts.Now()

@@ -101,6 +101,14 @@ type Options struct {
 	// (tenancy.HelmIdentity, helm-controller's --default-service-account);
 	// empty holds as reflux itself.
 	DefaultServiceAccount string
+	// Cluster says whether hr's release is installed in the cluster this
+	// Governor watches, and names that cluster as records do
+	// (refluxv1.HelmReleaseRef.Cluster). Nil is the hub's: the releases
+	// of HelmReleases with no spec.kubeConfig, named "". The objects of
+	// another cluster's release are left to its own Governor: the labels
+	// the watches select on name only the HelmRelease, and one in the hub
+	// and one in a spoke may carry the same.
+	Cluster func(hr *helmv2.HelmRelease) (string, bool)
 	// Workers is how many changes are walked at once; DefaultWorkers
 	// when zero.
 	Workers int
@@ -508,8 +516,23 @@ func (g *Governor) walk(ctx context.Context, id types.NamespacedName, w walk) er
 		}
 		return err
 	}
-	w.hr = hr
+	cluster, ok := g.cluster(hr)
+	if !ok {
+		// Another cluster's Governor has it; what this one knew of the
+		// object (a deletion seen, say) is not its to decide.
+		g.forgetDeletion(w.k)
+		return nil
+	}
+	w.hr, w.cluster = hr, cluster
 	return w.run(ctx)
+}
+
+// cluster is Options.Cluster, or the hub's when it is nil.
+func (g *Governor) cluster(hr *helmv2.HelmRelease) (string, bool) {
+	if g.opts.Cluster == nil {
+		return "", hr.Spec.KubeConfig == nil
+	}
+	return g.opts.Cluster(hr)
 }
 
 // Governs reports whether reflux governs hr's objects, given that a

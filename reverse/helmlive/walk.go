@@ -30,14 +30,23 @@ import (
 
 // walk is one change of one object of hr's release.
 type walk struct {
-	g    *Governor
-	hr   *helmv2.HelmRelease
-	k    intake.Key
-	live *unstructured.Unstructured // nil when the object is gone
-	seen time.Time
+	g  *Governor
+	hr *helmv2.HelmRelease
+	// cluster names the cluster hr's release is installed in, as its
+	// records do: "" for the hub.
+	cluster string
+	k       intake.Key
+	live    *unstructured.Unstructured // nil when the object is gone
+	seen    time.Time
 	// deleted is the object's deletion, when it is gone and was seen
 	// deleted; nil otherwise.
 	deleted *deletion
+}
+
+// ref names hr, its release, and the cluster it is installed in, for
+// its objects' records.
+func (w walk) ref(release string) *refluxv1.HelmReleaseRef {
+	return &refluxv1.HelmReleaseRef{Namespace: w.hr.Namespace, Name: w.hr.Name, Release: release, Cluster: w.cluster}
 }
 
 func (w walk) run(ctx context.Context) error {
@@ -50,7 +59,7 @@ func (w walk) run(ctx context.Context) error {
 	if w.live != nil {
 		obj = intake.ObjectRef(w.k.GVK, w.live)
 	}
-	ref := &refluxv1.HelmReleaseRef{Namespace: w.hr.Namespace, Name: w.hr.Name}
+	ref := w.ref("")
 	p := execute.Plan{Name: record.Name(ks, obj), Namespace: ks.Namespace, Object: obj, HelmRelease: ref, Seen: w.seen}
 	snap, governed := w.g.opts.Governance.Snapshot(owner)
 	id := types.NamespacedName{Namespace: w.hr.Namespace, Name: w.hr.Name}
@@ -184,7 +193,7 @@ func (w walk) liveState() decide.Live {
 // as helm-controller does, and decides under the record's lock.
 func (w walk) decide(ctx context.Context, det *release.Detector, snap reverse.Snapshot, rel *made, want *unstructured.Unstructured,
 	name string, rec *refluxv1.Drift) (decide.Decision, error) {
-	ref := &refluxv1.HelmReleaseRef{Namespace: w.hr.Namespace, Name: w.hr.Name, Release: rel.ref.String()}
+	ref := w.ref(rel.ref.String())
 	now := w.g.opts.Now()
 	// Only an upgrade applies over a hold: helm-controller's drift
 	// correction stays off a held object (docs/flux-behaviour.md).

@@ -2,13 +2,16 @@ package helmlive
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -40,8 +43,10 @@ func (g governing) Snapshot(id types.NamespacedName) (reverse.Snapshot, bool) {
 // is prehold, which it returns held, as the apiserver would.
 type deciding struct {
 	decisions []decide.Decision
-	prehold   *unstructured.Unstructured
-	preheld   []*execute.Plan
+	// plans are those the decisions were made for.
+	plans   []*execute.Plan
+	prehold *unstructured.Unstructured
+	preheld []*execute.Plan
 }
 
 func (d *deciding) Prehold(_ context.Context, p *execute.Plan, at time.Time) (*unstructured.Unstructured, error) {
@@ -57,9 +62,10 @@ func (d *deciding) Prehold(_ context.Context, p *execute.Plan, at time.Time) (*u
 	return held, nil
 }
 
-func (d *deciding) WithRecord(_ context.Context, _ *execute.Plan, fn func(*refluxv1.Drift) (decide.Decision, error)) error {
+func (d *deciding) WithRecord(_ context.Context, p *execute.Plan, fn func(*refluxv1.Drift) (decide.Decision, error)) error {
 	dec, err := fn(nil)
 	d.decisions = append(d.decisions, dec)
+	d.plans = append(d.plans, p)
 	return err
 }
 
@@ -201,6 +207,80 @@ func TestAnEditIsHeldBeforeItsReleaseIsRead(t *testing.T) {
 			p := exec.preheld[0]
 			g.Expect(p.Name).To(Equal(d.Record.Name), "under its record's name")
 			g.Expect(p.As).To(BeEmpty(), "as reflux: the HelmRelease names no ServiceAccount")
+		})
+	}
+}
+
+// oneRelease reads hr, the only HelmRelease there is.
+type oneRelease struct{ hr *helmv2.HelmRelease }
+
+func (o oneRelease) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	if key != client.ObjectKeyFromObject(o.hr) {
+		return apierrors.NewNotFound(helmv2.GroupVersion.WithResource("helmreleases").GroupResource(), key.Name)
+	}
+	o.hr.DeepCopyInto(obj.(*helmv2.HelmRelease))
+	return nil
+}
+
+func (o oneRelease) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("not listed")
+}
+
+// TestAReleaseIsWalkedOnlyByItsClustersGovernor (issue 19 §2): the
+// hub's Governor walks the objects of releases installed in the hub, and
+// a remote cluster's those of the releases its Options.Cluster serves,
+// naming the cluster in their records. Each leaves the other's alone: the
+// labels the watches select on name only the HelmRelease, and a hub and
+// a spoke may both have an object carrying them.
+func TestAReleaseIsWalkedOnlyByItsClustersGovernor(t *testing.T) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	helm, edit := webWrites(now)
+	spoke := func(hr *helmv2.HelmRelease) (string, bool) {
+		if hr.Spec.KubeConfig == nil {
+			return "", false
+		}
+		return "Secret/" + hr.Spec.KubeConfig.SecretRef.Name, true
+	}
+	for _, tc := range []struct {
+		name    string
+		cluster func(*helmv2.HelmRelease) (string, bool)
+		remote  bool
+		walked  bool
+		named   string
+	}{
+		{name: "the hub's release, by the hub's Governor", walked: true},
+		{name: "a remote release, by the hub's Governor", remote: true},
+		{name: "a remote release, by its cluster's Governor", cluster: spoke, remote: true, walked: true, named: "Secret/spoke"},
+		{name: "the hub's release, by a remote cluster's Governor", cluster: spoke},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			owners, err := drift.New(struct{ client.Client }{}, drift.WithFieldOwner(release.FieldOwner))
+			g.Expect(err).NotTo(HaveOccurred())
+			ks := &kustomizev1.Kustomization{}
+			ks.Namespace, ks.Name = "flux-system", "apps"
+			hr := webRelease(ks)
+			if tc.remote {
+				hr.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: "spoke"}}
+			}
+			exec := &deciding{}
+			gv := &Governor{opts: Options{Owners: owners, Executor: exec, Now: func() time.Time { return now }, Log: logr.Discard(),
+				HelmReleases: oneRelease{hr}, Cluster: tc.cluster,
+				Governance: governing{&reverse.Governed{Kustomization: ks, Policy: &refluxv1.ReverseSyncPolicy{}}}},
+				releases: newReleases(missingStorage{}, nil), health: map[types.NamespacedName]Health{}, deleted: map[intake.Key]deletion{}}
+			live := webObject(nil, helm, edit)
+
+			err = gv.walk(context.Background(), client.ObjectKeyFromObject(hr), walk{g: gv, k: intake.KeyOf(deployment, live), live: live, seen: now})
+			if !tc.walked {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(exec.decisions).To(BeEmpty(), "left to the Governor of the cluster it is installed in")
+				return
+			}
+			g.Expect(err).To(MatchError(ContainSubstring("release not found in Helm storage")), "read from this cluster's storage")
+			g.Expect(exec.decisions).To(HaveLen(1))
+			ref := exec.plans[0].HelmRelease
+			g.Expect(ref).NotTo(BeNil())
+			g.Expect(ref.Cluster).To(Equal(tc.named), "the record names the cluster its object and hold are in")
 		})
 	}
 }
