@@ -44,8 +44,15 @@ type HelmGovernance interface {
 	// evaluated or traced; OnHelmHealth hears of its changes.
 	HelmHealth(id types.NamespacedName) helmlive.Health
 	OnHelmHealth(fn func(types.NamespacedName))
-	// Sealed keeps the records reflux itself wrote.
+	// Sealed keeps the records reflux itself wrote; IsSealed says
+	// whether reflux wrote one.
 	Sealed(all []refluxv1.Drift) []refluxv1.Drift
+	IsSealed(d *refluxv1.Drift) bool
+	// OnRecord hands the engine a record a user changed.
+	OnRecord(d *refluxv1.Drift)
+	// ScheduleExpiry arms the expiry of the records whose hold the
+	// engine has.
+	ScheduleExpiry(records []refluxv1.Drift)
 }
 
 // HelmReleaseReconciler keeps the live watches of the objects of every
@@ -59,6 +66,13 @@ type HelmReleaseReconciler struct {
 	Governance HelmGovernance
 	// Watcher is the Helm-labelled one (WatcherOptions.Selector).
 	Watcher *Watcher
+	// Remote are the engines of the remote clusters HelmReleases install
+	// in through spec.kubeConfig; nil governs none of them.
+	Remote HelmRemoteEngines
+	// Requeue, when set, registers a function to hear of HelmReleases to
+	// report again: their remote cluster stopped or started answering,
+	// or a watch of their objects was refused or allowed there.
+	Requeue func(fn func(types.NamespacedName))
 	// RetryInterval is how soon a release that cannot be read is tried
 	// again.
 	RetryInterval time.Duration
@@ -73,8 +87,7 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	hr := &helmv2.HelmRelease{}
 	if err := r.Client.Get(ctx, req.NamespacedName, hr); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Watcher.Forget(req.NamespacedName)
-			r.Governance.Released(req.NamespacedName, nil)
+			r.forget(ctx, req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -82,8 +95,9 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	patcher := newConditionsPatcher(r.Client, hr, helmReleaseOwnedConditions...)
 	owner := intake.OwnerOf(hr)
 	if owner.Name == "" || !hr.DeletionTimestamp.IsZero() || !helmlive.Governs(hr) || !r.Governance.Governs(owner) {
-		r.Watcher.Forget(req.NamespacedName)
-		r.Governance.Released(req.NamespacedName, nil)
+		if err := r.ungovern(ctx, hr, owner); err != nil {
+			return ctrl.Result{}, err
+		}
 		if hr.DeletionTimestamp.IsZero() {
 			// What reflux said of it no longer holds.
 			for _, t := range helmReleaseOwnedConditions {
@@ -93,16 +107,23 @@ func (r *HelmReleaseReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		return ctrl.Result{}, nil
 	}
-	if hr.Spec.KubeConfig != nil {
-		// Its objects live in another cluster: watching kinds here would
-		// watch someone else's objects. ReverseDrifted says so.
-		r.Watcher.Forget(req.NamespacedName)
-		r.Governance.Released(req.NamespacedName, nil)
-		return ctrl.Result{}, errors.Join(r.report(ctx, hr, owner), patcher.Patch(ctx, hr))
+	tgt := r.targetOf(ctx, hr)
+	var result ctrl.Result
+	var err error
+	switch {
+	case tgt.ungoverned != nil:
+		// Its objects live in another cluster reflux cannot govern:
+		// watching kinds here would watch someone else's objects.
+		// ReverseDrifted says so.
+	case tgt.unreachable != nil && tgt.governance == nil:
+		// Not connected: tried again, and the fleet's probe brings it
+		// back when the cluster answers.
+		result = ctrl.Result{RequeueAfter: r.RetryInterval}
+	default:
+		tgt.governance.Released(req.NamespacedName, hr)
+		result, err = r.watch(ctx, tgt, hr)
 	}
-	r.Governance.Released(req.NamespacedName, hr)
-	result, err := r.watch(ctx, hr)
-	if rerr := r.report(ctx, hr, owner); rerr != nil {
+	if rerr := r.report(ctx, hr, owner, tgt); rerr != nil {
 		return ctrl.Result{}, errors.Join(err, rerr)
 	}
 	if rerr := patcher.Patch(ctx, hr); rerr != nil {
@@ -117,8 +138,8 @@ var helmReleaseOwnedConditions = []string{refluxv1.ReverseDriftedCondition, refl
 
 // watch has the Helm-labelled watches cover the kinds of hr's latest
 // release.
-func (r *HelmReleaseReconciler) watch(ctx context.Context, hr *helmv2.HelmRelease) (ctrl.Result, error) {
-	kinds, err := r.Governance.Kinds(ctx, hr)
+func (r *HelmReleaseReconciler) watch(ctx context.Context, tgt helmTarget, hr *helmv2.HelmRelease) (ctrl.Result, error) {
+	kinds, err := tgt.governance.Kinds(ctx, hr)
 	if errors.Is(err, release.ErrNoHistory) {
 		return ctrl.Result{}, nil // helm-controller's status write brings it back
 	}
@@ -126,42 +147,37 @@ func (r *HelmReleaseReconciler) watch(ctx context.Context, hr *helmv2.HelmReleas
 		log.FromContext(ctx).Error(err, "reading the HelmRelease's latest release: its objects are not watched yet")
 		return ctrl.Result{RequeueAfter: r.RetryInterval}, nil
 	}
-	return ctrl.Result{}, r.Watcher.Ensure(client.ObjectKeyFromObject(hr), kinds)
+	if err := tgt.watcher.Ensure(client.ObjectKeyFromObject(hr), kinds); err != nil && tgt.unreachable == nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
 }
 
 // report sets hr's ReverseDrifted and ReverseSynced conditions from the
 // open records of its objects, which the Kustomization that applies it
 // owns, and what keeps them from being evaluated or traced.
-func (r *HelmReleaseReconciler) report(ctx context.Context, hr *helmv2.HelmRelease, owner types.NamespacedName) error {
-	list := &refluxv1.DriftList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(owner.Namespace), client.MatchingLabels{
-		record.KustomizationNameLabel: owner.Name, record.KustomizationNamespaceLabel: owner.Namespace,
-	}); err != nil {
-		return fmt.Errorf("listing drift records: %w", err)
+func (r *HelmReleaseReconciler) report(ctx context.Context, hr *helmv2.HelmRelease, owner types.NamespacedName, tgt helmTarget) error {
+	mine, err := r.records(ctx, hr, owner)
+	if err != nil {
+		return err
 	}
-	var mine []refluxv1.Drift
-	for _, d := range r.Governance.Sealed(list.Items) {
-		if ref := d.Spec.HelmRelease; ref != nil && ref.Namespace == hr.Namespace && ref.Name == hr.Name {
-			mine = append(mine, d)
+	var h helmlive.Health
+	if tgt.governance != nil {
+		h = tgt.governance.HelmHealth(client.ObjectKeyFromObject(hr))
+		if tgt.remote {
+			// The hub's engine arms the timers of the Kustomization's
+			// other records; these holds are in the remote cluster.
+			tgt.governance.ScheduleExpiry(mine)
 		}
 	}
-	h := r.Governance.HelmHealth(client.ObjectKeyFromObject(hr))
 	if h.Release == "" {
 		if ref, err := release.Latest(hr); err == nil {
 			h.Release = ref.String()
 		}
 	}
 	open := record.Open(mine)
-	in := report.HelmDriftedInput{Release: h.Release, ReleaseErr: h.ReleaseErr, ChartErr: h.ChartErr, Denied: h.Denied, Open: open}
-	if kc := hr.Spec.KubeConfig; kc != nil {
-		in.KubeConfig = "spec.kubeConfig"
-		switch {
-		case kc.SecretRef != nil:
-			in.KubeConfig = "Secret " + kc.SecretRef.Name
-		case kc.ConfigMapRef != nil:
-			in.KubeConfig = "ConfigMap " + kc.ConfigMapRef.Name
-		}
-	}
+	in := report.HelmDriftedInput{Release: h.Release, ReleaseErr: h.ReleaseErr, ChartErr: h.ChartErr, Denied: h.Denied, Open: open,
+		Ungoverned: tgt.ungoverned, Unreachable: tgt.unreachable}
 	if c := report.HelmDrifted(in); c != nil {
 		c.ObservedGeneration = hr.Generation
 		conditions.Set(hr, c)
@@ -173,6 +189,24 @@ func (r *HelmReleaseReconciler) report(ctx context.Context, hr *helmv2.HelmRelea
 		conditions.Delete(hr, refluxv1.ReverseSyncedCondition)
 	}
 	return nil
+}
+
+// records lists the records reflux wrote of hr's objects, which the
+// Kustomization owner that applies it owns.
+func (r *HelmReleaseReconciler) records(ctx context.Context, hr *helmv2.HelmRelease, owner types.NamespacedName) ([]refluxv1.Drift, error) {
+	list := &refluxv1.DriftList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(owner.Namespace), client.MatchingLabels{
+		record.KustomizationNameLabel: owner.Name, record.KustomizationNamespaceLabel: owner.Namespace,
+	}); err != nil {
+		return nil, fmt.Errorf("listing drift records: %w", err)
+	}
+	var mine []refluxv1.Drift
+	for _, d := range r.Governance.Sealed(list.Items) {
+		if ref := d.Spec.HelmRelease; ref != nil && ref.Namespace == hr.Namespace && ref.Name == hr.Name {
+			mine = append(mine, d)
+		}
+	}
+	return mine, nil
 }
 
 // HelmReleaseReconcilerOptions tune the controller.
@@ -191,9 +225,18 @@ func (r *HelmReleaseReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmRele
 		Named("helmrelease").
 		For(&helmv2.HelmRelease{}).
 		Watches(&kustomizev1.Kustomization{}, handler.EnqueueRequestsFromMapFunc(helmReleasesOf)).
-		Watches(&refluxv1.Drift{}, handler.EnqueueRequestsFromMapFunc(helmReleaseOfRecord)).
+		Watches(&refluxv1.Drift{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if d, ok := o.(*refluxv1.Drift); ok {
+				r.onRemoteRecord(d)
+			}
+			return helmReleaseOfRecord(o)
+		})).
 		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-			r.Governance.OnHelmHealth(func(id types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: id}) })
+			add := func(id types.NamespacedName) { q.Add(reconcile.Request{NamespacedName: id}) }
+			r.Governance.OnHelmHealth(add)
+			if r.Requeue != nil {
+				r.Requeue(add)
+			}
 			return nil
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
@@ -201,7 +244,7 @@ func (r *HelmReleaseReconciler) SetupWithManager(mgr ctrl.Manager, opts HelmRele
 }
 
 // helmReleaseOfRecord is the HelmRelease whose object a record is of.
-func helmReleaseOfRecord(_ context.Context, o client.Object) []reconcile.Request {
+func helmReleaseOfRecord(o client.Object) []reconcile.Request {
 	d, ok := o.(*refluxv1.Drift)
 	if !ok || d.Spec.HelmRelease == nil {
 		return nil

@@ -6,6 +6,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/reflux-dev/reflux/reverse/fleet"
 	"github.com/reflux-dev/reflux/reverse/governor"
@@ -35,7 +36,7 @@ func (e *Engine) Owe(rs ...owed.Release) { e.Governor.Owe(rs...) }
 // RemoteEngines are the engines of the remote clusters governed
 // Kustomizations target through spec.kubeConfig (reverse/fleet.Fleet).
 type RemoteEngines interface {
-	For(ctx context.Context, ks *kustomizev1.Kustomization) (fleet.Assignment[*Engine], error)
+	For(ctx context.Context, obj client.Object) (fleet.Assignment[*Engine], error)
 	Of(id types.NamespacedName) (*Engine, bool)
 	Forget(ctx context.Context, id types.NamespacedName)
 }

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,6 +51,15 @@ type engines struct {
 	renders governor.Renders
 	sealer  *record.Sealer
 	writer  governor.Writer
+	// hub is the hub's engine, once built: it governs the Kustomizations
+	// that apply the HelmReleases remote Helm engines serve.
+	hub *governor.Governor
+	// helmRemote are the engines of the remote clusters HelmReleases
+	// install in (spec.kubeConfig), once made.
+	helmRemote *fleet.Fleet[*controllers.HelmEngine]
+	// helmNotify asks the HelmRelease reconciler to report a HelmRelease
+	// again: a watch of its objects refused or allowed in its cluster.
+	helmNotify *relay
 }
 
 func newEngines(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *notifier, renders governor.Renders) (*engines, error) {
@@ -64,7 +74,8 @@ func newEngines(mgr ctrl.Manager, opts Options, m *governor.Metrics, notify *not
 	if err != nil {
 		return nil, err
 	}
-	return &engines{mgr: mgr, opts: opts, metrics: m, notify: notify, renders: renders, sealer: sealer, writer: writer}, nil
+	return &engines{mgr: mgr, opts: opts, metrics: m, notify: notify, renders: renders, sealer: sealer, writer: writer,
+		helmNotify: &relay{}}, nil
 }
 
 // clusterSide is the cluster an engine watches, dry-runs, holds and
@@ -81,14 +92,21 @@ type clusterSide struct {
 	// helm watches the objects of governed HelmReleases; nil governs
 	// none (helmlive).
 	helm *controllers.Watcher
-	log  logr.Logger
+	// storage reads Helm's release Secrets, uncached.
+	storage client.Reader
+	// helmCluster and helmGovernance are governor.HelmOptions': nil for
+	// the hub's engine.
+	helmCluster    func(*helmv2.HelmRelease) (string, bool)
+	helmGovernance helmlive.Governance
+	log            logr.Logger
 }
 
 // local is the hub's own side: the manager's connection, and the audit
 // webhook's store.
 func (e *engines) local() clusterSide {
 	return clusterSide{config: e.mgr.GetConfig(), client: e.mgr.GetClient(), mapper: e.mgr.GetRESTMapper(),
-		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, nil), audit: e.opts.Audit, log: e.opts.Log}
+		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, nil), audit: e.opts.Audit,
+		storage: e.mgr.GetAPIReader(), log: e.opts.Log}
 }
 
 // newEngine builds the hub's drift engine and the live watches that feed
@@ -98,11 +116,51 @@ func (e *engines) newEngine(helm *controllers.Watcher) (*governor.Governor, *con
 	side.helm = helm
 	if w, ok := e.writer.(*branches.Writer); ok && helm != nil {
 		// A values change is verified through the chart of the release
-		// helm-controller last made, which only the hub's engine reads.
-		w.Values = helmlive.Verifier{HelmReleases: e.mgr.GetClient(), Storage: e.mgr.GetAPIReader(),
-			ClusterScoped: chart.ClusterScopedBy(e.mgr.GetRESTMapper())}
+		// helm-controller last made, read where it installed it.
+		w.Values = valuesVerifier{hub: e.verifier(side), helmReleases: e.mgr.GetClient(), remote: e.helmEngineOf}
 	}
-	return e.build(side)
+	gov, watcher, err := e.build(side)
+	e.hub = gov
+	return gov, watcher, err
+}
+
+// helmEngineOf is the engine of the remote cluster the HelmRelease id
+// installs in, once it is connected.
+func (e *engines) helmEngineOf(id types.NamespacedName) (*controllers.HelmEngine, bool) {
+	if e.helmRemote == nil {
+		return nil, false
+	}
+	return e.helmRemote.Of(id)
+}
+
+// verifier renders values changes with the releases side's Helm storage
+// holds.
+func (e *engines) verifier(side clusterSide) helmlive.Verifier {
+	return helmlive.Verifier{HelmReleases: e.mgr.GetClient(), Storage: side.storage, ClusterScoped: chart.ClusterScopedBy(side.mapper)}
+}
+
+// valuesVerifier verifies a values change with the release of the cluster
+// helm-controller installed it in.
+type valuesVerifier struct {
+	hub          helmlive.Verifier
+	helmReleases client.Reader
+	// remote returns the engine of the remote cluster a HelmRelease
+	// installs in, once connected.
+	remote func(id types.NamespacedName) (*controllers.HelmEngine, bool)
+}
+
+func (v valuesVerifier) VerifyValues(ctx context.Context, id types.NamespacedName, set []chart.Setting, want []chart.Wanted) error {
+	hr := &helmv2.HelmRelease{}
+	if err := v.helmReleases.Get(ctx, id, hr); err != nil {
+		return fmt.Errorf("reading HelmRelease %s: %w", id, err)
+	}
+	if hr.Spec.KubeConfig == nil {
+		return v.hub.VerifyValues(ctx, id, set, want)
+	}
+	if eng, ok := v.remote(id); ok {
+		return eng.Verifier.VerifyValues(ctx, id, set, want)
+	}
+	return fmt.Errorf("HelmRelease %s is installed in a remote cluster reflux is not connected to yet", id)
 }
 
 // helmWatcher returns the live watches of HelmReleases' objects in the
@@ -117,37 +175,102 @@ func (e *engines) helmWatcher() (*controllers.Watcher, error) {
 		}
 		return nil, fmt.Errorf("looking up %s: %w", gk, err)
 	}
-	config := rest.CopyConfig(e.mgr.GetConfig())
+	return e.newHelmWatcher(e.mgr.GetConfig(), e.mgr.GetRESTMapper(), e.opts.Log)
+}
+
+// newHelmWatcher returns the live watches of HelmReleases' objects in
+// the cluster config connects to.
+func (e *engines) newHelmWatcher(config *rest.Config, mapper meta.RESTMapper, log logr.Logger) (*controllers.Watcher, error) {
+	config = rest.CopyConfig(config)
 	config.Timeout = 0 // watches last as long as the engine
 	dyn, err := dynamic.NewForConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("creating dynamic client: %w", err)
 	}
 	readSecrets := e.opts.Secrets == "" || e.opts.Secrets == SecretsRead
-	return controllers.NewWatcher(dyn, e.mgr.GetRESTMapper(), controllers.WatcherOptions{Namespace: e.opts.WatchNamespace,
+	return controllers.NewWatcher(dyn, mapper, controllers.WatcherOptions{Namespace: e.opts.WatchNamespace,
 		Namespaces: e.opts.WatchNamespaces, IgnoreSecrets: !readSecrets, Selector: helmlive.NameLabel,
-		Log: e.opts.Log.WithName("helm-live")}), nil
+		Log: log.WithName("helm-live")}), nil
 }
 
 // remote builds and starts the engine of a remote cluster (fleet.Build):
 // it runs until ctx ends. Nothing in it waits on the cluster: its REST
 // mapper discovers kinds when a watch first needs them.
 func (e *engines) remote(ctx context.Context, c fleet.Cluster) (*controllers.Engine, error) {
+	side, err := e.remoteSide(c)
+	if err != nil {
+		return nil, err
+	}
+	gov, watcher, err := e.start(ctx, c, side)
+	if err != nil {
+		return nil, err
+	}
+	return &controllers.Engine{Governor: gov, Watcher: watcher}, nil
+}
+
+// remoteHelm builds and starts the engine of a remote cluster HelmReleases
+// install in (fleet.Build): its watches select helm-controller's labels,
+// it reads Helm's storage there and holds there, and it reads the state
+// of the Kustomizations that apply the HelmReleases from the hub's
+// engine, which governs them. Their records stay in the hub.
+func (e *engines) remoteHelm(ctx context.Context, c fleet.Cluster) (*controllers.HelmEngine, error) {
+	if e.hub == nil {
+		return nil, errors.New("the hub's engine is not built yet")
+	}
+	side, err := e.remoteSide(c)
+	if err != nil {
+		return nil, err
+	}
+	if side.helm, err = e.newHelmWatcher(side.config, side.mapper, side.log); err != nil {
+		return nil, err
+	}
+	side.helmGovernance = e.hub
+	side.helmCluster = func(hr *helmv2.HelmRelease) (string, bool) {
+		ref, remote, err := fleet.RefOf(hr)
+		if err != nil || !remote || !c.Serves(ref) {
+			return "", false
+		}
+		return ref.String(), true
+	}
+	gov, _, err := e.start(ctx, c, side)
+	if err != nil {
+		return nil, err
+	}
+	helm := side.helm
+	go func() {
+		<-ctx.Done()
+		helm.Stop()
+	}()
+	helm.OnAccessChange(e.helmNotify.Send)
+	return &controllers.HelmEngine{Governor: gov, Watcher: helm, Verifier: e.verifier(side)}, nil
+}
+
+// remoteSide connects to a remote cluster: nothing in it waits on the
+// cluster, whose REST mapper discovers kinds when a watch first needs
+// them.
+func (e *engines) remoteSide(c fleet.Cluster) (clusterSide, error) {
 	httpClient, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
-		return nil, fmt.Errorf("building the HTTP client: %w", err)
+		return clusterSide{}, fmt.Errorf("building the HTTP client: %w", err)
 	}
 	mapper, err := apiutil.NewDynamicRESTMapper(c.Config, httpClient)
 	if err != nil {
-		return nil, fmt.Errorf("building the REST mapper: %w", err)
+		return clusterSide{}, fmt.Errorf("building the REST mapper: %w", err)
 	}
 	cl, err := client.New(c.Config, client.Options{Scheme: e.mgr.GetScheme(), Mapper: mapper, HTTPClient: httpClient})
 	if err != nil {
-		return nil, fmt.Errorf("building the client: %w", err)
+		return clusterSide{}, fmt.Errorf("building the client: %w", err)
 	}
 	log := e.opts.Log.WithValues("cluster", c.Ref.String(), "clusterNamespace", c.Ref.Namespace, "server", c.Config.Host)
-	side := clusterSide{config: c.Config, client: cl, mapper: mapper,
-		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, c.Serves), log: log}
+	return clusterSide{config: c.Config, client: cl, mapper: mapper, storage: cl,
+		inShard: inShard(e.mgr.GetAPIReader(), e.opts.WatchSelector, c.Serves), log: log}, nil
+}
+
+// start builds the engine of a remote cluster over side, with the
+// cluster's audit store when its Secret names a token, and runs it until
+// ctx ends.
+func (e *engines) start(ctx context.Context, c fleet.Cluster, side clusterSide) (*governor.Governor, *controllers.Watcher, error) {
+	log := side.log
 	switch {
 	case c.AuditToken != "" && e.opts.AuditSenders != nil:
 		// The cluster's own store: its writes are never the hub's, nor
@@ -159,7 +282,7 @@ func (e *engines) remote(ctx context.Context, c fleet.Cluster) (*controllers.Eng
 	}
 	gov, watcher, err := e.build(side)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	release := func() {}
 	if side.audit != nil {
@@ -179,7 +302,7 @@ func (e *engines) remote(ctx context.Context, c fleet.Cluster) (*controllers.Eng
 		watcher.Stop()
 		release()
 	}()
-	return &controllers.Engine{Governor: gov, Watcher: watcher}, nil
+	return gov, watcher, nil
 }
 
 // build builds an engine over side.
@@ -231,10 +354,10 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 		if err != nil {
 			return nil, nil, err
 		}
-		gopts.Helm = &governor.HelmOptions{Live: side.helm, HelmReleases: e.mgr.GetClient(), Storage: e.mgr.GetAPIReader(),
+		gopts.Helm = &governor.HelmOptions{Live: side.helm, HelmReleases: e.mgr.GetClient(), Storage: side.storage,
 			Scoper: side.client, Detector: det, DetectorFor: impersonation{clients: clients}.ReleaseDetector, Owners: owners,
 			ClusterScoped: chart.ClusterScopedBy(side.mapper), DefaultServiceAccount: opts.DefaultServiceAccount,
-			Workers: opts.LiveWorkers}
+			Workers: opts.LiveWorkers, Cluster: side.helmCluster, Governance: side.helmGovernance}
 	}
 	gov, err := governor.New(gopts)
 	if err != nil {
@@ -245,7 +368,7 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 		side.helm.Handle(gov.Helm())
 	}
 	if side.audit != nil {
-		keepAudited(side.audit, watcher, opts.Secrets == SecretsMetadata)
+		keepAudited(side.audit, opts.Secrets == SecretsMetadata, watcher, side.helm)
 	}
 	if opts.Secrets == SecretsMetadata {
 		// The hub's audit log or a remote cluster's own (its Secret's
@@ -279,12 +402,18 @@ func newDetector(config *rest.Config, cl client.Client, opts Options) (*drift.De
 // the kinds reflux watches, and Secrets when their drift comes from the
 // audit log alone: the apiserver sends every write of the cluster, and
 // the rest must cost nothing that grows (issue 22 §2).
-func keepAudited(store *audit.Store, watcher *controllers.Watcher, secrets bool) {
+func keepAudited(store *audit.Store, secrets bool, watchers ...*controllers.Watcher) {
 	store.Keep(func(k audit.ObjectKey) bool {
 		if secrets && k.APIGroup == "" && k.Resource == "secrets" {
 			return true
 		}
-		return watcher.Watches(schema.GroupResource{Group: k.APIGroup, Resource: k.Resource})
+		gr := schema.GroupResource{Group: k.APIGroup, Resource: k.Resource}
+		for _, w := range watchers {
+			if w != nil && w.Watches(gr) {
+				return true
+			}
+		}
+		return false
 	})
 }
 

@@ -63,3 +63,29 @@ func (n *notifier) Start(ctx context.Context) error {
 		}
 	}
 }
+
+// relay hands HelmReleases to reconcile again to the HelmRelease
+// reconciler once it has registered (On); those sent before are dropped,
+// as the reconciler lists every HelmRelease when it starts. Send never
+// blocks.
+type relay struct {
+	mu sync.Mutex
+	fn func(types.NamespacedName)
+}
+
+// Send asks for a reconcile of id.
+func (r *relay) Send(id types.NamespacedName) {
+	r.mu.Lock()
+	fn := r.fn
+	r.mu.Unlock()
+	if fn != nil {
+		fn(id)
+	}
+}
+
+// On registers fn, which must not block.
+func (r *relay) On(fn func(types.NamespacedName)) {
+	r.mu.Lock()
+	r.fn = fn
+	r.mu.Unlock()
+}

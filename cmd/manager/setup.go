@@ -67,14 +67,23 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	remote := fleet.New(mgr.GetAPIReader(), engines.remote, fleet.Options{KubeConfig: opts.KubeConfig,
 		WorkloadIdentity: fleet.WorkloadIdentity{Client: identityClient, Cache: opts.TokenCache},
 		ProbeInterval:    opts.ClusterProbeInterval, Notify: notify.Send, Log: opts.Log.WithName("fleet")})
-	for _, r := range []func(context.Context) error{gov.Start, notify.Start, remote.Start, func(ctx context.Context) error {
+	starts := []func(context.Context) error{gov.Start, notify.Start, remote.Start}
+	if helmWatcher != nil {
+		// HelmReleases that install into remote clusters have a fleet of
+		// their own: a Kustomization and a HelmRelease may share a name.
+		engines.helmRemote = fleet.New(mgr.GetAPIReader(), engines.remoteHelm, fleet.Options{KubeConfig: opts.KubeConfig,
+			WorkloadIdentity: fleet.WorkloadIdentity{Client: identityClient, Cache: opts.TokenCache},
+			ProbeInterval:    opts.ClusterProbeInterval, Notify: engines.helmNotify.Send, Log: opts.Log.WithName("helm-fleet")})
+		starts = append(starts, engines.helmRemote.Start)
+	}
+	for _, r := range append(starts, func(ctx context.Context) error {
 		<-ctx.Done()
 		watcher.Stop()
 		if helmWatcher != nil {
 			helmWatcher.Stop()
 		}
 		return nil
-	}} {
+	}) {
 		if err := mgr.Add(runnable(r)); err != nil {
 			return nil, err
 		}
@@ -92,7 +101,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	}
 	if helmWatcher != nil {
 		hr := &controllers.HelmReleaseReconciler{Client: mgr.GetClient(), Governance: gov, Watcher: helmWatcher,
-			RetryInterval: opts.ArtifactRetry}
+			Remote: engines.helmRemote, Requeue: engines.helmNotify.On, RetryInterval: opts.ArtifactRetry}
 		if err := hr.SetupWithManager(mgr, controllers.HelmReleaseReconcilerOptions{MaxConcurrentReconciles: opts.Concurrent}); err != nil {
 			return nil, fmt.Errorf("setting up HelmRelease controller: %w", err)
 		}

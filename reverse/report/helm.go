@@ -31,9 +31,13 @@ type HelmDriftedInput struct {
 	Denied map[string]*tenancy.ForbiddenError
 	// Open are the open records of the release's objects.
 	Open []refluxv1.Drift
-	// KubeConfig is what the HelmRelease's spec.kubeConfig names, such
-	// as "Secret prod-kubeconfig", when it installs into a remote cluster.
-	KubeConfig string
+	// Ungoverned is why the remote cluster the HelmRelease installs into
+	// (spec.kubeConfig) cannot be governed at all: a kubeConfig reflux
+	// cannot follow, or a reflux run without remote clusters.
+	Ungoverned error
+	// Unreachable is why that remote cluster does not answer, or its
+	// kubeconfig cannot be read or used.
+	Unreachable error
 }
 
 // HelmDrifted computes a HelmRelease's ReverseDrifted condition; nil
@@ -45,12 +49,15 @@ type HelmDriftedInput struct {
 // for write-back to propose anything.
 func HelmDrifted(in HelmDriftedInput) *metav1.Condition {
 	switch {
-	case in.KubeConfig != "":
+	case in.Ungoverned != nil:
 		// Its objects and its storage are in the other cluster: nothing
 		// here says what changed there, and silence would read as clean.
 		return conditions.UnknownCondition(refluxv1.ReverseDriftedCondition, refluxv1.RemoteClusterReason,
-			"the release is installed in the cluster of spec.kubeConfig (%s), which reflux does not watch for HelmReleases yet: "+
-				"live changes of its objects are not seen", in.KubeConfig)
+			"%s: live changes of its objects are not seen", in.Ungoverned)
+	case in.Unreachable != nil:
+		// Said over the records: nothing reflux knows of the cluster is
+		// current while it does not answer.
+		return conditions.UnknownCondition(refluxv1.ReverseDriftedCondition, refluxv1.ClusterUnreachableReason, "%s", in.Unreachable)
 	case in.ReleaseErr != nil:
 		return conditions.UnknownCondition(refluxv1.ReverseDriftedCondition, refluxv1.ReleaseUnreadableReason,
 			"reading release %s: %s; live changes of its objects are kept and compared once it can be read", in.Release, in.ReleaseErr)
