@@ -148,6 +148,12 @@ func (w walk) prehold(ctx context.Context, snap reverse.Snapshot, p *execute.Pla
 		w.g.opts.Log.V(1).Info("holding ahead of the evaluation failed", "object", w.k.String(), "error", err.Error())
 		return nil
 	}
+	if held != nil {
+		// From the watch event to the apiserver's answer: reflux's share
+		// of an edit's time to its hold. The edit's own request and the
+		// watch's delivery are the rest (issue 19 §8, bench/results.md).
+		w.g.opts.Log.V(1).Info("held ahead of the evaluation", "object", w.k.String(), "afterWatch", w.g.opts.Now().Sub(w.seen).String())
+	}
 	return held
 }
 
