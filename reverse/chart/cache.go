@@ -2,102 +2,85 @@ package chart
 
 import (
 	"container/list"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"sync"
+
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 )
 
-// CacheKey names one release's Map: the chart artifact's digest (as
-// source-controller reports it) and ValuesHash of its values.
-type CacheKey struct {
-	ChartDigest string
-	ValuesHash  string
-}
-
-// Cache keeps the latest Maps, at most a fixed number, dropping the least
-// recently used first. It is safe for concurrent use.
+// Cache keeps the Analyses of the charts and values analysed last, at
+// most a fixed number, dropping the least recently used first, so that a
+// release that renders what an earlier one did (an upgrade that changed
+// neither the chart nor the values, a rollback, a HelmRelease recreated
+// under another name) finds the keys found for it rather than render the
+// chart again (issue 19 §8). It is safe for concurrent use.
+//
+// One Cache serves one Release.ClusterScoped: it keys objects, and is not
+// part of the CacheKey.
 type Cache struct {
 	mu    sync.Mutex
 	max   int
 	order *list.List // of *cacheEntry, most recently used first
 	byKey map[CacheKey]*list.Element
+	// analyze is Analyze; tests count its calls.
+	analyze func(*chartv2.Chart, map[string]any, Release) (*Analysis, error)
 }
 
+// cacheEntry is one key's Analysis, made once: callers that ask for the
+// key while it is being made wait for it rather than render too.
 type cacheEntry struct {
-	key CacheKey
-	m   *Map
+	key  CacheKey
+	once sync.Once
+	a    *Analysis
+	err  error
 }
 
-// NewCache returns a cache that holds at most max Maps.
+// NewCache returns a cache that holds at most max Analyses.
 func NewCache(max int) (*Cache, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("chart cache size %d: must be at least 1", max)
 	}
-	return &Cache{max: max, order: list.New(), byKey: map[CacheKey]*list.Element{}}, nil
+	return &Cache{max: max, order: list.New(), byKey: map[CacheKey]*list.Element{}, analyze: Analyze}, nil
 }
 
-// Get returns the Map held under k.
-func (c *Cache) Get(k CacheKey) (*Map, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.byKey[k]
-	if !ok {
-		return nil, false
+// Analyze returns the Analysis of ch with values for rel, made by
+// Analyze once per CacheKey while the cache holds it. Its error is kept
+// too: the same chart and values fail the same way, so a release that
+// does not render is not rendered again for every release version.
+func (c *Cache) Analyze(ch *chartv2.Chart, values map[string]any, rel Release) (*Analysis, error) {
+	k, err := KeyOf(ch, values, rel)
+	if err != nil {
+		return nil, err
 	}
-	c.order.MoveToFront(e)
-	return e.Value.(*cacheEntry).m, true
+	e := c.entry(k)
+	// Outside the lock: a render takes long, and other keys need not wait.
+	e.once.Do(func() { e.a, e.err = c.analyze(ch, values, rel) })
+	return e.a, e.err
 }
 
-// Add holds m under k, replacing what was there, and drops the least
-// recently used Map when the cache is full.
-func (c *Cache) Add(k CacheKey, m *Map) {
+// entry returns the entry of k, added when missing, as the most recently
+// used, and drops the least recently used when the cache is full. An
+// entry dropped while being made is still made for those who asked.
+func (c *Cache) entry(k CacheKey) *cacheEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.byKey[k]; ok {
-		e.Value.(*cacheEntry).m = m
-		c.order.MoveToFront(e)
-		return
+	if el, ok := c.byKey[k]; ok {
+		c.order.MoveToFront(el)
+		return el.Value.(*cacheEntry)
 	}
-	c.byKey[k] = c.order.PushFront(&cacheEntry{key: k, m: m})
+	e := &cacheEntry{key: k}
+	c.byKey[k] = c.order.PushFront(e)
 	if c.order.Len() > c.max {
 		last := c.order.Back()
 		c.order.Remove(last)
 		delete(c.byKey, last.Value.(*cacheEntry).key)
 	}
+	return e
 }
 
-// Len is the number of Maps held.
+// Len is the number of Analyses held.
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len()
-}
-
-// ValuesHash hashes what a Map depends on besides the chart: the
-// release's values and the release's name, namespace, revision and
-// install or upgrade, which templates read too. Map order does not
-// matter: encoding/json writes keys sorted.
-func ValuesHash(values map[string]any, rel Release) (string, error) {
-	vals, err := normalize(values)
-	if err != nil {
-		return "", err
-	}
-	rev := rel.Revision
-	if rev == 0 {
-		rev = 1 // renders as revision 1, see Release
-	}
-	raw, err := json.Marshal(struct {
-		Values    map[string]any `json:"values"`
-		Name      string         `json:"name"`
-		Namespace string         `json:"namespace"`
-		Revision  int            `json:"revision"`
-		IsUpgrade bool           `json:"isUpgrade"`
-	}{vals, rel.Name, rel.Namespace, rev, rel.IsUpgrade})
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrValues, err)
-	}
-	sum := sha256.Sum256(raw)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }

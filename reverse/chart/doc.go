@@ -133,7 +133,16 @@
 //
 // # Whole releases
 //
-// Analysis.Map maps every leaf field of every rendered object at once.
-// Cache holds Maps by chart digest and ValuesHash, bounded, for reflux to
-// keep per release; a Map is never changed once made.
+// Analysis.Map maps every leaf field of every rendered object at once; a
+// Map is never changed once made.
+//
+// # Caching
+//
+// Cache holds Analyses, bounded, by CacheKey: the chart's Digest (a hash
+// of its files, since a release in Helm's storage carries its chart but
+// no artifact digest) and ValuesHash (the values, the release's name and
+// namespace, and its revision only where the chart or the values may read
+// it). Every release of the same chart and values shares one Analysis, so
+// what one found, and the probes it rendered, serve the next release
+// version too (issue 19 §8).
 package chart

@@ -3,7 +3,9 @@ package chart
 import "sort"
 
 // Map is the origin of every leaf field of every object one release of a
-// chart renders: what reflux caches per chart digest and values hash.
+// chart renders, for trace and the benchmarks; reflux's mapper finds
+// fields one by one instead, through a Cache of Analyses, which keeps
+// their Map once made.
 // Nothing changes a Map once Analysis.Map has returned it, so goroutines
 // may share it; they must not change the Results it hands out either.
 type Map struct {

@@ -28,7 +28,10 @@
 // applies it. Finding a key renders the chart, so a walk never waits for
 // it: it takes what the mapper (origins.go) has found for the release,
 // asks for the rest, and the mapper brings the object back to the queue
-// once found, so the record is filled in after it was written.
+// once found, so the record is filled in after it was written. The
+// mapper keeps each chart's analysis by chart digest and values hash
+// (chart.Cache), not by release version: a new release of the same chart
+// and values finds its keys without rendering the chart again.
 //
 // An object of the release that someone but Helm deletes is drift of the
 // whole object, recorded with who deleted it (the audit log) at the

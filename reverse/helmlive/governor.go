@@ -19,6 +19,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse"
+	"github.com/reflux-dev/reflux/reverse/chart"
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/execute"
@@ -254,7 +255,11 @@ func New(opts Options) (*Governor, error) {
 	}
 	// A found key brings its object back untimed: the change it belongs
 	// to was recorded, and timed, when it came.
-	g.mapper = newMapper(opts.ClusterScoped, func(k intake.Key) { g.queue.Add(k) }, g.chartRendered, opts.Log.WithName("values"))
+	charts, err := chart.NewCache(chartCacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("helmlive: %w", err)
+	}
+	g.mapper = newMapper(charts, opts.ClusterScoped, func(k intake.Key) { g.queue.Add(k) }, g.chartRendered, opts.Log.WithName("values"))
 	return g, nil
 }
 

@@ -33,7 +33,8 @@ type fieldKey struct {
 }
 
 // keys is what is known of one release's values keys: its chart's
-// analysis, made once, and the fields found and asked for.
+// analysis, which every release of the same chart and values shares
+// (chart.Cache), and the fields found and asked for.
 type keys struct {
 	mu       sync.Mutex
 	analysis *chart.Analysis
@@ -68,9 +69,20 @@ func (ks *keys) lookup(obj chart.ObjectKey, pointers []string, k intake.Key) (ma
 	return out, asked
 }
 
+// chartCacheSize bounds the charts' analyses kept, one per chart,
+// values and release name and namespace in use: each holds its chart, a
+// render and the probes made so far. It matches releaseCacheSize, whose
+// releases hold on to their analyses too.
+const chartCacheSize = releaseCacheSize
+
 // mapper finds values keys off the live path, one release at a time.
 type mapper struct {
-	queue   workqueue.TypedInterface[*made]
+	queue workqueue.TypedInterface[*made]
+	// charts keeps the analyses by chart digest and values hash, so a
+	// new release version of the same chart and values (an upgrade
+	// something else caused, a rollback) finds its keys without a render
+	// (issue 19 §8).
+	charts  *chart.Cache
 	scoped  func(schema.GroupKind) bool
 	requeue func(intake.Key)
 	// rendered hears whether a release's chart rendered, once per release.
@@ -78,8 +90,8 @@ type mapper struct {
 	log      logr.Logger
 }
 
-func newMapper(scoped func(schema.GroupKind) bool, requeue func(intake.Key), rendered func(*made, error), log logr.Logger) *mapper {
-	return &mapper{queue: workqueue.NewTyped[*made](), scoped: scoped, requeue: requeue, rendered: rendered, log: log}
+func newMapper(charts *chart.Cache, scoped func(schema.GroupKind) bool, requeue func(intake.Key), rendered func(*made, error), log logr.Logger) *mapper {
+	return &mapper{queue: workqueue.NewTyped[*made](), charts: charts, scoped: scoped, requeue: requeue, rendered: rendered, log: log}
 }
 
 // results returns the values keys found for fields of want's object in
@@ -121,7 +133,7 @@ func (m *mapper) find(rel *made) []intake.Key {
 	ks.mu.Unlock()
 	if a == nil && err == nil {
 		rls := rel.release
-		a, err = chart.Analyze(rls.Chart, rls.Config, chart.Release{Name: rls.Name, Namespace: rls.Namespace,
+		a, err = m.charts.Analyze(rls.Chart, rls.Config, chart.Release{Name: rls.Name, Namespace: rls.Namespace,
 			Revision: rls.Version, IsUpgrade: rls.Version > 1, ClusterScoped: m.scoped})
 		if err != nil {
 			err = fmt.Errorf("rendering the chart of release %s: %w", rel.ref, err)

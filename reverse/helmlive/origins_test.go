@@ -147,7 +147,7 @@ func TestMapperFindsOffTheLivePath(t *testing.T) {
 		Config: map[string]any{"replicaCount": 3}},
 		keys: keys{found: map[fieldKey]chart.Result{}, asked: map[fieldKey]intake.Key{}}}
 	var back []intake.Key
-	m := newMapper(nil, func(k intake.Key) { back = append(back, k) }, func(*made, error) {}, logr.Discard())
+	m := newMapper(testCharts(t), nil, func(k intake.Key) { back = append(back, k) }, func(*made, error) {}, logr.Discard())
 	defer m.queue.ShutDown()
 	k := intake.Key{GVK: deployment, Namespace: "apps", Name: "web-webapp"}
 	obj := chart.ObjectKey{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "web-webapp"}
@@ -184,7 +184,7 @@ func TestAChartThatDoesNotRenderHereIsSaid(t *testing.T) {
 		release: &helmrelease.Release{Name: "web", Namespace: "apps", Version: 1, Chart: ch},
 		keys:    keys{found: map[fieldKey]chart.Result{}, asked: map[fieldKey]intake.Key{}}}
 	var said []error
-	m := newMapper(nil, func(intake.Key) {}, func(r *made, err error) {
+	m := newMapper(testCharts(t), nil, func(intake.Key) {}, func(r *made, err error) {
 		g.Expect(r).To(BeIdenticalTo(rel))
 		said = append(said, err)
 	}, logr.Discard())

@@ -18,7 +18,8 @@ import (
 
 // releaseCacheSize bounds the releases kept: a few per HelmRelease in
 // use is what a live change needs, and each holds its decoded manifest,
-// its chart and what was found of its values keys.
+// its chart and what was found of its values keys (the chart's analysis
+// itself is the mapper's, by chart digest and values hash).
 const releaseCacheSize = 64
 
 // releases reads the releases helm-controller made and keeps their
