@@ -44,10 +44,22 @@ func (in *Intake) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructur
 // is held (and recorded as Pending) before Flux's next reconcile, which
 // would otherwise erase it while the first render is still being built.
 // The rest, Flux's own objects, cost nothing.
+//
+// An object reflux holds is taken too: the hold may have been taken ahead
+// of the change's evaluation (the hold lane) by a replica that lost its
+// lease before it wrote the record, and only this look finds the change
+// then. It waits for nothing else: the resync, which would also find it,
+// paces its dry runs over every rendered object and starts again at each
+// failover (the soak saw such holds outlive the drain with no record).
+// Evaluating one whose record is written costs a dry run and decides
+// nothing new.
 func (in *Intake) OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstructured, seen time.Time) {
 	owner := OwnerOf(cur)
-	if !in.Governs(owner) || drift.Unreverted(cur) {
-		// Also held already, by reflux or a person: nothing Flux erases.
+	if !in.Governs(owner) {
+		return
+	}
+	if _, ours := refluxv1.HeldBy(cur.GetAnnotations()); drift.Unreverted(cur) && !ours {
+		// Held by a person, or merged by Flux: nothing Flux erases.
 		return
 	}
 	c := Change{Owner: owner, Object: ObjectRef(gvk, cur), Seen: seen, Benign: true}

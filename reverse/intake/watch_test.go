@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 )
 
 // TestOnLiveUpdateTellsWritesFromStatus: an update whose managedFields
@@ -66,6 +68,54 @@ func TestOnLiveUpdateTellsWritesFromStatus(t *testing.T) {
 			c, queued := in.pending[KeyOf(gvk, cur)]
 			g.Expect(queued).To(BeTrue())
 			g.Expect([]bool{c.Benign, c.Reverted}).To(Equal([]bool{tt.benign, tt.revert}))
+		})
+	}
+}
+
+// TestOnLiveAddTakesWhatRefluxHolds: a listed object a person edited is
+// taken as a live change when Flux would revert it, and also when reflux
+// holds it: a replica that held it ahead of its evaluation may have lost
+// its lease before it wrote the record, and nothing else would look at it
+// before the resync, paced over every object, got to it. One a person
+// excluded from Flux, or only a writer the engine allows wrote, is not.
+func TestOnLiveAddTakesWhatRefluxHolds(t *testing.T) {
+	owner := types.NamespacedName{Namespace: "flux-system", Name: "podinfo"}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	at := metav1.NewTime(time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC))
+	flux := metav1.ManagedFieldsEntry{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationApply, Time: &at,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:mode":{}}}`)}}
+	edit := metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, Time: &at,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:LEVEL":{}}}`)}}
+	agent := metav1.ManagedFieldsEntry{Manager: "vault-agent", Operation: metav1.ManagedFieldsOperationUpdate, Time: &at,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:LEVEL":{}}}`)}}
+	excluded := map[string]string{refluxv1.ReconcileAnnotation: refluxv1.ReconcileDisabled}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		writers     []metav1.ManagedFieldsEntry
+		taken       bool
+	}{
+		{name: "a person's edit", writers: []metav1.ManagedFieldsEntry{flux, edit}, taken: true},
+		{name: "a person's edit reflux holds", annotations: refluxv1.HoldAnnotations("configmap-web-0123456789", at.Time, false),
+			writers: []metav1.ManagedFieldsEntry{flux, edit}, taken: true},
+		{name: "a person's edit they excluded from Flux", annotations: excluded, writers: []metav1.ManagedFieldsEntry{flux, edit}},
+		{name: "an allowed writer's own", writers: []metav1.ManagedFieldsEntry{agent}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := newTestIntake(t, time.Now())
+			in.govern(owner, nil)
+			u := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"mode": "git", "LEVEL": "debug"}}}
+			u.SetGroupVersionKind(gvk)
+			u.SetNamespace("apps")
+			u.SetName("web")
+			u.SetLabels(map[string]string{"kustomize.toolkit.fluxcd.io/name": owner.Name, "kustomize.toolkit.fluxcd.io/namespace": owner.Namespace})
+			u.SetAnnotations(tt.annotations)
+			u.SetManagedFields(tt.writers)
+			in.OnLiveAdd(gvk, u, time.Now())
+			_, queued := in.pending[KeyOf(gvk, u)]
+			g.Expect(queued).To(Equal(tt.taken))
 		})
 	}
 }
