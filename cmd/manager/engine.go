@@ -338,7 +338,8 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 	}
 	gopts.Impersonation = impersonation{clients: clients, detector: detector}
 	if side.audit != nil {
-		gopts.Attributor = attribution.Audit{Store: side.audit, Mapper: side.mapper}
+		audited := attribution.Audit{Store: side.audit, Mapper: side.mapper}
+		gopts.Attributor, gopts.Deletions = audited, audited
 		// The mark is reflux's own statement, made as reflux, not as the
 		// tenant: config/admission's reflux-manual-hotfix policy admits
 		// the annotation from reflux and break-glass groups only, and the

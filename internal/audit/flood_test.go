@@ -135,3 +135,27 @@ func TestKeepLeavesOutWhatIsNotWatched(t *testing.T) {
 	g.Expect(s.Len()).To(Equal(1))
 	g.Expect(notified).To(Equal(1))
 }
+
+// TestDeletionsAreKeptWhateverIsWatched: a replica that does not lead
+// watches nothing, so Keep refuses every write; the deletions are kept
+// all the same, for DeletedSince to name when it takes over. Only the
+// latest deletion after since counts.
+func TestDeletionsAreKeptWhateverIsWatched(t *testing.T) {
+	g := NewWithT(t)
+	now := at("2026-11-29T10:00:00Z")
+	s := NewStore(WithClock(func() time.Time { return now }))
+	s.Keep(func(ObjectKey) bool { return false })
+	cm := ObjectKey{Resource: "configmaps", Namespace: "apps", Name: "flags"}
+	s.Record(cm, Write{User: "alice", Verb: "update", Time: now.Add(-3 * time.Minute)})
+	s.Record(cm, Write{User: "alice", Verb: "delete", Time: now.Add(-2 * time.Minute)})
+	s.Record(cm, Write{User: "bob", Verb: "delete", Time: now.Add(-time.Minute)})
+	g.Expect(s.Writes()).To(Equal(2), "the update is not watched, the deletions are kept")
+
+	w, ok := s.DeletedSince(cm, now.Add(-5*time.Minute))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("bob"), "the latest")
+	_, ok = s.DeletedSince(cm, now.Add(-30*time.Second))
+	g.Expect(ok).To(BeFalse(), "none after since")
+	_, ok = s.DeletedSince(ObjectKey{Resource: "configmaps", Namespace: "apps", Name: "other"}, now.Add(-5*time.Minute))
+	g.Expect(ok).To(BeFalse())
+}

@@ -113,7 +113,10 @@ func NewStore(opts ...StoreOption) *Store {
 // Keep makes the store remember only writes to the objects keep accepts,
 // from now on: the drift engine knows which kinds it watches once it
 // runs, after the webhook was set up. keep is called under the store's
-// lock, for every write, and must be cheap.
+// lock, for every write, and must be cheap. Deletions are remembered
+// whatever keep says: a replica that does not lead watches nothing, and
+// when it takes over, the deletions its predecessor saw and did not
+// record before it lost its lease are known only here (DeletedSince).
 func (s *Store) Keep(keep func(ObjectKey) bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -130,7 +133,7 @@ func (s *Store) Record(key ObjectKey, w Write) {
 // engine watches anything, so Keep would refuse them all.
 func (s *Store) record(key ObjectKey, w Write, filter bool) {
 	s.mu.Lock()
-	if filter && s.keep != nil && !s.keep(key) {
+	if filter && s.keep != nil && w.Verb != "delete" && !s.keep(key) {
 		s.mu.Unlock()
 		return
 	}
@@ -223,6 +226,24 @@ func (s *Store) LookupDelete(key ObjectKey, at time.Time) (Write, bool) {
 			break
 		}
 		return w, true
+	}
+	return Write{}, false
+}
+
+// DeletedSince returns when key was last deleted after since, if it
+// was: the deletions a new leader replays (reverse/governor).
+func (s *Store) DeletedSince(key ObjectKey, since time.Time) (Write, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.writes[key]
+	for i := len(list) - 1; i >= 0; i-- {
+		w := list[i].Write
+		if w.Time.Before(since) {
+			break
+		}
+		if w.Verb == "delete" {
+			return w, true
+		}
 	}
 	return Write{}, false
 }

@@ -20,7 +20,10 @@ type Audit struct {
 	Mapper meta.RESTMapper
 }
 
-var _ governor.Attributor = Audit{}
+var (
+	_ governor.Attributor = Audit{}
+	_ governor.Deletions  = Audit{}
+)
 
 // User implements governor.Attributor.
 func (a Audit) User(u *unstructured.Unstructured, manager string, at time.Time) observe.Who {
@@ -47,6 +50,17 @@ func (a Audit) Deleter(u *unstructured.Unstructured, at time.Time) (governor.Del
 		return governor.Deleter{}, false
 	}
 	return governor.Deleter{User: w.User, Flux: isKustomizeController(w), Helm: isHelmController(w)}, true
+}
+
+// DeletedSince implements governor.Deletions: when u was last deleted
+// after since, as the audit log says.
+func (a Audit) DeletedSince(u *unstructured.Unstructured, since time.Time) (time.Time, bool) {
+	key, ok := a.key(u)
+	if !ok {
+		return time.Time{}, false
+	}
+	w, ok := a.Store.DeletedSince(key, since)
+	return w.Time, ok
 }
 
 // Writer implements governor.Attributor: the latest update or patch of

@@ -59,7 +59,11 @@ func (gv *Governor) status(id types.NamespacedName, s intake.Status) Status {
 // is current, parked changes are evaluated and a resync starts if one is
 // due. It never waits on slow work.
 func (gv *Governor) Publish(g *Governed, render *desired.Render) Status {
-	return gv.status(g.Key(), gv.intake.Publish(g, render))
+	st := gv.intake.Publish(g, render)
+	if st.Current {
+		gv.markReplay(g.Key())
+	}
+	return gv.status(g.Key(), st)
 }
 
 // Status returns what the engine knows of a Kustomization.

@@ -16,6 +16,7 @@ import (
 // record decides to keep them). It is the one way to stop governing.
 func (gv *Governor) Forget(ctx context.Context, id types.NamespacedName) {
 	left, governed := gv.intake.Forget(id)
+	gv.forgetReplay(id)
 	if gv.sched != nil {
 		gv.sched.Forget(id)
 	}

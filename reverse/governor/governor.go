@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -81,6 +82,10 @@ type Options struct {
 	// Helm, when set, governs the objects helm-controller renders for the
 	// HelmReleases governed Kustomizations apply (reverse/helmlive).
 	Helm *HelmOptions
+	// Deletions, when set, names the deletions the audit log saw, which
+	// the engine replays when it takes over a Kustomization (replay.go);
+	// nil replays none.
+	Deletions Deletions
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -119,6 +124,11 @@ type Governor struct {
 	sched *scheduler.Scheduler
 	// helm is nil unless Options.Helm is set.
 	helm *helmlive.Governor
+	// replays are the Kustomizations whose deletions are to be replayed
+	// from the audit log, once each (replay.go).
+	replays  workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	replayMu sync.Mutex
+	replayed map[types.NamespacedName]bool
 }
 
 // HelmOptions are what the live path of HelmReleases' objects reads
@@ -153,7 +163,7 @@ func New(opts Options) (*Governor, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	gv := &Governor{opts: opts}
+	gv := &Governor{opts: opts, replays: newReplays(), replayed: map[types.NamespacedName]bool{}}
 	var err error
 	eopts := evaluate.Options{Detector: opts.Detector, Attributor: opts.Attributor, Live: opts.Live, Metrics: opts.Metrics,
 		ResyncQPS: opts.ResyncQPS, Now: opts.Now}
@@ -224,6 +234,7 @@ func (gv *Governor) Start(ctx context.Context) error {
 		run(gv.sched.Start)
 	}
 	run(gv.intake.Start)
+	run(gv.runReplays)
 	run(gv.timers.Start)
 	run(gv.owed.Start)
 	if gv.helm != nil {

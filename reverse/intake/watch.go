@@ -113,6 +113,16 @@ func (in *Intake) Governs(id types.NamespacedName) bool {
 	return in.entries[id] != nil
 }
 
+// Replay queues a change no watch of this engine saw: a deletion the
+// audit log names, which a predecessor may not have recorded
+// (governor's replay).
+func (in *Intake) Replay(k Key, c Change) {
+	if !in.Governs(c.Owner) {
+		return
+	}
+	in.enqueue(k, c)
+}
+
 // enqueue records a change and queues its object.
 func (in *Intake) enqueue(k Key, c Change) {
 	in.mu.Lock()

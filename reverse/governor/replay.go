@@ -1,0 +1,137 @@
+package governor
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/reflux-dev/reflux/reverse/drift"
+	"github.com/reflux-dev/reflux/reverse/intake"
+)
+
+// Deletions names when an object was last deleted, from the audit log
+// (attribution.Audit). Every replica's audit store keeps deletions,
+// leading or not (internal/audit.Store.Keep).
+type Deletions interface {
+	DeletedSince(obj *unstructured.Unstructured, since time.Time) (time.Time, bool)
+}
+
+// replayWindow is how far back a new leader looks for deletions its
+// predecessor may have missed: the audit store's own TTL, beyond which
+// it knows nothing anyway.
+const replayWindow = 15 * time.Minute
+
+// replayable reports whether the deletion of a rendered object the audit
+// log saw at deletedAt is one a new leader must decide again: the object
+// is gone, or what is live was created at or after the deletion (Flux
+// recreated it, and no watch of this leader saw it go). managedFields and
+// creationTimestamp keep the second only, so an object created in the
+// second of the deletion counts as recreated. A deletion the predecessor
+// did record is decided again to the same record (the executor merges
+// it, and a closed one saw that write, decide.Pending's sawWrite).
+func replayable(deletedAt time.Time, live *unstructured.Unstructured, exists bool) bool {
+	if !exists {
+		return true
+	}
+	created := live.GetCreationTimestamp().Time
+	return !created.Before(deletedAt.Truncate(time.Second))
+}
+
+// markReplay queues the replay of a Kustomization's deletions the first
+// time its render is current in this engine: a replica that takes over
+// knows nothing of the deletions its predecessor's watches saw and its
+// queue had not decided when it lost its lease. Flux recreates such an
+// object at its next reconcile, so neither the new leader's watches
+// (which list what exists) nor its resync (which finds what is missing)
+// would ever see it (issue 22 §1: the soak's "deleted live, and no record
+// says so").
+func (gv *Governor) markReplay(id types.NamespacedName) {
+	if gv.opts.Deletions == nil {
+		return
+	}
+	gv.replayMu.Lock()
+	defer gv.replayMu.Unlock()
+	if gv.replayed[id] {
+		return
+	}
+	gv.replayed[id] = true
+	gv.replays.Add(id)
+}
+
+// forgetReplay lets a Kustomization governed again replay again.
+func (gv *Governor) forgetReplay(id types.NamespacedName) {
+	gv.replayMu.Lock()
+	defer gv.replayMu.Unlock()
+	delete(gv.replayed, id)
+}
+
+// runReplays replays queued Kustomizations' deletions until ctx ends.
+func (gv *Governor) runReplays(ctx context.Context) {
+	go func() {
+		<-ctx.Done()
+		gv.replays.ShutDown()
+	}()
+	for {
+		id, shutdown := gv.replays.Get()
+		if shutdown {
+			return
+		}
+		if !gv.replay(id) {
+			// A watch still listing: what it misses would look deleted.
+			gv.replays.AddRateLimited(id)
+		} else {
+			gv.replays.Forget(id)
+		}
+		gv.replays.Done(id)
+	}
+}
+
+// replay hands the intake, as deletions, the rendered objects of id the
+// audit log saw deleted within replayWindow and replayable says are to be
+// decided again. It reports false while a watch of the render's kinds has
+// not listed yet.
+func (gv *Governor) replay(id types.NamespacedName) bool {
+	snap, governed := gv.intake.Snapshot(id)
+	if !governed || !snap.Current || snap.Render == nil {
+		return true // let go of, or published again later
+	}
+	since := gv.now().Add(-replayWindow)
+	var changes []intake.Change
+	var keys []intake.Key
+	for _, want := range snap.Render.Objects {
+		gvk := want.GroupVersionKind()
+		if drift.DesiredSkip(want) != "" {
+			continue // Flux does not (re)create it either
+		}
+		if !gv.opts.Live.Synced(gvk) {
+			return false
+		}
+		at, deleted := gv.opts.Deletions.DeletedSince(want, since)
+		if !deleted {
+			continue
+		}
+		live, exists := gv.opts.Live.Get(gvk, want.GetNamespace(), want.GetName())
+		if !replayable(at, live, exists) {
+			continue
+		}
+		keys = append(keys, intake.Key{GVK: gvk, Namespace: want.GetNamespace(), Name: want.GetName()})
+		changes = append(changes, intake.Change{Owner: id, Object: intake.ObjectRef(gvk, want), Seen: at, Deleted: want.DeepCopy()})
+	}
+	for i := range keys {
+		gv.intake.Replay(keys[i], changes[i])
+	}
+	if len(keys) > 0 {
+		gv.opts.Log.Info("deletions the audit log saw replayed on taking over", "kustomization", id.String(), "objects", len(keys))
+	}
+	return true
+}
+
+// newReplays is the queue of Kustomizations whose deletions are to be
+// replayed.
+func newReplays() workqueue.TypedRateLimitingInterface[types.NamespacedName] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "reflux-replay"})
+}
