@@ -41,8 +41,8 @@ type replicas struct {
 }
 
 // startReplicas starts both replicas and their supervisors, which end
-// with ctx.
-func startReplicas(ctx context.Context, t testing.TB) (*replicas, error) {
+// with ctx; extra flags follow the soak's own, and win over them.
+func startReplicas(ctx context.Context, t testing.TB, extra ...string) (*replicas, error) {
 	audit, err := freeAddrs(2)
 	if err != nil {
 		return nil, err
@@ -58,6 +58,7 @@ func startReplicas(ctx context.Context, t testing.TB) (*replicas, error) {
 		"--leader-election-retry-period=" + retryPeriod.String(),
 		// The soak's repositories hold hundreds of objects per file.
 		"--concurrent=4"}}
+	r.args = append(r.args, extra...)
 	for i := range r.cur {
 		p, err := r.start(i)
 		if err != nil {

@@ -1,0 +1,80 @@
+package soak
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/e2e/internal/fixture"
+)
+
+// TestADeletionNoLeaderSawIsRecordedOnTakeover (issue 22 §1): the leader
+// stops answering (SIGSTOP) and, before its lease runs out, someone
+// deletes an object and Flux recreates it. No watch of either replica saw
+// it go; the new leader's watches list the recreated object and its
+// resync finds nothing missing. Only the audit log knows, and every
+// replica keeps the deletions it sends, leading or not: the replica that
+// takes over replays them and records the deletion, naming who made it.
+// The soak lost most of its deletions this way ("deleted live, and no
+// record says so"). The lease is long here, so that Flux has recreated the
+// object before the other replica takes over, whatever the machine's load.
+func TestADeletionNoLeaderSawIsRecordedOnTakeover(t *testing.T) {
+	g := NewWithT(t)
+	fixture.Shared(t)
+	ctx := context.Background()
+	files := map[string]string{"kustomization.yaml": fixture.Kustomization("flags.yaml"), "flags.yaml": "" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone-flags\ndata:\n  ENABLED: \"false\"\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept-flags\ndata:\n  ENABLED: \"false\"\n"}
+	f := fixture.NewApp(t, env, "takeover", fixture.AppOptions{Files: files, Unwatched: true})
+
+	superCtx, stop := context.WithCancel(ctx)
+	reps, err := startReplicas(superCtx, t, "--leader-election-lease-duration=40s", "--leader-election-renew-deadline=30s")
+	g.Expect(err).NotTo(HaveOccurred())
+	defer reps.wait()
+	defer stop()
+	first, err := reps.leader(ctx, leaderWait)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.WaitClean(ctx, f.Name)).To(Succeed())
+
+	g.Expect(first.Pause()).To(Succeed())
+	paused := true
+	defer func() {
+		if paused {
+			_ = first.Continue()
+		}
+	}()
+	gone := &corev1.ConfigMap{}
+	key := types.NamespacedName{Namespace: f.Name, Name: "gone-flags"}
+	g.Expect(env.Client.Get(ctx, key, gone)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, gone)).To(Succeed())
+	g.Expect(env.Reconcile(ctx, f.Kustomizations[f.Name])).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		back := &corev1.ConfigMap{}
+		g.Expect(env.Client.Get(ctx, key, back)).To(Succeed())
+		g.Expect(back.UID).NotTo(Equal(gone.UID))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed(), "Flux recreated it")
+	g.Expect(reps.leaderOnce(ctx)).Error().To(HaveOccurred(), "no replica has taken over yet: the test would prove nothing")
+
+	next, err := reps.leader(ctx, leaderWait)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(next).NotTo(BeIdenticalTo(first))
+	rec := f.WaitRecord(g, "ConfigMap", "gone-flags", fixture.HasField(refluxv1.WholeObjectPointer))
+	g.Expect(rec.Spec.Fields).To(HaveLen(1))
+	g.Expect(rec.Spec.Fields[0].ChangeType).To(Equal(refluxv1.ChangeRemove))
+	g.Expect(rec.Spec.LastModifier).NotTo(BeNil())
+	g.Expect(rec.Spec.LastModifier.Operation).To(Equal(refluxv1.DeleteOperation))
+	g.Expect(rec.Spec.LastModifier.User).NotTo(BeEmpty(), "named from the audit log")
+	g.Expect(f.Records(g, "ConfigMap", "kept-flags")).To(BeEmpty(), "nothing happened to it")
+
+	// The paused replica wakes past its lease and must step down without
+	// writing: the record stays one.
+	paused = false
+	g.Expect(first.Continue()).To(Succeed())
+	g.Consistently(func() []refluxv1.Drift { return f.Records(g, "ConfigMap", "gone-flags") }, 3*time.Second, 250*time.Millisecond).
+		Should(HaveLen(1))
+}
