@@ -176,7 +176,8 @@ func (r *HelmReleaseReconciler) report(ctx context.Context, hr *helmv2.HelmRelea
 		}
 	}
 	open := record.Open(mine)
-	in := report.HelmDriftedInput{Release: h.Release, ReleaseErr: h.ReleaseErr, ChartErr: h.ChartErr, Denied: h.Denied, Open: open,
+	in := report.HelmDriftedInput{Release: h.Release, ReleaseErr: h.ReleaseErr, ChartErr: h.ChartErr,
+		ArtifactErr: h.Stopped.Artifact, ValuesErr: h.Stopped.Values, Denied: h.Denied, Open: open,
 		Ungoverned: tgt.ungoverned, Unreachable: tgt.unreachable}
 	if c := report.HelmDrifted(in); c != nil {
 		c.ObservedGeneration = hr.Generation

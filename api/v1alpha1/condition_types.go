@@ -33,8 +33,10 @@ const (
 	// helm-controller owns on a HelmRelease (set in its warn and enabled
 	// drift detection modes): two controllers forcing one condition would
 	// overwrite each other at every reconcile. Its reasons are Drifted's
-	// DriftDetected and NoDrift, and ReleaseUnreadableReason and
-	// ChartRenderFailedReason when reflux cannot evaluate or trace.
+	// DriftDetected and NoDrift, ReleaseUnreadableReason and
+	// ChartRenderFailedReason when reflux cannot evaluate or trace, and
+	// ArtifactUnavailableReason and ValuesInvalidReason when
+	// helm-controller cannot upgrade the release.
 	ReverseDriftedCondition = "ReverseDrifted"
 )
 
@@ -55,6 +57,14 @@ const (
 	// no values key is found for a drifted field. Changes are still held
 	// and recorded, their fields refused as chart-render-failed.
 	ChartRenderFailedReason = "ChartRenderFailed"
+	// ValuesInvalidReason: helm-controller cannot compose the
+	// HelmRelease's values (its Ready condition is False with
+	// ValuesError: a valuesFrom file whose YAML does not parse, for
+	// example), so it upgrades nothing. Live changes are compared with
+	// the release it last made, held and recorded as ever; the message
+	// says what helm-controller said. Drift's ArtifactUnavailableReason
+	// is the same for a chart artifact helm-controller cannot get.
+	ValuesInvalidReason = "ValuesInvalid"
 )
 
 // Reasons for the LostLive condition.
@@ -125,7 +135,12 @@ const (
 	// NoDriftReason means the live objects match the applied revision.
 	NoDriftReason = "NoDrift"
 	// ArtifactUnavailableReason means the source artifact could not be
-	// fetched, so no drift can be computed (and none is reported).
+	// fetched, so no drift can be computed (and none is reported). On a
+	// HelmRelease's ReverseDrifted, it means helm-controller has no chart
+	// artifact to upgrade from (its Ready condition is False with
+	// ArtifactFailed or SourceNotReady), so it upgrades nothing; drift is
+	// still computed, from the release it last made, whose chart Helm's
+	// storage keeps, and changes are held and recorded.
 	ArtifactUnavailableReason = "ArtifactUnavailable"
 	// KustomizationNotReadyReason means Flux has not applied a revision
 	// successfully, so nothing is compared.

@@ -16,6 +16,7 @@ import (
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
+	"github.com/reflux-dev/reflux/reverse/record"
 )
 
 // TestAMissingChartArtifactLosesNothing (issue 19's bad input): the chart
@@ -23,8 +24,8 @@ import (
 // helm-controller, which says so in its Ready condition, cannot upgrade.
 // reflux compares with the release helm-controller made, whose chart
 // Helm's storage keeps: alice's scale is held, recorded with its values
-// line, and the HelmRelease's ReverseDrifted says so beside
-// helm-controller's failure.
+// line, and the HelmRelease's ReverseDrifted names the missing artifact
+// (ArtifactUnavailable) beside helm-controller's failure.
 func TestAMissingChartArtifactLosesNothing(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -60,7 +61,11 @@ func TestAMissingChartArtifactLosesNothing(t *testing.T) {
 		ValuesKeys: []string{"replicaCount"}, Template: "templates/deployment.yaml:8"}))
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "held")
 	g.Eventually(func(g Gomega) string { return releaseSays(g, app, refluxv1.ReverseDriftedCondition) }, fixture.Timeout, fixture.Interval).
-		Should(HavePrefix("True/" + refluxv1.DriftDetectedReason + ":"))
+		Should(And(HavePrefix("True/"+refluxv1.ArtifactUnavailableReason+":"),
+			ContainSubstring("helm-controller has no chart artifact to upgrade from"), ContainSubstring(chartName),
+			ContainSubstring("compared with release "), ContainSubstring("the hold stays and the changes are kept")))
+	t.Logf("reflux: %s", releaseSays(g, app, refluxv1.ReverseDriftedCondition))
+	keptAndHeld(g, app, "/spec/replicas", "")
 }
 
 // TestAChartThatDoesNotRenderHereKeepsTheChange (issue 19's bad input: a
@@ -68,7 +73,8 @@ func TestAMissingChartArtifactLosesNothing(t *testing.T) {
 // namespace up in the cluster, which helm-controller can do and an
 // offline render cannot. alice's scale is held and recorded all the same;
 // its field is refused as chart-render-failed, and the HelmRelease's
-// ReverseDrifted names the chart's failure as what to fix.
+// ReverseDrifted names the chart's failure (ChartRenderFailed) as what
+// to fix.
 func TestAChartThatDoesNotRenderHereKeepsTheChange(t *testing.T) {
 	g := NewWithT(t)
 	app := newAppWith(t, "lookup", fixture.AppOptions{Dir: "testdata/lookup", Files: files("lookup", "", ""),
@@ -83,6 +89,7 @@ func TestAChartThatDoesNotRenderHereKeepsTheChange(t *testing.T) {
 		Should(And(HavePrefix("True/"+refluxv1.ChartRenderFailedReason+":"), ContainSubstring("the release's namespace must be looked up")))
 	reconciled(g, app)
 	g.Expect(replicas(g, app)).To(Equal(int32(3)), "helm-controller's drift correction leaves the held edit alone")
+	keptAndHeld(g, app, "/spec/replicas", "chart-render-failed")
 }
 
 // TestValuesThatDoNotParseKeepTheChange (issue 19's bad input: values
@@ -90,7 +97,9 @@ func TestAChartThatDoesNotRenderHereKeepsTheChange(t *testing.T) {
 // that spec.valuesFrom takes. helm-controller refuses to upgrade and
 // says so; reflux compares with the release it made. alice's scale is
 // held and recorded, and the key the broken file may set is refused,
-// naming the file, on the record and on the HelmRelease.
+// naming the file, on the record and on the HelmRelease; its
+// ReverseDrifted names the values helm-controller cannot use
+// (ValuesInvalid).
 func TestValuesThatDoNotParseKeepTheChange(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -126,4 +135,19 @@ func TestValuesThatDoNotParseKeepTheChange(t *testing.T) {
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "held")
 	g.Eventually(func(g Gomega) string { return releaseSays(g, app, refluxv1.ReverseSyncedCondition) }, fixture.Timeout, fixture.Interval).
 		Should(And(HavePrefix("False/"+refluxv1.RefusedReason+":"), ContainSubstring(why)))
+	g.Eventually(func(g Gomega) string { return releaseSays(g, app, refluxv1.ReverseDriftedCondition) }, fixture.Timeout, fixture.Interval).
+		Should(And(HavePrefix("True/"+refluxv1.ValuesInvalidReason+":"),
+			ContainSubstring("helm-controller cannot compose the values"), ContainSubstring("app-values"),
+			ContainSubstring("the hold stays and the changes are kept")))
+	t.Logf("reflux: %s", releaseSays(g, app, refluxv1.ReverseDriftedCondition))
+	keptAndHeld(g, app, "/spec/replicas", "values-from")
+}
+
+// keptAndHeld checks, once the HelmRelease names the bad input, that
+// nothing was lost meanwhile: the record of the Deployment's field is
+// still open, with its origin as it was, and the Deployment still held.
+func keptAndHeld(g Gomega, app *fixture.App, pointer, refused string) {
+	rec, _ := tracedField(g, app, pointer, refused)
+	g.Expect(record.IsOpen(rec)).To(BeTrue(), "the record stays open: %s", rec.Status.State)
+	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue(), "the hold stays")
 }

@@ -169,6 +169,10 @@ type Health struct {
 	// permission it lacks: their changes are kept, unevaluated and not
 	// held, until it is granted. Never changed in place (setHealth).
 	Denied map[string]*tenancy.ForbiddenError
+	// Stopped is why helm-controller upgrades nothing, from the
+	// HelmRelease last read (Released): a chart artifact or values it
+	// cannot use. Changes are still compared with Release and held.
+	Stopped Stopped
 }
 
 func (h Health) same(o Health) bool {
@@ -186,7 +190,8 @@ func (h Health) same(o Health) bool {
 			return false
 		}
 	}
-	return h.Release == o.Release && msg(h.ReleaseErr) == msg(o.ReleaseErr) && msg(h.ChartErr) == msg(o.ChartErr)
+	return h.Release == o.Release && msg(h.ReleaseErr) == msg(o.ReleaseErr) && msg(h.ChartErr) == msg(o.ChartErr) &&
+		msg(h.Stopped.Artifact) == msg(o.Stopped.Artifact) && msg(h.Stopped.Values) == msg(o.Stopped.Values)
 }
 
 // detector returns the Detector whose dry runs go out as user; "" is
@@ -332,6 +337,9 @@ func (g *Governor) OnRecord(d *refluxv1.Drift) {
 // sends no watch event, and a merged values change is exactly that, for
 // the live edit already had the value; its record would wait for an
 // unrelated change to be resolved.
+//
+// It also keeps what stops helm-controller upgrading hr (StoppedBy) in
+// hr's Health, for its ReverseDrifted condition.
 func (g *Governor) Released(id types.NamespacedName, hr *helmv2.HelmRelease) {
 	if hr == nil {
 		g.mu.Lock()
@@ -345,6 +353,8 @@ func (g *Governor) Released(id types.NamespacedName, hr *helmv2.HelmRelease) {
 		g.mu.Unlock()
 		return
 	}
+	stopped := StoppedBy(hr)
+	g.setHealth(id, func(h *Health) { h.Stopped = stopped })
 	ref, err := release.Latest(hr)
 	if err != nil {
 		return // none yet: the status write that names one brings it back

@@ -127,7 +127,8 @@ func TestOnRecordQueuesOnlyHelmRecords(t *testing.T) {
 func TestReleasedRevisitsOnANewRelease(t *testing.T) {
 	g := NewWithT(t)
 	gv := &Governor{queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[intake.Key]()),
-		seen: map[intake.Key]time.Time{}, owner: map[intake.Key]types.NamespacedName{}, release: map[types.NamespacedName]string{}}
+		seen: map[intake.Key]time.Time{}, owner: map[intake.Key]types.NamespacedName{}, release: map[types.NamespacedName]string{},
+		health: map[types.NamespacedName]Health{}}
 	defer gv.queue.ShutDown()
 	id := types.NamespacedName{Namespace: "apps", Name: "web"}
 	k := intake.Key{GVK: deployment, Namespace: "web", Name: "web"}

@@ -25,6 +25,12 @@ type HelmDriftedInput struct {
 	ReleaseErr error
 	// ChartErr is why its chart does not render here, if it does not.
 	ChartErr error
+	// ArtifactErr is why helm-controller has no chart artifact to
+	// upgrade from, if it has none (helmlive.Stopped).
+	ArtifactErr error
+	// ValuesErr is why helm-controller cannot compose the HelmRelease's
+	// values, if it cannot (helmlive.Stopped).
+	ValuesErr error
 	// Denied are the release's objects, as Kind/namespace/name, that the
 	// HelmRelease's ServiceAccount may not dry-run or hold, and the
 	// permission it lacks.
@@ -46,7 +52,12 @@ type HelmDriftedInput struct {
 // A chart that does not render here costs the records their values
 // keys, not their hold, so the condition stays True for open drift and
 // names the chart's failure as its reason: that is what a user must fix
-// for write-back to propose anything.
+// for write-back to propose anything. Values or a chart artifact that
+// helm-controller cannot use cost neither: the changes are compared with
+// the release it last made, whose chart and values Helm's storage keeps.
+// But nothing upgrades, so a merged proposal takes no effect and no
+// record resolves until they are fixed: they are named the same way
+// (issue 19's bad input).
 func HelmDrifted(in HelmDriftedInput) *metav1.Condition {
 	switch {
 	case in.Ungoverned != nil:
@@ -83,6 +94,14 @@ func HelmDrifted(in HelmDriftedInput) *metav1.Condition {
 	case len(in.Open) > 0 && in.ChartErr != nil:
 		return conditions.TrueCondition(refluxv1.ReverseDriftedCondition, refluxv1.ChartRenderFailedReason,
 			"%s; no values key is found for them: %s", driftMessage(in.Open), in.ChartErr)
+	case len(in.Open) > 0 && in.ValuesErr != nil:
+		return conditions.TrueCondition(refluxv1.ReverseDriftedCondition, refluxv1.ValuesInvalidReason,
+			"%s; %s; compared with release %s, the hold stays and the changes are kept until the values are fixed",
+			driftMessage(in.Open), in.ValuesErr, in.Release)
+	case len(in.Open) > 0 && in.ArtifactErr != nil:
+		return conditions.TrueCondition(refluxv1.ReverseDriftedCondition, refluxv1.ArtifactUnavailableReason,
+			"%s; %s; compared with release %s, whose chart Helm's storage keeps, the hold stays and the changes are kept",
+			driftMessage(in.Open), in.ArtifactErr, in.Release)
 	case len(in.Open) > 0:
 		return conditions.TrueCondition(refluxv1.ReverseDriftedCondition, refluxv1.DriftDetectedReason, "%s", driftMessage(in.Open))
 	}
