@@ -25,15 +25,6 @@ const shapedValues = `  values:
       image: registry.invalid/reflux/sidecar:1.0.0
 `
 
-// The fields of the chart's Deployment TestChartShapesTraceOrAreRefusedByName
-// edits.
-const (
-	pullPolicy = "/spec/template/spec/containers/0/imagePullPolicy"
-	logLevel   = "/spec/template/spec/containers/0/env/0/value"
-	backendURL = "/spec/template/spec/containers/0/env/1/value"
-	sidecar    = "/spec/template/spec/containers/1/image"
-)
-
 // TestChartShapesTraceOrAreRefusedByName (issue 19 §5, against the real
 // helm-controller): alice edits, in one `kubectl edit` of the chart's
 // Deployment, a field for each shape of template. The sidecar, behind
@@ -46,6 +37,12 @@ const (
 // line would make it. Refused fields are still held and recorded: the
 // refusal is only of a line to write back.
 func TestChartShapesTraceOrAreRefusedByName(t *testing.T) {
+	const (
+		pullPolicy = "/spec/template/spec/containers/0/imagePullPolicy"
+		logLevel   = "/spec/template/spec/containers/0/env/0/value"
+		backendURL = "/spec/template/spec/containers/0/env/1/value"
+		sidecar    = "/spec/template/spec/containers/1/image"
+	)
 	g := NewWithT(t)
 	app := newApp(t, "shapes", "", shapedValues)
 	deploy := app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment)
