@@ -99,21 +99,21 @@ func TestAScaleBecomesAValuesChangeAndResolvesOnMerge(t *testing.T) {
 
 // TestARollbackAndAMemoryRaiseAlertAtTheirValuesLines (issue 19's image
 // and memory tests): alice rolls the chart's image back to another tag
-// and raises its memory request four times. The policy's defaults make
+// and raises its memory limit four times. The policy's defaults make
 // the image a high Alert and the memory a critical one; each field's
 // origin is its values line, the tag's for the image the chart builds
 // from repository and tag, and the prefilled branch that needs a
 // decision changes exactly those two lines.
 func TestARollbackAndAMemoryRaiseAlertAtTheirValuesLines(t *testing.T) {
 	g := NewWithT(t)
-	app := newApp(t, "rolled-back", "", "  values:\n    image:\n      tag: \"1.0.0\"\n    resources:\n      requests:\n"+
-		"        cpu: 10m\n        memory: 16Mi\n")
+	app := newApp(t, "rolled-back", "", "  values:\n    image:\n      tag: \"1.0.0\"\n    resources:\n      limits:\n"+
+		"        memory: 32Mi\n")
 	deploy := &appsv1.Deployment{}
 	deploy.Namespace, deploy.Name = app.Name, "app"
 	fixture.KubectlEdit(g, alice.Client, deploy, func() {
 		c := &deploy.Spec.Template.Spec.Containers[0]
 		c.Image = "registry.invalid/reflux/app:0.9.0"
-		c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
+		c.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("128Mi")
 	})
 
 	rec := app.WaitRecord(g, "Deployment", "app", fixture.All(fixture.Pushed, func(d *refluxv1.Drift) error {
@@ -129,17 +129,17 @@ func TestARollbackAndAMemoryRaiseAlertAtTheirValuesLines(t *testing.T) {
 	g.Expect(*image.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 22, Column: 12, Kind: "computed",
 		ValuesKeys: []string{"image.tag"}, Template: "templates/deployment.yaml:19",
 		Why: "the chart builds the value from image.repository+image.tag; only image.tag differs live"}))
-	memory, err := fixture.Field(rec, "/spec/template/spec/containers/0/resources/requests/memory")
+	memory, err := fixture.Field(rec, "/spec/template/spec/containers/0/resources/limits/memory")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect([]any{memory.Action, memory.Severity, memory.Rule}).To(Equal([]any{refluxv1.AlertAction, refluxv1.SeverityCritical, "default:resources"}))
-	g.Expect(*memory.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 26, Column: 17, Kind: "values",
-		ValuesKeys: []string{"resources.requests.memory"}, Template: "templates/deployment.yaml:21"}))
+	g.Expect(*memory.Origin).To(Equal(refluxv1.FieldOrigin{File: "release/release.yaml", Line: 25, Column: 17, Kind: "values",
+		ValuesKeys: []string{"resources.limits.memory"}, Template: "templates/deployment.yaml:21"}))
 	g.Expect(heldForHelm(app.Get(g, "app", &appsv1.Deployment{}))).To(BeTrue())
 
 	dir := fixture.CloneBranch(t, env, app.Repo, rec.Status.Branch)
 	g.Expect(fixture.Git(t, dir, "diff", "--name-only", "origin/main", "HEAD")).To(Equal("release/release.yaml"))
 	_, added, removed := fixture.DiffLines(fixture.Git(t, dir, "diff", "-U0", "origin/main", "HEAD"))
-	g.Expect(removed).To(Equal([]string{`      tag: "1.0.0"`, "        memory: 16Mi"}))
-	g.Expect(added).To(Equal([]string{`      tag: "0.9.0"`, "        memory: 64Mi"}))
+	g.Expect(removed).To(Equal([]string{`      tag: "1.0.0"`, "        memory: 32Mi"}))
+	g.Expect(added).To(Equal([]string{`      tag: "0.9.0"`, "        memory: 128Mi"}))
 	app.Consistent(t, g)
 }
