@@ -224,6 +224,13 @@ func (w walk) decide(ctx context.Context, det *release.Detector, snap reverse.Sn
 	if err != nil {
 		return decide.Decision{}, fmt.Errorf("comparing with release %s: %w", ref.Release, err)
 	}
+	if rec == nil && len(res.Fields) > 0 && w.upgrading(res.Fields) {
+		// helm-controller applies a release newer than the one its status
+		// names yet: an upgrade in flight, not drift. Its status write
+		// brings every object of the release back (Released), to be
+		// compared with that release.
+		return decide.Decision{Why: "helm-controller is applying a newer release"}, nil
+	}
 	origins, ownerFile := w.origins(snap, rel, want, res.Fields)
 	obs := observe.Observe(observe.Input{Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: in.Revision,
 		Live: w.live, Desired: want, Result: drift.Result{Fields: res.Fields}, Classifier: snap.Gov.Classifier,
@@ -242,6 +249,25 @@ func (w walk) decide(ctx context.Context, det *release.Detector, snap reverse.Sn
 	}
 	return decide.Decide(in), nil
 }
+
+// upgrading reports whether helm-controller owns, live, the fields found
+// to differ from the latest release it names, and no writer whose writes
+// can be drift owns any: its upgrade writes the new release's objects
+// before it records the release in the HelmRelease's status, and that
+// window must not read as a person's drift (issue 19). A field a person
+// removed is owned by nobody, and counts for neither.
+func (w walk) upgrading(fields []drift.Field) bool {
+	pointers := make([]string, 0, len(fields))
+	for _, f := range fields {
+		pointers = append(pointers, f.Pointer)
+	}
+	flux, writer, err := w.g.opts.Owners.FieldOwners(w.live, pointers)
+	return err == nil && upgradeInFlight(flux, writer)
+}
+
+// upgradeInFlight is upgrading's rule: the differing fields are
+// helm-controller's and no one else's.
+func upgradeInFlight(helmOwned, writerOwned bool) bool { return helmOwned && !writerOwned }
 
 // attribute names the person behind a field's write from the audit log.
 func (w walk) attribute() observe.Attributor {

@@ -284,3 +284,25 @@ func TestAReleaseIsWalkedOnlyByItsClustersGovernor(t *testing.T) {
 		})
 	}
 }
+
+// TestUpgradeInFlight: fields that differ from the release
+// helm-controller names are an upgrade in flight only when helm-controller
+// owns them live and no writer whose writes can be drift owns any.
+func TestUpgradeInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		helm, writer    bool
+		upgradeInFlight bool
+	}{
+		{name: "helm-controller's alone", helm: true, upgradeInFlight: true},
+		{name: "a person's alone"},
+		{name: "both", helm: true, writer: true},
+		{name: "nobody's: a field a person removed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := upgradeInFlight(tc.helm, tc.writer); got != tc.upgradeInFlight {
+				t.Fatalf("upgradeInFlight = %v, want %v", got, tc.upgradeInFlight)
+			}
+		})
+	}
+}
