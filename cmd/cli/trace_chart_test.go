@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -24,6 +26,20 @@ func TestTraceChart(t *testing.T) {
 			{"/spec/replicas", "3", "replicaCount", hrFile + ":25:19", "templates/deployment.yaml:6"},
 		}), out)
 		g.Expect(out).To(HavePrefix("# apps/v1/Deployment/web/web, as the chart renders it\n"))
+	})
+	t.Run("a packaged chart traces as its folder does", func(t *testing.T) {
+		g := NewWithT(t)
+		ch, err := loader.Load(chartDir)
+		g.Expect(err).NotTo(HaveOccurred())
+		tgz, err := chartutil.Save(ch, t.TempDir())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(tgz).To(HaveSuffix(".tgz"))
+		out, err := runTraceCmd("--chart", tgz, "--helmrelease", hrFile+"#web", "Deployment/web/web", "/spec/replicas")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(columns(out)).To(Equal([][]string{
+			{"FIELD", "VALUE", "VALUES KEY", "ORIGIN", "TEMPLATE"},
+			{"/spec/replicas", "3", "replicaCount", hrFile + ":25:19", "templates/deployment.yaml:6"},
+		}), out)
 	})
 	t.Run("a literal's line is where the YAML puts it, not the first line with its text", func(t *testing.T) {
 		g := NewWithT(t)
