@@ -2,11 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 )
 
 // TestTraceChart traces fields a chart renders for a HelmRelease offline:
