@@ -20,6 +20,14 @@ func (in *Intake) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructur
 	if !in.Governs(owner) {
 		return
 	}
+	if old != nil && old.GetUID() != "" && cur.GetUID() != old.GetUID() {
+		// Deleted and created again while the watch was away: an
+		// informer that lists again after a gap (an apiserver restart,
+		// 410 Gone) sees one object under the name, and reports an
+		// update. The deletion is decided as if the watch had seen it.
+		in.OnLiveDelete(gvk, old)
+		return
+	}
 	c := Change{Owner: owner, Object: ObjectRef(gvk, cur), Seen: seen, Benign: true}
 	if old != nil {
 		c.From = old.GetResourceVersion()

@@ -119,3 +119,38 @@ func TestOnLiveAddTakesWhatRefluxHolds(t *testing.T) {
 		})
 	}
 }
+
+// TestAnUpdateToAnotherUIDIsADeletion: an informer that lists again
+// after a gap in its watch reports an object deleted and created again
+// meanwhile as an update, from the old object to the new one. The
+// deletion is queued as the watch would have queued it, with the old
+// object; the recreated object is Flux's and needs nothing more.
+func TestAnUpdateToAnotherUIDIsADeletion(t *testing.T) {
+	g := NewWithT(t)
+	owner := types.NamespacedName{Namespace: "flux-system", Name: "podinfo"}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	in := newTestIntake(t, time.Now())
+	in.govern(owner, nil)
+	object := func(uid string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"data": map[string]any{"mode": "git"}}}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("apps")
+		u.SetName("web")
+		u.SetUID(types.UID(uid))
+		u.SetLabels(map[string]string{"kustomize.toolkit.fluxcd.io/name": owner.Name, "kustomize.toolkit.fluxcd.io/namespace": owner.Namespace})
+		return u
+	}
+	old, cur := object("first"), object("second")
+	in.OnLiveUpdate(gvk, old, cur, time.Now())
+	c, queued := in.pending[KeyOf(gvk, cur)]
+	g.Expect(queued).To(BeTrue())
+	g.Expect(c.Deleted).NotTo(BeNil(), "decided as a deletion")
+	g.Expect(string(c.Deleted.GetUID())).To(Equal("first"), "of the object that went")
+
+	same := object("second")
+	in = newTestIntake(t, time.Now())
+	in.govern(owner, nil)
+	in.OnLiveUpdate(gvk, cur, same, time.Now())
+	c = in.pending[KeyOf(gvk, same)]
+	g.Expect(c.Deleted).To(BeNil(), "the same object, updated")
+}
