@@ -12,38 +12,28 @@ import (
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/fleet"
-	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/helmlive"
-	"github.com/reflux-dev/reflux/reverse/owed"
 	"github.com/reflux-dev/reflux/reverse/record"
 )
 
 // HelmEngine is the engine of a remote cluster HelmReleases install in
-// through spec.kubeConfig, and its Helm-labelled watches there. The
-// Kustomizations that apply those HelmReleases stay the hub engine's.
+// through spec.kubeConfig, with its Helm-labelled watches there as the
+// Engine's Watcher. The Kustomizations that apply those HelmReleases stay
+// the hub engine's. It is a fleet.Engine as Engine is, but for Forget.
 type HelmEngine struct {
-	Governor *governor.Governor
-	Watcher  *Watcher
+	Engine
 	// Verifier renders values changes with the cluster's Helm storage.
 	Verifier helmlive.Verifier
 }
 
 // Forget ends the engine's watches of a HelmRelease's objects
-// (fleet.Engine). Its records' holds stay, as in the hub: they are let go
-// of when a record is dismissed or closed.
+// (fleet.Engine), where Engine's would end a Kustomization's governance.
+// Its records' holds stay, as in the hub: they are let go of when a
+// record is dismissed or closed.
 func (e *HelmEngine) Forget(_ context.Context, id types.NamespacedName) {
 	e.Watcher.Forget(id)
 	e.Governor.Released(id, nil)
 }
-
-// Owing is how many holds the engine still owes a release (fleet.Engine).
-func (e *HelmEngine) Owing() int { return e.Governor.Owing() }
-
-// Owed lists the releases the engine owes (fleet.Engine).
-func (e *HelmEngine) Owed() []owed.Release { return e.Governor.Owed() }
-
-// Owe takes over releases a predecessor owed (fleet.Engine).
-func (e *HelmEngine) Owe(rs ...owed.Release) { e.Governor.Owe(rs...) }
 
 // HelmRemoteEngines are the engines of the remote clusters governed
 // HelmReleases install in (reverse/fleet.Fleet, one of its own: a

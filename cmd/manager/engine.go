@@ -242,7 +242,7 @@ func (e *engines) remoteHelm(ctx context.Context, c fleet.Cluster) (*controllers
 		helm.Stop()
 	}()
 	helm.OnAccessChange(e.helmNotify.Send)
-	return &controllers.HelmEngine{Governor: gov, Watcher: helm, Verifier: e.verifier(side)}, nil
+	return &controllers.HelmEngine{Engine: controllers.Engine{Governor: gov, Watcher: helm}, Verifier: e.verifier(side)}, nil
 }
 
 // remoteSide connects to a remote cluster: nothing in it waits on the

@@ -7,6 +7,7 @@ import (
 
 	runtimectrl "github.com/fluxcd/pkg/runtime/controller"
 	"github.com/fluxcd/pkg/runtime/metrics"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -64,16 +65,18 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 	if err != nil {
 		return nil, fmt.Errorf("creating the workload identity client: %w", err)
 	}
-	remote := fleet.New(mgr.GetAPIReader(), engines.remote, fleet.Options{KubeConfig: opts.KubeConfig,
-		WorkloadIdentity: fleet.WorkloadIdentity{Client: identityClient, Cache: opts.TokenCache},
-		ProbeInterval:    opts.ClusterProbeInterval, Notify: notify.Send, Log: opts.Log.WithName("fleet")})
+	// Both fleets follow kubeconfigs as Flux does, and tell their own
+	// reconciler of a cluster that stopped or started answering.
+	fleetOptions := func(notify func(types.NamespacedName), name string) fleet.Options {
+		return fleet.Options{KubeConfig: opts.KubeConfig, WorkloadIdentity: fleet.WorkloadIdentity{Client: identityClient, Cache: opts.TokenCache},
+			ProbeInterval: opts.ClusterProbeInterval, Notify: notify, Log: opts.Log.WithName(name)}
+	}
+	remote := fleet.New(mgr.GetAPIReader(), engines.remote, fleetOptions(notify.Send, "fleet"))
 	starts := []func(context.Context) error{gov.Start, notify.Start, remote.Start}
 	if helmWatcher != nil {
 		// HelmReleases that install into remote clusters have a fleet of
 		// their own: a Kustomization and a HelmRelease may share a name.
-		engines.helmRemote = fleet.New(mgr.GetAPIReader(), engines.remoteHelm, fleet.Options{KubeConfig: opts.KubeConfig,
-			WorkloadIdentity: fleet.WorkloadIdentity{Client: identityClient, Cache: opts.TokenCache},
-			ProbeInterval:    opts.ClusterProbeInterval, Notify: engines.helmNotify.Send, Log: opts.Log.WithName("helm-fleet")})
+		engines.helmRemote = fleet.New(mgr.GetAPIReader(), engines.remoteHelm, fleetOptions(engines.helmNotify.Send, "helm-fleet"))
 		starts = append(starts, engines.helmRemote.Start)
 	}
 	for _, r := range append(starts, func(ctx context.Context) error {
