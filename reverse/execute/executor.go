@@ -158,6 +158,10 @@ func (x *Executor) WithRecord(ctx context.Context, p *Plan, fn func(rec *refluxv
 		if err != nil {
 			return err
 		}
+		// Every decision, also one that writes nothing, so that a change
+		// that left no record can be followed at debug level.
+		x.opts.Log.V(1).Info("decided", "record", p.Name, "object", p.object(), "action", string(d.Action),
+			"hold", d.Hold, "why", d.Why, "attempt", attempt)
 		err = x.apply(ctx, p, d)
 		if !raced(err) || attempt == maxAttempts {
 			return err

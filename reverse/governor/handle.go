@@ -56,6 +56,9 @@ func (gv *Governor) Handle(ctx context.Context, k intake.Key, c intake.Change, r
 			_, err := gv.deletion(ctx, k, c)
 			return err
 		}
+		if c.Deleted == nil && !resync {
+			gv.opts.Log.V(1).Info("gone, and no deletion to decide", "object", k.String(), "owner", c.Owner.String())
+		}
 		return gv.gone(ctx, k, c)
 	}
 	owner := intake.OwnerOf(live)
@@ -253,6 +256,7 @@ func (gv *Governor) gone(ctx context.Context, k intake.Key, c intake.Change) err
 // It reports whether the change was kept for later.
 func (gv *Governor) deletion(ctx context.Context, k intake.Key, c intake.Change) (bool, error) {
 	kept, err := gv.decideDeletion(ctx, k, c)
+	gv.opts.Log.V(1).Info("deletion looked at", "object", k.String(), "uid", c.Deleted.GetUID(), "kept", kept, "error", err)
 	if !kept {
 		// Decided (or given up): the next deletion of this object waits
 		// for the audit log afresh.

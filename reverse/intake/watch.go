@@ -99,9 +99,11 @@ func (in *Intake) classify(c *Change, writers []metav1.ManagedFieldsEntry) {
 func (in *Intake) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.Unstructured) {
 	owner := OwnerOf(last)
 	if !in.Governs(owner) {
+		in.opts.Log.V(1).Info("deleted, not governed here", "object", KeyOf(gvk, last).String(), "owner", owner.String())
 		in.enqueue(KeyOf(gvk, last), Change{Owner: owner, Object: ObjectRef(gvk, last)})
 		return
 	}
+	in.opts.Log.V(1).Info("deleted", "object", KeyOf(gvk, last).String(), "uid", last.GetUID())
 	in.enqueue(KeyOf(gvk, last), Change{Owner: owner, Object: ObjectRef(gvk, last), Seen: in.now(), Deleted: last})
 }
 
