@@ -92,8 +92,13 @@ type Input struct {
 	Upgrade string
 	// Owners says who owns the record's fields live now, from
 	// managedFields (drift.FieldOwners). See LostToFlux. It and
-	// FluxApplied are read only when the object no longer drifts.
+	// FluxApplied are read only when some of the record's fields no longer
+	// drift, and are about those.
 	Owners Owners
+	// Merged says whether the applied revision declares the value a field
+	// of the record saw live (Declares, field by field); nil when none
+	// does. See Carry.
+	Merged func(refluxv1.DriftField) bool
 	// Revision is the applied revision the object was evaluated against,
 	// for how a record closes; "" when not evaluated.
 	Revision string
@@ -201,10 +206,30 @@ func decideObject(in Input) Decision {
 	if !in.Evaluated {
 		return finishRelease(in, Decision{Why: "not evaluated against the applied revision"}, finish)
 	}
+	merged := in.Merged
+	if merged == nil {
+		merged = func(refluxv1.DriftField) bool { return false }
+	}
+	carried := Carry(rec, in.Observation, merged, rec != nil && LostToFlux(rec, in.Owners, in.FluxApplied))
+	in.Observation = carried.Observation
 	if len(in.Observation.Fields) == 0 {
 		return settle(in, heldByUs, finish)
 	}
-	return drifted(in, heldByUs, finish)
+	in.Observation.Fields = append(append([]refluxv1.DriftField(nil), in.Observation.Fields...), carried.Fields...)
+	d := drifted(in, heldByUs, finish)
+	if carried.Lost && d.Record != nil && rec != nil {
+		// Held again for a newer field, the record still keeps evidence
+		// of a change Flux undid: it says so as long as it does.
+		if lost := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.LostLiveCondition); lost != nil &&
+			!apimeta.IsStatusConditionTrue(d.Record.Status.Conditions, refluxv1.LostLiveCondition) {
+			apimeta.SetStatusCondition(&d.Record.Status.Conditions, *lost)
+			d.WriteStatus = true
+			if d.Action == Keep {
+				d.Action = Update
+			}
+		}
+	}
+	return d
 }
 
 // finishRelease finishes the release of a closed record whose earlier

@@ -76,12 +76,13 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 	dIn.Revision = snap.Revision()
 	if in.Record != nil {
 		dIn.Declared = decide.Declares(want, in.Record.Spec.Fields)
-		if len(obs.Observation.Fields) == 0 {
-			// Who put Git's values back matters only once nothing drifts
-			// (decide.LostToFlux): the managedFields are read again only
-			// then.
+		dIn.Merged = func(f refluxv1.DriftField) bool { return decide.Declares(want, []refluxv1.DriftField{f}) }
+		if absent := absentFields(in.Record.Spec.Fields, obs.Observation.Fields); len(absent) > 0 {
+			// Who put Git's values back matters only for the record's
+			// fields that no longer drift (decide.LostToFlux, decide.Carry):
+			// the managedFields are read again only then.
 			dIn.FluxApplied = LastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
-			dIn.Owners = e.owners(in.Live, in.Record)
+			dIn.Owners = e.owners(in.Live, absent)
 		}
 	}
 	return Result{Decision: decide.Decide(dIn), Clean: len(obs.Observation.Fields) == 0,
@@ -92,16 +93,28 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 // leave it unknown, and LostToFlux then goes by time alone; the dry run
 // has already parsed them, so they are readable here unless it was
 // skipped.
-func (e *Evaluator) owners(live *unstructured.Unstructured, rec *refluxv1.Drift) decide.Owners {
-	pointers := make([]string, 0, len(rec.Spec.Fields))
-	for _, f := range rec.Spec.Fields {
-		pointers = append(pointers, f.Pointer)
-	}
+func (e *Evaluator) owners(live *unstructured.Unstructured, pointers []string) decide.Owners {
 	flux, writer, err := e.opts.Detector.FieldOwners(live, pointers)
 	if err != nil {
 		return decide.Owners{}
 	}
 	return decide.Owners{Flux: flux, Writer: writer}
+}
+
+// absentFields returns the pointers of a record's fields that an
+// observation no longer finds.
+func absentFields(recorded, found []refluxv1.DriftField) []string {
+	now := make(map[string]bool, len(found))
+	for _, f := range found {
+		now[f.Pointer] = true
+	}
+	var out []string
+	for _, f := range recorded {
+		if !now[f.Pointer] {
+			out = append(out, f.Pointer)
+		}
+	}
+	return out
 }
 
 // LastWrite is the time of the latest managedFields entry of a manager

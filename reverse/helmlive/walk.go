@@ -240,6 +240,7 @@ func (w walk) decide(ctx context.Context, det *release.Detector, snap reverse.Sn
 	in.Observation, in.WantHold, in.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
 	if rec != nil {
 		in.Declared = decide.Declares(want, rec.Spec.Fields)
+		in.Merged = func(f refluxv1.DriftField) bool { return decide.Declares(want, []refluxv1.DriftField{f}) }
 		if len(res.Fields) == 0 {
 			// Who put the chart's values back matters only once nothing
 			// drifts (decide.LostToFlux).

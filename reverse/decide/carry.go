@@ -1,0 +1,97 @@
+package decide
+
+import (
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// A field stays on an open record from the moment it is seen diverging
+// until Git declares its live value (merged), a person puts Git's value
+// back, or the record closes. Flux undoing it never takes it off: the
+// record is then the only evidence of the change (issue 22, the soak's
+// "record has no field"). Without this, an object that drifted in field
+// A, lost A to Flux's in-flight apply, and then drifted in field B,
+// recorded B alone.
+//
+// The other half: once the proposal carrying such a lost field is
+// merged, Git declares the value the record saw, while the live object
+// (held for another field, so Flux does not apply) still has Git's old
+// one. That is the merge waiting for Flux, not a new drift the other way,
+// and proposing it would undo the merge.
+
+// Carried is what an evaluation keeps of an open record's earlier fields.
+type Carried struct {
+	// Observation is the evaluation's observation without the fields
+	// that only wait for Flux to apply a merged proposal.
+	Observation record.Observation
+	// Fields are the record's fields the observation lacks that stay on
+	// it: lost to Flux and not merged, or merged and not applied yet.
+	Fields []refluxv1.DriftField
+	// Lost is true when one of Fields is evidence of a change Flux undid.
+	Lost bool
+}
+
+// Carry decides which of an open record's fields survive an evaluation
+// that does not find them, and takes out of the observation what only
+// waits on Flux. merged says whether Git declares a record field's live
+// value (see Declares); lost whether Flux's apply, rather than a person,
+// took the record's absent fields off the live object (see LostToFlux).
+func Carry(rec *refluxv1.Drift, obs record.Observation, merged func(refluxv1.DriftField) bool, lost bool) Carried {
+	out := Carried{Observation: obs}
+	if rec == nil || !record.IsOpen(rec) || rec.Status.State == refluxv1.DriftPending || len(rec.Spec.Fields) == 0 {
+		return out
+	}
+	prev := make(map[string]refluxv1.DriftField, len(rec.Spec.Fields))
+	for _, f := range rec.Spec.Fields {
+		prev[f.Pointer] = f
+	}
+	kept := make([]refluxv1.DriftField, 0, len(obs.Fields))
+	seen := map[string]bool{}
+	for _, f := range obs.Fields {
+		if p, ok := prev[f.Pointer]; ok && awaitsFlux(p, f) {
+			continue // carried below, as a field the observation lacks
+		}
+		kept = append(kept, f)
+		seen[f.Pointer] = true
+	}
+	out.Observation.Fields = kept
+	// The record's change could have been undone by Flux rather than a
+	// person: it was never held, its hold was lost, or Flux wrote the
+	// object after the change.
+	undoneByFlux := rec.Status.HeldSince == nil || apimeta.IsStatusConditionTrue(rec.Status.Conditions, refluxv1.LostLiveCondition) || lost
+	for _, p := range rec.Spec.Fields {
+		if seen[p.Pointer] {
+			continue
+		}
+		switch {
+		case merged(p):
+			if waiting(p, obs.Fields) {
+				out.Fields = append(out.Fields, p)
+			}
+		case undoneByFlux:
+			out.Fields = append(out.Fields, p)
+			out.Lost = true
+		}
+	}
+	return out
+}
+
+// awaitsFlux reports whether f, found live, is the record's field p the
+// other way round: Git now declares what p saw live, and the live object
+// still has what Git declared then.
+func awaitsFlux(p, f refluxv1.DriftField) bool {
+	return f.GitValue == p.LiveValue && f.LiveValue == p.GitValue && (p.LiveValue != "" || p.GitValue != "")
+}
+
+// waiting reports whether the observation found p waiting for Flux to
+// apply its merged value.
+func waiting(p refluxv1.DriftField, found []refluxv1.DriftField) bool {
+	for _, f := range found {
+		if f.Pointer == p.Pointer {
+			return awaitsFlux(p, f)
+		}
+	}
+	return false
+}

@@ -1,0 +1,117 @@
+package decide
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+)
+
+// key is a Merge flag like the soak's: a data key Git does not declare.
+func key(k, live string) refluxv1.DriftField {
+	return refluxv1.DriftField{Pointer: "/data/" + k, ChangeType: refluxv1.ChangeAdd, LiveValue: live,
+		Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, FluxReverts: true}
+}
+
+// awaiting is key k once Git declares it and the held live object still
+// lacks it.
+func awaiting(k, value string) refluxv1.DriftField {
+	return refluxv1.DriftField{Pointer: "/data/" + k, ChangeType: refluxv1.ChangeRemove, GitValue: value,
+		Action: refluxv1.MergeAction, Severity: refluxv1.SeverityLow, FluxReverts: true}
+}
+
+func pointers(fs []refluxv1.DriftField) []string {
+	out := []string{}
+	for _, f := range fs {
+		out = append(out, f.Pointer)
+	}
+	return out
+}
+
+func lostLive(d *refluxv1.Drift) {
+	d.Status.HeldSince = nil
+	apimeta.SetStatusCondition(&d.Status.Conditions, metav1.Condition{Type: refluxv1.LostLiveCondition,
+		Status: metav1.ConditionTrue, Reason: refluxv1.OverwrittenByFluxReason, Message: "lost"})
+}
+
+func TestCarry(t *testing.T) {
+	heldA := recorded(t0, true, key("A", `"a"`))
+	lostA := with(heldA, lostLive)
+	unheldA := recorded(t0, false, key("A", `"a"`))
+	pending := with(heldA, func(d *refluxv1.Drift) { d.Status.State = refluxv1.DriftPending })
+	dismissed := with(lostA, func(d *refluxv1.Drift) { d.Status.State = refluxv1.DriftDismissed })
+	none := func(refluxv1.DriftField) bool { return false }
+	all := func(refluxv1.DriftField) bool { return true }
+
+	cases := []struct {
+		name     string
+		rec      *refluxv1.Drift
+		found    []refluxv1.DriftField
+		merged   func(refluxv1.DriftField) bool
+		lost     bool
+		wantObs  []string
+		carried  []string
+		wantLost bool
+	}{
+		{name: "a held field a person took back is dropped", rec: heldA, found: []refluxv1.DriftField{key("B", `"b"`)},
+			merged: none, wantObs: []string{"/data/B"}, carried: []string{}},
+		{name: "a held field Flux's in-flight apply took is kept", rec: heldA, found: []refluxv1.DriftField{key("B", `"b"`)},
+			merged: none, lost: true, wantObs: []string{"/data/B"}, carried: []string{"/data/A"}, wantLost: true},
+		{name: "a field lost over its hold is kept when another drifts", rec: lostA, found: []refluxv1.DriftField{key("B", `"b"`)},
+			merged: none, wantObs: []string{"/data/B"}, carried: []string{"/data/A"}, wantLost: true},
+		{name: "an unheld field Flux reverted is kept", rec: unheldA, found: []refluxv1.DriftField{key("B", `"b"`)},
+			merged: none, wantObs: []string{"/data/B"}, carried: []string{"/data/A"}, wantLost: true},
+		{name: "a lost field Git declares and Flux applied is done", rec: lostA, found: []refluxv1.DriftField{key("B", `"b"`)},
+			merged: all, wantObs: []string{"/data/B"}, carried: []string{}},
+		{name: "a merged field the held object lacks waits for Flux, not a removal",
+			rec: lostA, found: []refluxv1.DriftField{awaiting("A", `"a"`), key("B", `"b"`)},
+			merged: all, wantObs: []string{"/data/B"}, carried: []string{"/data/A"}},
+		{name: "nothing but the merge waiting for Flux", rec: lostA, found: []refluxv1.DriftField{awaiting("A", `"a"`)},
+			merged: all, wantObs: []string{}, carried: []string{"/data/A"}},
+		{name: "another value than the record saw is drift", rec: lostA, found: []refluxv1.DriftField{awaiting("A", `"z"`)},
+			merged: none, wantObs: []string{"/data/A"}, carried: []string{}},
+		{name: "a pending record's fields are the render's to fill", rec: pending, found: []refluxv1.DriftField{key("B", `"b"`)},
+			merged: none, lost: true, wantObs: []string{"/data/B"}, carried: []string{}},
+		{name: "a closed record carries nothing", rec: dismissed, found: []refluxv1.DriftField{key("B", `"b"`)},
+			merged: none, wantObs: []string{"/data/B"}, carried: []string{}},
+		{name: "no record", found: []refluxv1.DriftField{key("B", `"b"`)}, merged: none, wantObs: []string{"/data/B"}, carried: []string{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got := Carry(tc.rec, observed(t0, tc.found...), tc.merged, tc.lost)
+			g.Expect(pointers(got.Observation.Fields)).To(Equal(tc.wantObs))
+			g.Expect(pointers(got.Fields)).To(Equal(tc.carried))
+			g.Expect(got.Lost).To(Equal(tc.wantLost))
+		})
+	}
+}
+
+// TestDecideKeepsEvidenceFluxUndid is the soak's sequence: A held, lost
+// to Flux's in-flight apply, then B drifts and is held; the proposal
+// carries both, is merged, and the record resolves without proposing
+// A's removal while the held object still lacks it.
+func TestDecideKeepsEvidenceFluxUndid(t *testing.T) {
+	g := NewWithT(t)
+	lostA := with(recorded(t0, true, key("A", `"a"`)), lostLive)
+
+	d := Decide(Input{Name: name, Record: lostA, Live: held, Evaluated: true, WantHold: true,
+		Observation: observed(t0.Add(time.Minute), key("B", `"b"`)), Now: t0.Add(time.Minute)})
+	g.Expect(d.Action).To(Equal(Update))
+	g.Expect(pointers(d.Record.Spec.Fields)).To(ConsistOf("/data/A", "/data/B"))
+	g.Expect(apimeta.IsStatusConditionTrue(d.Record.Status.Conditions, refluxv1.LostLiveCondition)).To(BeTrue(),
+		"A is still only evidence")
+	both := d.Record
+
+	// Both merged: Git declares A and B; the held object has B, not A.
+	merged := Decide(Input{Name: name, Record: both, Live: held, Evaluated: true, Declared: true,
+		Merged:      func(refluxv1.DriftField) bool { return true },
+		Observation: observed(t0.Add(2*time.Minute), awaiting("A", `"a"`)), Now: t0.Add(2 * time.Minute)})
+	g.Expect(merged.Action).To(Equal(Resolve), merged.Why)
+	g.Expect(merged.Closed.Reason).To(Equal(refluxv1.ClosedMergedReason))
+	g.Expect(merged.Hold).To(Equal(Release), "released, so that Flux applies A")
+}
