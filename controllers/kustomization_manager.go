@@ -138,8 +138,9 @@ func (r *KustomizationReconciler) optedIn(ctx context.Context, namespace string,
 const reportDelay = time.Second
 
 // recordHandler reports record changes to the reconciler, coalesced, and
-// hands to the engine at once a record a user dismissed or deleted, and
-// one reflux did not write (which the engine deletes).
+// hands to the engine at once a record a user dismissed or deleted, one
+// reflux did not write (which the engine deletes), and a deletion still
+// Pending.
 // The engine is the one governing the record's Kustomization: a remote
 // cluster's holds are released there.
 func recordHandler(engineOf func(types.NamespacedName) *Engine, delay time.Duration) handler.TypedEventHandler[client.Object, reconcile.Request] {
@@ -150,7 +151,10 @@ func recordHandler(engineOf func(types.NamespacedName) *Engine, delay time.Durat
 		}
 		name, ns := d.Labels[record.KustomizationNameLabel], d.Labels[record.KustomizationNamespaceLabel]
 		id := types.NamespacedName{Namespace: ns, Name: name}
-		if gov := engineOf(id).Governor; decide.DismissRequested(d) || !gov.IsSealed(d) {
+		if gov := engineOf(id).Governor; decide.DismissRequested(d) || !gov.IsSealed(d) || decide.PendingDeletion(d) {
+			// A deletion written down as Pending is decided again: the
+			// leader that wrote it may have died before its render
+			// landed, and the object may be live again.
 			gov.OnRecord(d)
 		}
 		if name == "" || ns == "" {

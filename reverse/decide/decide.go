@@ -192,9 +192,11 @@ func decideObject(in Input) Decision {
 		if rec != nil && !rec.DeletionTimestamp.IsZero() && rec.Status.State == refluxv1.DriftDismissed {
 			return Decision{Action: Finalize, Record: rec, Why: "the object is gone"}
 		}
-		if rec != nil && record.IsOpen(rec) && rec.Status.State == refluxv1.DriftPending {
+		if rec != nil && record.IsOpen(rec) && rec.Status.State == refluxv1.DriftPending && !PendingDeletion(rec) {
 			// Flux pruned it, or its deletion is recorded apart: the change
-			// written to it is moot.
+			// written to it is moot. A deletion written down as Pending is
+			// what this is: only its render can close it (a prune), as
+			// the governor's deletion path does.
 			return Decision{Action: Resolve, Record: rec, Why: "pending, and the object is gone",
 				Closed: Closure(refluxv1.ClosedNoDriftReason, "the object is gone: nothing of the change is left to evaluate", "", in.Now)}
 		}

@@ -223,3 +223,22 @@ func TestPendingDeletion(t *testing.T) {
 	g.Expect(pendingDeletion.Spec.LastModifier.User).To(Equal("alice"))
 	g.Expect(pendingDeletion.Status.HeldSince).To(BeNil(), "nothing to hold")
 }
+
+// TestAPendingDeletionOfAGoneObjectStaysOpen: a look at an object that is
+// gone, with nothing said of its deletion (a change queued without the
+// deleted object), closes a pending edit, whose change is moot, but not a
+// pending deletion, which is that very fact: only its render tells a
+// prune (the governor's deletion path), and closing it here lost the
+// deletion for good once Flux recreated the object.
+func TestAPendingDeletionOfAGoneObjectStaysOpen(t *testing.T) {
+	g := NewWithT(t)
+	at := metav1.NewTime(t0)
+	deletion := pendingIn(t0, nil, Live{}, false)
+	deletion.Writer = &refluxv1.Modifier{Operation: refluxv1.DeleteOperation, User: "alice", Time: &at}
+	d := Decide(Input{Name: name, Record: Pending(deletion).Record, Live: Live{}, Now: t0.Add(time.Minute)})
+	g.Expect(d.Action).To(Equal(Keep), d.Why)
+
+	edit := Pending(pendingIn(t0, nil, unheld, true, `"true"`)).Record
+	d = Decide(Input{Name: name, Record: edit, Live: Live{}, Now: t0.Add(time.Minute)})
+	g.Expect(d.Action).To(Equal(Resolve), "a pending edit of a gone object is moot")
+}

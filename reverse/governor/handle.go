@@ -316,6 +316,13 @@ func (gv *Governor) pendingDeletion(ctx context.Context, k intake.Key, c intake.
 	if deleter.Flux || !governed {
 		return nil
 	}
+	return gv.writePendingDeletion(ctx, k, c, snap, deleter)
+}
+
+// writePendingDeletion writes a deletion down as a Pending record, with
+// the deleter the audit log named (none when it has not yet).
+func (gv *Governor) writePendingDeletion(ctx context.Context, k intake.Key, c intake.Change, snap reverse.Snapshot,
+	deleter reverse.Deleter) error {
 	p := planFor(snap.Gov, c, intake.ObjectRef(k.GVK, c.Deleted))
 	at := metav1.NewTime(c.Seen)
 	if c.Seen.IsZero() {

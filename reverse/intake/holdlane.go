@@ -22,12 +22,13 @@ import (
 // again, so the live lane evaluates it with the hold in its cache, and
 // releases a hold that the evaluation does not keep.
 
-// Preholder holds a queued live change's object before it is evaluated
-// (the governor).
+// Preholder holds a queued live change's object before it is evaluated,
+// or writes a queued deletion down (the governor).
 type Preholder interface {
 	// Prehold holds the object of a change, as its record will name it,
-	// when it may be held and nothing else decides it now. It reports
-	// whether it held it.
+	// when it may be held and nothing else decides it now, or writes a
+	// deletion down as a Pending record. It reports whether it held or
+	// wrote.
 	Prehold(ctx context.Context, k Key, c Change) (bool, error)
 }
 
@@ -40,10 +41,28 @@ const DefaultHoldAfter = 500 * time.Millisecond
 // queueHold asks the hold lane to look at a change Flux would revert
 // once it has waited HoldAfter. Called with in.mu held.
 func (in *Intake) queueHold(k Key, c Change) {
-	if in.opts.Preholder == nil || !c.Reverted || c.Held || c.Deleted != nil || c.Audited != nil {
+	if in.opts.Preholder == nil || !laneDue(c) {
 		return
 	}
 	in.holds.AddAfter(k, in.opts.HoldAfter)
+}
+
+// laneDue reports whether the hold lane acts on a change that has waited:
+// one Flux would revert that nothing holds yet, or a deletion. Nothing is
+// left to hold of a deleted object, and Flux recreates it at its next
+// reconcile, after which no watch and no resync can tell it was ever
+// gone: the lane writes the deletion down as a Pending record instead,
+// so that a leader that dies before its turn does not lose it (the soak
+// lost deletions a killed leader had seen, when the next leaders were
+// processes started after them, whose audit stores knew nothing).
+func laneDue(c Change) bool {
+	switch {
+	case c.Audited != nil:
+		return false
+	case c.Deleted != nil:
+		return true
+	}
+	return c.Reverted && !c.Held
 }
 
 // holdDue returns the change of k if the hold lane should hold it: still
@@ -53,7 +72,7 @@ func (in *Intake) holdDue(k Key) (Change, bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	c, queued := in.pending[k]
-	if _, taken := in.inflight[k]; !queued || taken || !c.Reverted || c.Held || c.Deleted != nil || c.Audited != nil {
+	if _, taken := in.inflight[k]; !queued || taken || !laneDue(c) {
 		return Change{}, false
 	}
 	if e := in.entries[c.Owner]; e != nil {
@@ -112,7 +131,7 @@ func (in *Intake) processHold(ctx context.Context) bool {
 		in.opts.Log.Error(err, "holding a queued change ahead of its evaluation", "object", k.String())
 		return true
 	}
-	if held {
+	if held && c.Deleted == nil {
 		in.markHeld(k)
 	}
 	return true

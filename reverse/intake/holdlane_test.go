@@ -11,6 +11,8 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/reflux-dev/reflux/reverse"
 )
 
 func TestHoldDue(t *testing.T) {
@@ -31,8 +33,12 @@ func TestHoldDue(t *testing.T) {
 		{name: "a writer Flux leaves alone", pending: &Change{Owner: owner, Seen: t0}},
 		{name: "held already", pending: &Change{Owner: owner, Seen: t0, Reverted: true, Held: true}},
 		{name: "the tenant may not act on it", pending: &edit, denied: true},
-		{name: "a deletion: nothing left to hold", pending: &Change{Owner: owner, Seen: t0, Reverted: true,
-			Deleted: &unstructured.Unstructured{}}},
+		{name: "a deletion: nothing to hold, but written down", pending: &Change{Owner: owner, Seen: t0,
+			Deleted: &unstructured.Unstructured{}}, want: true},
+		{name: "a deletion a live worker took", pending: &Change{Owner: owner, Seen: t0,
+			Deleted: &unstructured.Unstructured{}}, inflight: true},
+		{name: "an audited Secret write: nothing to hold", pending: &Change{Owner: owner, Seen: t0, Reverted: true,
+			Audited: &reverse.AuditedWrite{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +121,8 @@ func (p *preholder) Prehold(_ context.Context, k Key, _ Change) (bool, error) {
 	return true, nil
 }
 
+func got(h *gatedHandler, k Key) Change { return h.handled()[k] }
+
 func (p *preholder) keys() []Key {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -123,7 +131,8 @@ func (p *preholder) keys() []Key {
 
 // TestHoldLaneHoldsWhatWaitsBehindABusyLiveLane: with the only live
 // worker busy, the changes queued behind it are held ahead of their
-// evaluation, except those Flux would not revert and the one in flight;
+// evaluation (a deletion written down), except those Flux would not
+// revert and the one in flight;
 // the live lane then gets them marked held, so it knows the hold is its
 // to keep or release. A hold that fails leaves the change to the live
 // lane, unmarked.
@@ -149,10 +158,14 @@ func TestHoldLaneHoldsWhatWaitsBehindABusyLiveLane(t *testing.T) {
 		in.enqueue(key(name), edit)
 	}
 	in.enqueue(key("flux-own"), Change{Owner: owner, Seen: time.Now(), Benign: true})
+	in.enqueue(key("deleted"), Change{Owner: owner, Seen: time.Now(), Deleted: &unstructured.Unstructured{}})
 
-	g.Eventually(ph.keys).Should(ConsistOf(key("limits"), key("flags")))
+	g.Eventually(ph.keys).Should(ConsistOf(key("limits"), key("flags"), key("deleted")),
+		"a deletion is written down ahead of its evaluation")
 	close(h.open)
-	g.Eventually(func() int { return len(h.handled()) }).Should(Equal(5))
+	g.Eventually(func() int { return len(h.handled()) }).Should(Equal(6))
+	g.Expect(got(h, key("deleted")).Deleted).NotTo(BeNil(), "the live lane still decides the deletion")
+	g.Expect(got(h, key("deleted")).Held).To(BeFalse(), "nothing was held for Forget to release")
 	got := h.handled()
 	g.Expect(got[key("limits")].Held).To(BeTrue())
 	g.Expect(got[key("flags")].Held).To(BeTrue())

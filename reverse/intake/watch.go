@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/drift"
 )
 
@@ -107,13 +108,29 @@ func (in *Intake) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.U
 	in.enqueue(KeyOf(gvk, last), Change{Owner: owner, Object: ObjectRef(gvk, last), Seen: in.now(), Deleted: last})
 }
 
-// OnRecord is called for every change of a Drift record: a user may have
-// dismissed or deleted it, so its object is looked at again.
+// OnRecord is called for a change of a Drift record a user may have
+// dismissed or deleted, so its object is looked at again, and for a
+// deletion written down as Pending (the hold lane, or a deletion parked
+// for its render), which is decided again as a deletion: a new leader's
+// first list of records brings it back, whether Flux has recreated the
+// object since or not.
 func (in *Intake) OnRecord(d *refluxv1.Drift) {
 	o := d.Spec.Object
 	gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
 	owner := types.NamespacedName{Namespace: d.Spec.Kustomization.Namespace, Name: d.Spec.Kustomization.Name}
-	in.enqueue(Key{GVK: gvk, Namespace: o.Namespace, Name: o.Name}, Change{Owner: owner, Object: o})
+	c := Change{Owner: owner, Object: o}
+	if m := d.Spec.LastModifier; decide.PendingDeletion(d) && in.Governs(owner) {
+		c.Deleted = &unstructured.Unstructured{}
+		c.Deleted.SetAPIVersion(o.APIVersion)
+		c.Deleted.SetKind(o.Kind)
+		c.Deleted.SetNamespace(o.Namespace)
+		c.Deleted.SetName(o.Name)
+		c.Deleted.SetUID(types.UID(o.UID))
+		if c.Seen = d.Spec.FirstSeen.Time; m.Time != nil {
+			c.Seen = m.Time.Time
+		}
+	}
+	in.enqueue(Key{GVK: gvk, Namespace: o.Namespace, Name: o.Name}, c)
 }
 
 // Governs reports whether a Kustomization is governed.
