@@ -57,10 +57,11 @@ func Carry(rec *refluxv1.Drift, obs record.Observation, merged func(refluxv1.Dri
 		seen[f.Pointer] = true
 	}
 	out.Observation.Fields = kept
-	// The record's change could have been undone by Flux rather than a
-	// person: it was never held, its hold was lost, or Flux wrote the
-	// object after the change.
-	undoneByFlux := rec.Status.HeldSince == nil || apimeta.IsStatusConditionTrue(rec.Status.Conditions, refluxv1.LostLiveCondition) || lost
+	// Flux, not a person, took the record's change off the live object:
+	// its apply undid it over the hold (LostLive), or the managedFields
+	// say so (lost). A field Flux does not revert (helm-controller's warn
+	// mode) was put back by whoever did it.
+	undoneByFlux := apimeta.IsStatusConditionTrue(rec.Status.Conditions, refluxv1.LostLiveCondition) || lost
 	for _, p := range rec.Spec.Fields {
 		if seen[p.Pointer] {
 			continue
@@ -70,7 +71,7 @@ func Carry(rec *refluxv1.Drift, obs record.Observation, merged func(refluxv1.Dri
 			if waiting(p, obs.Fields) {
 				out.Fields = append(out.Fields, p)
 			}
-		case undoneByFlux:
+		case undoneByFlux && p.FluxReverts:
 			out.Fields = append(out.Fields, p)
 			out.Lost = true
 		}

@@ -64,7 +64,12 @@ func TestCarry(t *testing.T) {
 		{name: "a field lost over its hold is kept when another drifts", rec: lostA, found: []refluxv1.DriftField{key("B", `"b"`)},
 			merged: none, wantObs: []string{"/data/B"}, carried: []string{"/data/A"}, wantLost: true},
 		{name: "an unheld field Flux reverted is kept", rec: unheldA, found: []refluxv1.DriftField{key("B", `"b"`)},
-			merged: none, wantObs: []string{"/data/B"}, carried: []string{"/data/A"}, wantLost: true},
+			merged: none, lost: true, wantObs: []string{"/data/B"}, carried: []string{"/data/A"}, wantLost: true},
+		{name: "an unheld field a person put back is dropped", rec: unheldA, found: []refluxv1.DriftField{key("B", `"b"`)},
+			merged: none, wantObs: []string{"/data/B"}, carried: []string{}},
+		{name: "a field Flux does not revert was put back by a person", rec: with(unheldA, func(d *refluxv1.Drift) {
+			d.Spec.Fields[0].FluxReverts = false
+		}), found: []refluxv1.DriftField{key("B", `"b"`)}, merged: none, lost: true, wantObs: []string{"/data/B"}, carried: []string{}},
 		{name: "a lost field Git declares and Flux applied is done", rec: lostA, found: []refluxv1.DriftField{key("B", `"b"`)},
 			merged: all, wantObs: []string{"/data/B"}, carried: []string{}},
 		{name: "a merged field the held object lacks waits for Flux, not a removal",
