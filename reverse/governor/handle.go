@@ -349,12 +349,18 @@ func (gv *Governor) notDeleted(ctx context.Context, snap reverse.Snapshot, c int
 	})
 }
 
-// deleter asks the audit log who deleted last.
+// deleter asks the audit log who deleted last; a deletion a predecessor
+// wrote down says so itself when this process's audit store has not
+// heard of it.
 func (gv *Governor) deleter(last *unstructured.Unstructured, c intake.Change) (reverse.Deleter, bool) {
 	if gv.opts.Attributor == nil {
-		return reverse.Deleter{}, true // no audit log: nothing to wait for
+		return reverse.Deleter{User: c.DeletedBy}, true // no audit log: nothing to wait for
 	}
-	return gv.opts.Attributor.Deleter(last, c.Seen)
+	d, known := gv.opts.Attributor.Deleter(last, c.Seen)
+	if !known && c.DeletedBy != "" {
+		return reverse.Deleter{User: c.DeletedBy}, true
+	}
+	return d, known
 }
 
 // auditedSecret decides for a Secret the audit log saw written. The record

@@ -61,6 +61,10 @@ type Change struct {
 	// Deleted is the object as last seen when a watch saw it deleted: a
 	// deletion is drift when the applied revision still declares it.
 	Deleted *unstructured.Unstructured
+	// DeletedBy is who a Pending record says deleted it, for a deletion
+	// a predecessor wrote down (OnRecord): this process's audit store may
+	// have started after the deletion.
+	DeletedBy string
 	// Audited is the latest write to a Secret the audit log reported,
 	// under --secrets=metadata, where no watch sees Secrets (secrets.go).
 	Audited *reverse.AuditedWrite
@@ -83,6 +87,9 @@ func (c Change) merge(earlier Change) Change {
 	out.Held = c.Held || earlier.Held
 	if out.Deleted == nil {
 		out.Deleted = earlier.Deleted
+	}
+	if out.DeletedBy == "" {
+		out.DeletedBy = earlier.DeletedBy
 	}
 	if out.Audited == nil {
 		out.Audited = earlier.Audited

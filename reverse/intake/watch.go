@@ -126,6 +126,7 @@ func (in *Intake) OnRecord(d *refluxv1.Drift) {
 		c.Deleted.SetNamespace(o.Namespace)
 		c.Deleted.SetName(o.Name)
 		c.Deleted.SetUID(types.UID(o.UID))
+		c.DeletedBy = m.User
 		if c.Seen = d.Spec.FirstSeen.Time; m.Time != nil {
 			c.Seen = m.Time.Time
 		}

@@ -183,6 +183,7 @@ func TestOnRecordDecidesAPendingDeletionAgain(t *testing.T) {
 	g.Expect(string(c.Deleted.GetUID())).To(Equal("gone"), "of the object that went")
 	g.Expect(c.Deleted.GetKind()).To(Equal("ConfigMap"))
 	g.Expect(c.Seen).To(Equal(at.Time), "seen when it was made")
+	g.Expect(c.DeletedBy).To(Equal("alice"), "by whom the record says")
 
 	for name, d := range map[string]*refluxv1.Drift{
 		"an edit pending":    rec(refluxv1.DriftPending, "Update"),
