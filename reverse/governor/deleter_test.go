@@ -17,7 +17,9 @@ type auditStore struct {
 	heard *reverse.Deleter
 }
 
-func (a auditStore) User(*unstructured.Unstructured, string, time.Time) observe.Who { return observe.Who{} }
+func (a auditStore) User(*unstructured.Unstructured, string, time.Time) observe.Who {
+	return observe.Who{}
+}
 func (a auditStore) Writer(*unstructured.Unstructured, time.Time, func(string) bool) (reverse.AuditedWrite, bool) {
 	return reverse.AuditedWrite{}, false
 }
