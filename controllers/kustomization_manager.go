@@ -138,9 +138,8 @@ func (r *KustomizationReconciler) optedIn(ctx context.Context, namespace string,
 const reportDelay = time.Second
 
 // recordHandler reports record changes to the reconciler, coalesced, and
-// hands to the engine at once a record a user dismissed or deleted, one
-// reflux did not write (which the engine deletes), and a deletion still
-// Pending.
+// hands to the engine at once a record a user dismissed or deleted, and
+// one reflux did not write (which the engine deletes).
 // The engine is the one governing the record's Kustomization: a remote
 // cluster's holds are released there.
 func recordHandler(engineOf func(types.NamespacedName) *Engine, delay time.Duration) handler.TypedEventHandler[client.Object, reconcile.Request] {
@@ -151,10 +150,7 @@ func recordHandler(engineOf func(types.NamespacedName) *Engine, delay time.Durat
 		}
 		name, ns := d.Labels[record.KustomizationNameLabel], d.Labels[record.KustomizationNamespaceLabel]
 		id := types.NamespacedName{Namespace: ns, Name: name}
-		if gov := engineOf(id).Governor; decide.DismissRequested(d) || !gov.IsSealed(d) || decide.PendingDeletion(d) {
-			// A deletion written down as Pending is decided again: the
-			// leader that wrote it may have died before its render
-			// landed, and the object may be live again.
+		if gov := engineOf(id).Governor; decide.DismissRequested(d) || !gov.IsSealed(d) {
 			gov.OnRecord(d)
 		}
 		if name == "" || ns == "" {

@@ -84,7 +84,7 @@ type Options struct {
 	Helm *HelmOptions
 	// Deletions, when set, names the deletions the audit log saw, which
 	// the engine replays when it takes over a Kustomization (replay.go);
-	// nil replays none.
+	// nil replays only the deletions its records say were written down.
 	Deletions Deletions
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time

@@ -2,14 +2,19 @@ package governor
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/intake"
+	"github.com/reflux-dev/reflux/reverse/record"
 )
 
 // Deletions names when an object was last deleted, from the audit log
@@ -49,9 +54,6 @@ func replayable(deletedAt time.Time, live *unstructured.Unstructured, exists boo
 // would ever see it (issue 22 §1: the soak's "deleted live, and no record
 // says so").
 func (gv *Governor) markReplay(id types.NamespacedName) {
-	if gv.opts.Deletions == nil {
-		return
-	}
 	gv.replayMu.Lock()
 	defer gv.replayMu.Unlock()
 	if gv.replayed[id] {
@@ -79,7 +81,7 @@ func (gv *Governor) runReplays(ctx context.Context) {
 		if shutdown {
 			return
 		}
-		if !gv.replay(id) {
+		if !gv.replay(ctx, id) {
 			// A watch still listing: what it misses would look deleted.
 			gv.replays.AddRateLimited(id)
 		} else {
@@ -91,17 +93,26 @@ func (gv *Governor) runReplays(ctx context.Context) {
 
 // replay hands the intake, as deletions, the rendered objects of id the
 // audit log saw deleted within replayWindow and replayable says are to be
-// decided again. It reports false while a watch of the render's kinds has
-// not listed yet.
-func (gv *Governor) replay(id types.NamespacedName) bool {
+// decided again, and the deletions id's records say were written down
+// and not decided (pendingDeletion, predelete). It reports false while a
+// watch of the render's kinds has not listed yet, or the records cannot
+// be read.
+func (gv *Governor) replay(ctx context.Context, id types.NamespacedName) bool {
 	snap, governed := gv.intake.Snapshot(id)
 	if !governed || !snap.Current || snap.Render == nil {
 		return true // let go of, or published again later
 	}
+	keys, changes, err := gv.writtenDown(ctx, id)
+	if err != nil {
+		gv.opts.Log.Error(err, "reading the deletions written down before this replica led; trying again", "kustomization", id.String())
+		return false
+	}
+	written := len(keys)
 	since := gv.now().Add(-replayWindow)
-	var changes []intake.Change
-	var keys []intake.Key
 	for _, want := range snap.Render.Objects {
+		if gv.opts.Deletions == nil {
+			break // no audit log: only what was written down
+		}
 		gvk := want.GroupVersionKind()
 		if drift.DesiredSkip(want) != "" {
 			continue // Flux does not (re)create it either
@@ -124,9 +135,34 @@ func (gv *Governor) replay(id types.NamespacedName) bool {
 		gv.intake.Replay(keys[i], changes[i])
 	}
 	if len(keys) > 0 {
-		gv.opts.Log.Info("deletions the audit log saw replayed on taking over", "kustomization", id.String(), "objects", len(keys))
+		gv.opts.Log.Info("deletions replayed on taking over", "kustomization", id.String(), "objects", len(keys),
+			"writtenDown", written, "auditLog", len(keys)-written)
 	}
 	return true
+}
+
+// writtenDown returns, as deletions to decide, id's records of deletions
+// written down as Pending: the leader that wrote one may have died before
+// its render landed, and Flux recreates the object at its next
+// reconcile, after which neither a watch nor the audit store of a replica
+// started since can tell it went (the soak lost deletions so).
+func (gv *Governor) writtenDown(ctx context.Context, id types.NamespacedName) ([]intake.Key, []intake.Change, error) {
+	var list refluxv1.DriftList
+	if err := gv.opts.Client.List(ctx, &list, client.InNamespace(id.Namespace),
+		client.MatchingLabels{record.KustomizationNameLabel: id.Name, record.KustomizationNamespaceLabel: id.Namespace}); err != nil {
+		return nil, nil, fmt.Errorf("listing the drift records of %s: %w", id, err)
+	}
+	var keys []intake.Key
+	var changes []intake.Change
+	for i := range list.Items {
+		d := &list.Items[i]
+		if !decide.PendingDeletion(d) || !gv.IsSealed(d) {
+			continue
+		}
+		k, c := intake.DeletionOf(d)
+		keys, changes = append(keys, k), append(changes, c)
+	}
+	return keys, changes, nil
 }
 
 // newReplays is the queue of Kustomizations whose deletions are to be

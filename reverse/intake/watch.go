@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/drift"
 )
 
@@ -108,30 +107,38 @@ func (in *Intake) OnLiveDelete(gvk schema.GroupVersionKind, last *unstructured.U
 	in.enqueue(KeyOf(gvk, last), Change{Owner: owner, Object: ObjectRef(gvk, last), Seen: in.now(), Deleted: last})
 }
 
-// OnRecord is called for a change of a Drift record a user may have
-// dismissed or deleted, so its object is looked at again, and for a
-// deletion written down as Pending (the hold lane, or a deletion parked
-// for its render), which is decided again as a deletion: a new leader's
-// first list of records brings it back, whether Flux has recreated the
-// object since or not.
+// OnRecord is called for every change of a Drift record: a user may have
+// dismissed or deleted it, so its object is looked at again.
 func (in *Intake) OnRecord(d *refluxv1.Drift) {
 	o := d.Spec.Object
 	gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
 	owner := types.NamespacedName{Namespace: d.Spec.Kustomization.Namespace, Name: d.Spec.Kustomization.Name}
-	c := Change{Owner: owner, Object: o}
-	if m := d.Spec.LastModifier; decide.PendingDeletion(d) && in.Governs(owner) {
-		c.Deleted = &unstructured.Unstructured{}
-		c.Deleted.SetAPIVersion(o.APIVersion)
-		c.Deleted.SetKind(o.Kind)
-		c.Deleted.SetNamespace(o.Namespace)
-		c.Deleted.SetName(o.Name)
-		c.Deleted.SetUID(types.UID(o.UID))
+	in.enqueue(Key{GVK: gvk, Namespace: o.Namespace, Name: o.Name}, Change{Owner: owner, Object: o})
+}
+
+// DeletionOf is the change a deletion written down as Pending
+// (decide.PendingDeletion) stands for: the deletion of the object the
+// record names, when and by whom it says. The governor replays it when it
+// takes a Kustomization over, since the leader that wrote it may have
+// died before its render landed, and Flux may have recreated the object.
+func DeletionOf(d *refluxv1.Drift) (Key, Change) {
+	o := d.Spec.Object
+	gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
+	last := &unstructured.Unstructured{}
+	last.SetAPIVersion(o.APIVersion)
+	last.SetKind(o.Kind)
+	last.SetNamespace(o.Namespace)
+	last.SetName(o.Name)
+	last.SetUID(types.UID(o.UID))
+	c := Change{Owner: types.NamespacedName{Namespace: d.Spec.Kustomization.Namespace, Name: d.Spec.Kustomization.Name},
+		Object: o, Seen: d.Spec.FirstSeen.Time, Deleted: last}
+	if m := d.Spec.LastModifier; m != nil {
 		c.DeletedBy = m.User
-		if c.Seen = d.Spec.FirstSeen.Time; m.Time != nil {
+		if m.Time != nil {
 			c.Seen = m.Time.Time
 		}
 	}
-	in.enqueue(Key{GVK: gvk, Namespace: o.Namespace, Name: o.Name}, c)
+	return Key{GVK: gvk, Namespace: o.Namespace, Name: o.Name}, c
 }
 
 // Governs reports whether a Kustomization is governed.

@@ -155,45 +155,29 @@ func TestAnUpdateToAnotherUIDIsADeletion(t *testing.T) {
 	g.Expect(c.Deleted).To(BeNil(), "the same object, updated")
 }
 
-// TestOnRecordDecidesAPendingDeletionAgain: a deletion written down as
-// Pending by a leader that died before its render landed comes back, with
-// the records' first list in the next leader, as a deletion of the object
-// the record names, from when it was seen; any other record only has its
-// object looked at.
-func TestOnRecordDecidesAPendingDeletionAgain(t *testing.T) {
+// TestDeletionOf: a deletion written down as Pending stands for the
+// deletion of the object the record names, from when and by whom it was
+// made.
+func TestDeletionOf(t *testing.T) {
 	g := NewWithT(t)
-	owner := types.NamespacedName{Namespace: "flux-system", Name: "podinfo"}
 	at := metav1.NewTime(time.Date(2026, 12, 7, 3, 3, 38, 0, time.UTC))
-	rec := func(state refluxv1.DriftState, op string) *refluxv1.Drift {
-		d := &refluxv1.Drift{}
-		d.Spec.Kustomization = refluxv1.KustomizationRef{Namespace: owner.Namespace, Name: owner.Name}
-		d.Spec.Object = refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "apps", Name: "web", UID: "gone"}
-		d.Spec.FirstSeen = metav1.NewTime(at.Add(time.Second))
-		d.Spec.LastModifier = &refluxv1.Modifier{Operation: op, User: "alice", Time: &at}
-		d.Status.State = state
-		return d
-	}
-	k := Key{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: "apps", Name: "web"}
+	d := &refluxv1.Drift{}
+	d.Spec.Kustomization = refluxv1.KustomizationRef{Namespace: "flux-system", Name: "podinfo"}
+	d.Spec.Object = refluxv1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "apps", Name: "web", UID: "gone"}
+	d.Spec.FirstSeen = metav1.NewTime(at.Add(time.Second))
+	d.Spec.LastModifier = &refluxv1.Modifier{Operation: refluxv1.DeleteOperation, User: "alice", Time: &at}
+	d.Status.State = refluxv1.DriftPending
 
-	in := newTestIntake(t, time.Now())
-	in.govern(owner, nil)
-	in.OnRecord(rec(refluxv1.DriftPending, refluxv1.DeleteOperation))
-	c := in.pending[k]
+	k, c := DeletionOf(d)
+	g.Expect(k).To(Equal(Key{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: "apps", Name: "web"}))
+	g.Expect(c.Owner).To(Equal(types.NamespacedName{Namespace: "flux-system", Name: "podinfo"}))
 	g.Expect(c.Deleted).NotTo(BeNil(), "decided as a deletion")
 	g.Expect(string(c.Deleted.GetUID())).To(Equal("gone"), "of the object that went")
 	g.Expect(c.Deleted.GetKind()).To(Equal("ConfigMap"))
 	g.Expect(c.Seen).To(Equal(at.Time), "seen when it was made")
 	g.Expect(c.DeletedBy).To(Equal("alice"), "by whom the record says")
 
-	for name, d := range map[string]*refluxv1.Drift{
-		"an edit pending":    rec(refluxv1.DriftPending, "Update"),
-		"a deletion decided": rec(refluxv1.DriftDetected, refluxv1.DeleteOperation),
-		"a deletion closed":  rec(refluxv1.DriftResolved, refluxv1.DeleteOperation),
-	} {
-		in := newTestIntake(t, time.Now())
-		in.govern(owner, nil)
-		in.OnRecord(d)
-		g.Expect(in.pending).To(HaveKey(k), name)
-		g.Expect(in.pending[k].Deleted).To(BeNil(), name)
-	}
+	d.Spec.LastModifier.Time = nil
+	_, c = DeletionOf(d)
+	g.Expect(c.Seen).To(Equal(d.Spec.FirstSeen.Time), "or when it was first seen")
 }
