@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/intake"
@@ -91,11 +92,13 @@ func (gv *Governor) runReplays(ctx context.Context) {
 	}
 }
 
-// replay hands the intake, as deletions, the rendered objects of id the
-// audit log saw deleted within replayWindow and replayable says are to be
-// decided again, and the deletions id's records say were written down
-// and not decided (pendingDeletion, predelete). It reports false while a
-// watch of the render's kinds has not listed yet, or the records cannot
+// replay hands the intake, as deletions to decide, what says an object
+// of id went while no watch of this engine looked: the deletions id's
+// records say were written down and not decided (pendingDeletion,
+// predelete), the rendered objects the audit log saw deleted within
+// replayWindow that replayable says are to be decided again, and the
+// rendered objects Flux applied that are not live. It reports false while
+// a watch of the render's kinds has not listed yet, or the records cannot
 // be read.
 func (gv *Governor) replay(ctx context.Context, id types.NamespacedName) bool {
 	snap, governed := gv.intake.Snapshot(id)
@@ -107,12 +110,9 @@ func (gv *Governor) replay(ctx context.Context, id types.NamespacedName) bool {
 		gv.opts.Log.Error(err, "reading the deletions written down before this replica led; trying again", "kustomization", id.String())
 		return false
 	}
-	written := len(keys)
+	written, missing := len(keys), 0
 	since := gv.now().Add(-replayWindow)
 	for _, want := range snap.Render.Objects {
-		if gv.opts.Deletions == nil {
-			break // no audit log: only what was written down
-		}
 		gvk := want.GroupVersionKind()
 		if drift.DesiredSkip(want) != "" {
 			continue // Flux does not (re)create it either
@@ -120,12 +120,21 @@ func (gv *Governor) replay(ctx context.Context, id types.NamespacedName) bool {
 		if !gv.opts.Live.Synced(gvk) {
 			return false
 		}
-		at, deleted := gv.opts.Deletions.DeletedSince(want, since)
-		if !deleted {
-			continue
-		}
 		live, exists := gv.opts.Live.Get(gvk, want.GetNamespace(), want.GetName())
-		if !replayable(at, live, exists) {
+		var at time.Time
+		deleted := false
+		if gv.opts.Deletions != nil {
+			at, deleted = gv.opts.Deletions.DeletedSince(want, since)
+		}
+		switch {
+		case deleted && replayable(at, live, exists):
+		case !exists && gv.opts.Live.Complete(gvk, want.GetNamespace()) && reverse.Applied(snap.Gov.Kustomization, want):
+			// Declared, applied, and gone, with nothing saying when:
+			// deleted while no replica led. The resync would find it
+			// too, but paced over every rendered object, and Flux
+			// recreates it at its next reconcile.
+			at, missing = gv.now(), missing+1
+		default:
 			continue
 		}
 		keys = append(keys, intake.Key{GVK: gvk, Namespace: want.GetNamespace(), Name: want.GetName()})
@@ -136,7 +145,7 @@ func (gv *Governor) replay(ctx context.Context, id types.NamespacedName) bool {
 	}
 	if len(keys) > 0 {
 		gv.opts.Log.Info("deletions replayed on taking over", "kustomization", id.String(), "objects", len(keys),
-			"writtenDown", written, "auditLog", len(keys)-written)
+			"writtenDown", written, "missing", missing, "auditLog", len(keys)-written-missing)
 	}
 	return true
 }
