@@ -1,6 +1,8 @@
 package decide
 
 import (
+	"time"
+
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
@@ -37,8 +39,8 @@ type Carried struct {
 // that does not find them, and takes out of the observation what only
 // waits on Flux. merged says whether Git declares a record field's live
 // value (see Declares); lost whether Flux's apply, rather than a person,
-// took the record's absent fields off the live object (see LostToFlux).
-func Carry(rec *refluxv1.Drift, obs record.Observation, merged func(refluxv1.DriftField) bool, lost bool) Carried {
+// took one of the record's fields off the live object (see FieldLost).
+func Carry(rec *refluxv1.Drift, obs record.Observation, merged, lost func(refluxv1.DriftField) bool) Carried {
 	out := Carried{Observation: obs}
 	if rec == nil || !record.IsOpen(rec) || rec.Status.State == refluxv1.DriftPending || len(rec.Spec.Fields) == 0 {
 		return out
@@ -58,10 +60,11 @@ func Carry(rec *refluxv1.Drift, obs record.Observation, merged func(refluxv1.Dri
 	}
 	out.Observation.Fields = kept
 	// Flux, not a person, took the record's change off the live object:
-	// its apply undid it over the hold (LostLive), or the managedFields
-	// say so (lost). A field Flux does not revert (helm-controller's warn
-	// mode) was put back by whoever did it.
-	undoneByFlux := apimeta.IsStatusConditionTrue(rec.Status.Conditions, refluxv1.LostLiveCondition) || lost
+	// its apply undid it over the hold (LostLive, which stays while such
+	// evidence is carried), or the managedFields say so (lost). A field
+	// Flux does not revert (helm-controller's warn mode) was put back by
+	// whoever did it.
+	lostLive := apimeta.IsStatusConditionTrue(rec.Status.Conditions, refluxv1.LostLiveCondition)
 	for _, p := range rec.Spec.Fields {
 		if seen[p.Pointer] {
 			continue
@@ -71,7 +74,7 @@ func Carry(rec *refluxv1.Drift, obs record.Observation, merged func(refluxv1.Dri
 			if waiting(p, obs.Fields) {
 				out.Fields = append(out.Fields, p)
 			}
-		case undoneByFlux && p.FluxReverts:
+		case p.FluxReverts && (lostLive || lost(p)):
 			out.Fields = append(out.Fields, p)
 			out.Lost = true
 		}
@@ -95,4 +98,27 @@ func waiting(p refluxv1.DriftField, found []refluxv1.DriftField) bool {
 		}
 	}
 	return false
+}
+
+// FieldLost reports whether Flux's apply, rather than a person, took a
+// record's field off the live object, by the rule of LostToFlux applied
+// to the field alone: who owns it now, else whether Flux wrote the object
+// at or after the field's change.
+func FieldLost(f refluxv1.DriftField, owners Owners, fluxApplied time.Time) bool {
+	switch {
+	case owners.Writer:
+		return false
+	case owners.Flux:
+		return true
+	case fluxApplied.IsZero():
+		return false
+	}
+	var changed time.Time
+	if f.FirstSeen != nil {
+		changed = f.FirstSeen.Time
+	}
+	if f.Modifier != nil && f.Modifier.Time != nil {
+		changed = f.Modifier.Time.Time
+	}
+	return !changed.IsZero() && !fluxApplied.Before(changed.Truncate(time.Second))
 }

@@ -99,6 +99,9 @@ type Input struct {
 	// of the record saw live (Declares, field by field); nil when none
 	// does. See Carry.
 	Merged func(refluxv1.DriftField) bool
+	// Lost says whether Flux's apply took a field of the record off the
+	// live object (FieldLost); nil when none is known to. See Carry.
+	Lost func(refluxv1.DriftField) bool
 	// Revision is the applied revision the object was evaluated against,
 	// for how a record closes; "" when not evaluated.
 	Revision string
@@ -208,27 +211,35 @@ func decideObject(in Input) Decision {
 	if !in.Evaluated {
 		return finishRelease(in, Decision{Why: "not evaluated against the applied revision"}, finish)
 	}
-	merged := in.Merged
+	never := func(refluxv1.DriftField) bool { return false }
+	merged, lost := in.Merged, in.Lost
 	if merged == nil {
-		merged = func(refluxv1.DriftField) bool { return false }
+		merged = never
 	}
-	carried := Carry(rec, in.Observation, merged, rec != nil && LostToFlux(rec, in.Owners, in.FluxApplied))
+	if lost == nil {
+		lost = never
+	}
+	carried := Carry(rec, in.Observation, merged, lost)
 	in.Observation = carried.Observation
 	if len(in.Observation.Fields) == 0 {
 		return settle(in, heldByUs, finish)
 	}
 	in.Observation.Fields = append(append([]refluxv1.DriftField(nil), in.Observation.Fields...), carried.Fields...)
 	d := drifted(in, heldByUs, finish)
-	if carried.Lost && d.Record != nil && rec != nil {
+	if carried.Lost && d.Record != nil && !apimeta.IsStatusConditionTrue(d.Record.Status.Conditions, refluxv1.LostLiveCondition) {
 		// Held again for a newer field, the record still keeps evidence
-		// of a change Flux undid: it says so as long as it does.
-		if lost := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.LostLiveCondition); lost != nil &&
-			!apimeta.IsStatusConditionTrue(d.Record.Status.Conditions, refluxv1.LostLiveCondition) {
-			apimeta.SetStatusCondition(&d.Record.Status.Conditions, *lost)
-			d.WriteStatus = true
-			if d.Action == Keep {
-				d.Action = Update
-			}
+		// of a change Flux undid: it says so as long as it does, which
+		// also keeps carrying that evidence.
+		c := metav1.Condition{Type: refluxv1.LostLiveCondition, Status: metav1.ConditionTrue, Reason: refluxv1.OverwrittenByFluxReason,
+			Message: "Flux's apply put Git's values back over part of the change: that part is lost live and kept as evidence",
+			ObservedGeneration: d.Record.Generation, LastTransitionTime: metav1.NewTime(in.Now)}
+		if was := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.LostLiveCondition); was != nil {
+			c = *was
+		}
+		apimeta.SetStatusCondition(&d.Record.Status.Conditions, c)
+		d.WriteStatus = true
+		if d.Action == Keep {
+			d.Action = Update
 		}
 	}
 	return d

@@ -81,8 +81,13 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 			// Who put Git's values back matters only for the record's
 			// fields that no longer drift (decide.LostToFlux, decide.Carry):
 			// the managedFields are read again only then.
-			dIn.FluxApplied = LastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
+			fluxApplied := LastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
+			dIn.FluxApplied = fluxApplied
 			dIn.Owners = e.owners(in.Live, absent)
+			live := in.Live
+			dIn.Lost = func(f refluxv1.DriftField) bool {
+				return decide.FieldLost(f, e.owners(live, []string{f.Pointer}), fluxApplied)
+			}
 		}
 	}
 	return Result{Decision: decide.Decide(dIn), Clean: len(obs.Observation.Fields) == 0,
