@@ -231,7 +231,7 @@ func decideObject(in Input) Decision {
 		// of a change Flux undid: it says so as long as it does, which
 		// also keeps carrying that evidence.
 		c := metav1.Condition{Type: refluxv1.LostLiveCondition, Status: metav1.ConditionTrue, Reason: refluxv1.OverwrittenByFluxReason,
-			Message: "Flux's apply put Git's values back over part of the change: that part is lost live and kept as evidence",
+			Message:            "Flux's apply put Git's values back over part of the change: that part is lost live and kept as evidence",
 			ObservedGeneration: d.Record.Generation, LastTransitionTime: metav1.NewTime(in.Now)}
 		if was := apimeta.FindStatusCondition(rec.Status.Conditions, refluxv1.LostLiveCondition); was != nil {
 			c = *was

@@ -66,6 +66,9 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 	}
 	if res.Skipped != "" {
 		res.Fields = nil // Flux does not apply it at all
+	} else if in.Record != nil && in.Record.Status.State == refluxv1.DriftPending {
+		res.Fields = withLost(res.Fields, lostWrites(in.Record, res.Fields, want, in.Live,
+			LastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned), drIn.IgnorePaths))
 	}
 	obs := observe.Observe(observe.Input{
 		Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: snap.Revision(),
