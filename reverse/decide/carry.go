@@ -122,3 +122,9 @@ func FieldLost(f refluxv1.DriftField, owners Owners, fluxApplied time.Time) bool
 	}
 	return !changed.IsZero() && !fluxApplied.Before(changed.Truncate(time.Second))
 }
+
+// carriesLost reports whether rec keeps evidence of a change Flux undid
+// live (LostLiveCondition): once merged, Flux must apply it again.
+func carriesLost(rec *refluxv1.Drift) bool {
+	return apimeta.IsStatusConditionTrue(rec.Status.Conditions, refluxv1.LostLiveCondition)
+}

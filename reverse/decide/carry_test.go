@@ -123,6 +123,7 @@ func TestDecideKeepsEvidenceFluxUndid(t *testing.T) {
 	g.Expect(merged.Action).To(Equal(Resolve), merged.Why)
 	g.Expect(merged.Closed.Reason).To(Equal(refluxv1.ClosedMergedReason))
 	g.Expect(merged.Hold).To(Equal(Release), "released, so that Flux applies A")
+	g.Expect(merged.RequestReconcile).To(BeTrue(), "and Flux, which skipped the held object, is asked to apply now")
 }
 
 // TestFieldLost: Flux took a field off the live object when it owns the

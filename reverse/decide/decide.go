@@ -291,9 +291,13 @@ func settle(in Input, heldByUs, finish bool) Decision {
 	case in.Declared:
 		// A hotfix reflux marked from the audit log loses the mark when Git
 		// takes its value, or the object's next edit would count as one too.
+		// A held object may lack part of what was merged (evidence Flux
+		// had undone, Carry): Flux skipped it while held, so it is asked
+		// to apply again as the hold goes.
+		release := heldByUs || rec.Status.HeldSince != nil
 		return withRelease(Decision{Action: Resolve, Record: rec, Unmark: Marked(rec), Why: "the applied revision declares the live value",
-			Closed: Closure(refluxv1.ClosedMergedReason, "the applied revision declares the live value", in.Revision, in.Now)},
-			heldByUs || rec.Status.HeldSince != nil)
+			Closed:           Closure(refluxv1.ClosedMergedReason, "the applied revision declares the live value", in.Revision, in.Now),
+			RequestReconcile: release && in.Live.Exists && carriesLost(rec)}, release)
 	case heldByUs && LostToFlux(rec, in.Owners, in.FluxApplied):
 		return lostToFlux(in)
 	case heldByUs:
