@@ -105,14 +105,6 @@ func waiting(p refluxv1.DriftField, found []refluxv1.DriftField) bool {
 // to the field alone: who owns it now, else whether Flux wrote the object
 // at or after the field's change.
 func FieldLost(f refluxv1.DriftField, owners Owners, fluxApplied time.Time) bool {
-	switch {
-	case owners.Writer:
-		return false
-	case owners.Flux:
-		return true
-	case fluxApplied.IsZero():
-		return false
-	}
 	var changed time.Time
 	if f.FirstSeen != nil {
 		changed = f.FirstSeen.Time
@@ -120,7 +112,7 @@ func FieldLost(f refluxv1.DriftField, owners Owners, fluxApplied time.Time) bool
 	if f.Modifier != nil && f.Modifier.Time != nil {
 		changed = f.Modifier.Time.Time
 	}
-	return !changed.IsZero() && !fluxApplied.Before(changed.Truncate(time.Second))
+	return undoneByFlux(owners, fluxApplied, changed)
 }
 
 // carriesLost reports whether rec keeps evidence of a change Flux undid

@@ -352,17 +352,22 @@ type Owners struct {
 // same second as the change counts as after it, so that an ambiguous case
 // keeps the evidence.
 func LostToFlux(rec *refluxv1.Drift, owners Owners, fluxApplied time.Time) bool {
+	changed := rec.Spec.FirstSeen.Time
+	if m := rec.Spec.LastModifier; m != nil && m.Time != nil {
+		changed = m.Time.Time
+	}
+	return undoneByFlux(owners, fluxApplied, changed)
+}
+
+// undoneByFlux is LostToFlux's rule for a change made at changed.
+func undoneByFlux(owners Owners, fluxApplied, changed time.Time) bool {
 	switch {
 	case owners.Writer:
 		return false
 	case owners.Flux:
 		return true
-	case fluxApplied.IsZero():
+	case fluxApplied.IsZero(), changed.IsZero():
 		return false
-	}
-	changed := rec.Spec.FirstSeen.Time
-	if m := rec.Spec.LastModifier; m != nil && m.Time != nil {
-		changed = m.Time.Time
 	}
 	return !fluxApplied.Before(changed.Truncate(time.Second))
 }
