@@ -168,7 +168,16 @@ func TestCarriedEvidenceSaysItIsLost(t *testing.T) {
 	g.Expect(apimeta.IsStatusConditionTrue(d.Record.Status.Conditions, refluxv1.LostLiveCondition)).To(BeTrue())
 	g.Expect(d.WriteStatus).To(BeTrue())
 
+	at := t0.Add(time.Minute + 10*time.Second)
 	again := Decide(Input{Name: name, Record: d.Record, Live: held, Evaluated: true, WantHold: true,
-		Observation: observed(t0.Add(2*time.Minute), key("B", `"b"`)), Now: t0.Add(2 * time.Minute)})
-	g.Expect(pointers(again.Record.Spec.Fields)).To(ConsistOf("/data/A", "/data/B"), "still carried")
+		Observation: observed(at, key("B", `"b"`)), Now: at})
+	g.Expect(again.Action).To(Equal(Keep), "the same drift seen again writes nothing (the soak's write storm)")
+	g.Expect(again.WriteSpec || again.WriteStatus).To(BeFalse())
+
+	later := t0.Add(3 * time.Minute)
+	again = Decide(Input{Name: name, Record: d.Record, Live: held, Evaluated: true, WantHold: true,
+		Observation: observed(later, key("B", `"b"`)), Now: later})
+	g.Expect(pointers(again.Record.Spec.Fields)).To(Equal([]string{"/data/A", "/data/B"}), "still carried, in pointer order")
+	g.Expect(apimeta.IsStatusConditionTrue(again.Record.Status.Conditions, refluxv1.LostLiveCondition)).To(BeTrue())
+	g.Expect(again.WriteStatus).To(BeFalse(), "only last-seen moved")
 }

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -224,7 +225,14 @@ func decideObject(in Input) Decision {
 	if len(in.Observation.Fields) == 0 {
 		return settle(in, heldByUs, finish)
 	}
-	in.Observation.Fields = append(append([]refluxv1.DriftField(nil), in.Observation.Fields...), carried.Fields...)
+	if len(carried.Fields) > 0 {
+		// In pointer order, as the comparison gives them: the record's
+		// spec must come out the same when nothing changed, or every look
+		// would rewrite it.
+		fields := append(append([]refluxv1.DriftField(nil), in.Observation.Fields...), carried.Fields...)
+		sort.SliceStable(fields, func(i, j int) bool { return fields[i].Pointer < fields[j].Pointer })
+		in.Observation.Fields = fields
+	}
 	d := drifted(in, heldByUs, finish)
 	if carried.Lost && d.Record != nil && !apimeta.IsStatusConditionTrue(d.Record.Status.Conditions, refluxv1.LostLiveCondition) {
 		// Held again for a newer field, the record still keeps evidence
@@ -237,9 +245,12 @@ func decideObject(in Input) Decision {
 			c = *was
 		}
 		apimeta.SetStatusCondition(&d.Record.Status.Conditions, c)
-		d.WriteStatus = true
-		if d.Action == Keep {
+		d.WriteStatus = !equality.Semantic.DeepEqual(rec.Status, d.Record.Status)
+		switch {
+		case d.WriteStatus && d.Action == Keep:
 			d.Action = Update
+		case !d.WriteStatus && !d.WriteSpec && d.Hold == HoldNone && d.Action == Update:
+			d.Action = Keep
 		}
 	}
 	return d
