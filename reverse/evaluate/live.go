@@ -66,9 +66,6 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 	}
 	if res.Skipped != "" {
 		res.Fields = nil // Flux does not apply it at all
-	} else if in.Record != nil && in.Record.Status.State == refluxv1.DriftPending {
-		res.Fields = withLost(res.Fields, lostWrites(in.Record, res.Fields, want, in.Live,
-			LastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned), drIn.IgnorePaths))
 	}
 	obs := observe.Observe(observe.Input{
 		Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: snap.Revision(),
@@ -84,13 +81,8 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 			// Who put Git's values back matters only for the record's
 			// fields that no longer drift (decide.LostToFlux, decide.Carry):
 			// the managedFields are read again only then.
-			fluxApplied := LastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
-			dIn.FluxApplied = fluxApplied
+			dIn.FluxApplied = LastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
 			dIn.Owners = e.owners(in.Live, absent)
-			live := in.Live
-			dIn.Lost = func(f refluxv1.DriftField) bool {
-				return decide.FieldLost(f, e.owners(live, []string{f.Pointer}), fluxApplied)
-			}
 		}
 	}
 	return Result{Decision: decide.Decide(dIn), Clean: len(obs.Observation.Fields) == 0,

@@ -3,8 +3,6 @@ package governor
 import (
 	"context"
 
-	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
-	"github.com/reflux-dev/reflux/reverse/decide"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/intake"
@@ -38,21 +36,6 @@ func (gv *Governor) Prehold(ctx context.Context, k intake.Key, c intake.Change) 
 		return false, err
 	}
 	gv.opts.Log.Info("held ahead of its evaluation: the live queue is behind", "record", p.Name, "object", k.String())
-	// The change is written down too, with the fields its writer holds:
-	// an apply Flux had already started when the hold landed may still
-	// undo them, and then only this Pending record says what they were
-	// (evaluate carries them into the record the render fills in).
-	err = gv.exec.WithRecord(ctx, &p, func(rec *refluxv1.Drift) (decide.Decision, error) {
-		in, err := gv.eval.Pending(snap.Gov, held, rec, p.Object, p.Name, false)
-		if err != nil {
-			return decide.Decision{Why: "held; the writer could not be read, so the change is written down with its render"}, nil
-		}
-		return decide.Pending(in), nil
-	})
-	if err != nil {
-		// Held all the same: the live lane writes the record in its turn.
-		gv.opts.Log.Error(err, "writing down a change held ahead of its evaluation", "record", p.Name, "object", k.String())
-	}
 	return true, nil
 }
 
