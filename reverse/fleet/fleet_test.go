@@ -400,6 +400,9 @@ func TestUnreadableSecretMarksOnlyItsKustomizations(t *testing.T) {
 // refused with Flux's reason.
 func TestWorkloadIdentityConnectsAsItsServiceAccount(t *testing.T) {
 	g := NewWithT(t)
+	// Registered before setup's, so that it runs after the fleet and its
+	// probes have stopped: they read the gate (a race the detector found).
+	t.Cleanup(auth.DisableObjectLevelWorkloadIdentity)
 	f, env, _, _ := setup(t)
 	ctx := context.Background()
 	for _, sa := range []string{"spoke-wi", "spoke-wi-2"} {
@@ -417,7 +420,6 @@ func TestWorkloadIdentityConnectsAsItsServiceAccount(t *testing.T) {
 		"as kustomize-controller refuses it without the gate")
 
 	auth.EnableObjectLevelWorkloadIdentity()
-	t.Cleanup(auth.DisableObjectLevelWorkloadIdentity)
 	a, err := f.For(ctx, ks)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(a.Ref.String()).To(Equal("ConfigMap/spoke-identity"))
