@@ -64,7 +64,7 @@ func Carry(rec *refluxv1.Drift, obs record.Observation, merged, lost func(reflux
 	// evidence is carried), or the managedFields say so (lost). A field
 	// Flux does not revert (helm-controller's warn mode) was put back by
 	// whoever did it.
-	lostLive := apimeta.IsStatusConditionTrue(rec.Status.Conditions, refluxv1.LostLiveCondition)
+	lostLive := carriesLost(rec)
 	for _, p := range rec.Spec.Fields {
 		if seen[p.Pointer] {
 			continue

@@ -82,23 +82,33 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 			// fields that no longer drift (decide.LostToFlux, decide.Carry):
 			// the managedFields are read again only then.
 			dIn.FluxApplied = LastWrite(in.Live.GetManagedFields(), e.opts.Detector.FluxOwned)
-			dIn.Owners = e.owners(in.Live, absent)
+			dIn.Owners, dIn.Lost = weighAbsent(e.opts.Detector, in.Live, absent, dIn.FluxApplied)
 		}
 	}
 	return Result{Decision: decide.Decide(dIn), Clean: len(obs.Observation.Fields) == 0,
 		Unattributed: e.opts.Attributor != nil && Unattributed(obs.Observation.Fields)}, nil
 }
 
-// owners says who owns rec's fields in live. Unreadable managedFields
-// leave it unknown, and LostToFlux then goes by time alone; the dry run
-// has already parsed them, so they are readable here unless it was
-// skipped.
-func (e *Evaluator) owners(live *unstructured.Unstructured, pointers []string) decide.Owners {
-	flux, writer, err := e.opts.Detector.FieldOwners(live, pointers)
-	if err != nil {
-		return decide.Owners{}
+// weighAbsent reads who owns, in live, each of a record's fields the
+// observation no longer finds, once per field, and returns them together
+// (decide.LostToFlux weighs the record as a whole) and as decide.Carry's
+// per-field test (decide.FieldLost): a field Flux's apply took off the
+// live object stays on the record even when another field, changed
+// later, was put back by hand. Unreadable managedFields leave the owners
+// unknown, and the rule then goes by time alone; the dry run has already
+// parsed them, so they are readable here unless it was skipped.
+func weighAbsent(d Detector, live *unstructured.Unstructured, absent []string, fluxApplied time.Time) (decide.Owners, func(refluxv1.DriftField) bool) {
+	each := make(map[string]decide.Owners, len(absent))
+	var all decide.Owners
+	for _, ptr := range absent {
+		flux, writer, err := d.FieldOwners(live, []string{ptr})
+		if err != nil {
+			return decide.Owners{}, func(f refluxv1.DriftField) bool { return decide.FieldLost(f, decide.Owners{}, fluxApplied) }
+		}
+		each[ptr] = decide.Owners{Flux: flux, Writer: writer}
+		all.Flux, all.Writer = all.Flux || flux, all.Writer || writer
 	}
-	return decide.Owners{Flux: flux, Writer: writer}
+	return all, func(f refluxv1.DriftField) bool { return decide.FieldLost(f, each[f.Pointer], fluxApplied) }
 }
 
 // absentFields returns the pointers of a record's fields that an
