@@ -1,6 +1,7 @@
 package edit
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -112,9 +113,9 @@ func (p *planner) spliceEnv(o origin.Origin, v interface{}) error {
 	if err != nil {
 		return err
 	}
-	end := start + strings.IndexByte(string(data[start:])+"\n", '\n')
-	if end > len(data) {
-		end = len(data)
+	end := len(data)
+	if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+		end = start + i
 	}
 	line := strings.TrimSuffix(string(data[start:end]), "\r")
 	s := fmt.Sprint(v)
