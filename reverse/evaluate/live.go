@@ -57,10 +57,14 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 	var res drift.Result
 	if in.Record != nil || HeldAny(in.Live) || !e.opts.Detector.Unchanged(drIn) {
 		var err error
-		if res, err = e.detect(ctx, snap.Gov, drIn, in.Resync); errors.Is(err, drift.ErrStale) {
-			// A newer version of the object is on its way through the watch.
-			return Result{Decision: decide.Decision{Why: "stale"}}, nil
-		} else if err != nil {
+		if res, err = e.detect(ctx, snap.Gov, drIn, in.Resync); err != nil {
+			// drift.ErrStale too: a newer version of the object is on its
+			// way through the watch, but it may be reflux's own hold (the
+			// hold lane's, taken while this worker evaluated), which the
+			// watch drops as not meaningful. The caller looks again at
+			// the object as its cache has it, rather than wait for an
+			// event that may never come (a burst lost edits so: held, and
+			// never recorded).
 			return Result{}, err
 		}
 	}

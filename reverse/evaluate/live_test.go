@@ -1,16 +1,23 @@
 package evaluate
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/drift"
 )
 
 // ownersByPointer answers FieldOwners from a table, one field at a time,
@@ -91,4 +98,44 @@ func TestWeighAbsent(t *testing.T) {
 			g.Expect(d.calls).To(BeNumerically("<=", 2), "managedFields are read once per field, not again per question")
 		})
 	}
+}
+
+// staleDetector answers every dry run as the apiserver does when the live
+// object changed after the copy the evaluation holds.
+type staleDetector struct{ Detector }
+
+func (staleDetector) Unchanged(drift.Input) bool { return false }
+func (staleDetector) Detect(context.Context, drift.Input) (drift.Result, error) {
+	return drift.Result{}, fmt.Errorf("%w: ConfigMap apps/settings at resourceVersion 7", drift.ErrStale)
+}
+
+type noLive struct{}
+
+func (noLive) Get(schema.GroupVersionKind, string, string) (*unstructured.Unstructured, bool) {
+	return nil, false
+}
+
+// TestAStaleDryRunIsAnErrorToLookAgain: evaluating a copy the apiserver
+// has moved past decides nothing and says so as drift.ErrStale, so the
+// caller looks at the object again. It used to decide "stale" and wait for
+// the newer version's event, which never comes when that version is
+// reflux's own hold (the watch drops it): the change was lost.
+func TestAStaleDryRunIsAnErrorToLookAgain(t *testing.T) {
+	g := NewWithT(t)
+	e, err := New(Options{Detector: staleDetector{}, Live: noLive{}})
+	g.Expect(err).NotTo(HaveOccurred())
+	cm := &unstructured.Unstructured{}
+	cm.SetAPIVersion("v1")
+	cm.SetKind("ConfigMap")
+	cm.SetNamespace("apps")
+	cm.SetName("settings")
+	cm.SetResourceVersion("7")
+	ks := &kustomizev1.Kustomization{}
+	ks.Namespace, ks.Name = "flux-system", "apps"
+	render := &desired.Render{Revision: "main@sha1:1", Objects: map[desired.ObjectKey]*unstructured.Unstructured{desired.KeyOf(cm): cm.DeepCopy()}}
+	snap := reverse.Snapshot{Gov: &reverse.Governed{Kustomization: ks, Policy: &refluxv1.ReverseSyncPolicy{}}, Render: render, Current: true}
+
+	res, err := e.Live(context.Background(), Input{Snapshot: snap, Live: cm, Name: "configmap-settings-0123456789"})
+	g.Expect(err).To(MatchError(drift.ErrStale))
+	g.Expect(res.Decision.Action).To(BeEmpty(), "nothing decided")
 }

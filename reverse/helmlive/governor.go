@@ -459,7 +459,7 @@ func (g *Governor) next(ctx context.Context) bool {
 		g.queue.Forget(k)
 		g.denyWait.Forget(k)
 		return true
-	case errors.Is(err, errNotYet), errors.Is(err, release.ErrBusy):
+	case errors.Is(err, errNotYet), errors.Is(err, release.ErrBusy), errors.Is(err, drift.ErrStale):
 		g.opts.Log.V(1).Info("looked at again shortly", "object", k.String(), "why", err.Error())
 	case errors.As(err, &denied):
 		if g.denyWait.NumRequeues(k) == 0 {

@@ -218,8 +218,10 @@ func (w walk) decide(ctx context.Context, det *release.Detector, snap reverse.Sn
 	}
 	res, err := det.Detect(ctx, release.Input{Desired: want, Live: w.live, IgnorePaths: paths, Mode: dd.GetMode()})
 	if errors.Is(err, drift.ErrStale) {
-		// A newer version of the object is on its way through the watch.
-		return decide.Decision{Why: "stale"}, nil
+		// A newer version of the object is on its way through the watch,
+		// unless it is reflux's own hold, which the watch drops: the
+		// object is looked at again shortly either way (Governor.next).
+		return decide.Decision{}, err
 	}
 	if err != nil {
 		return decide.Decision{}, fmt.Errorf("comparing with release %s: %w", ref.Release, err)

@@ -18,9 +18,12 @@ import (
 // lane records it.
 //
 // It only acts on a change still queued: one a live worker took is that
-// worker's to decide. Each hold's own watch event queues the object
-// again, so the live lane evaluates it with the hold in its cache, and
-// releases a hold that the evaluation does not keep.
+// worker's to decide. The change stays queued, so the live lane
+// evaluates it in its turn, with the hold in its cache, and releases a
+// hold that the evaluation does not keep. The hold's own watch event
+// queues nothing (decide.Meaningful): a worker that took the change while
+// the hold went out finds its copy stale at the dry run, and the change
+// is looked at again (failed).
 
 // Preholder holds a queued live change's object before it is evaluated,
 // or writes a queued deletion down (the governor).

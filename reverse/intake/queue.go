@@ -2,10 +2,13 @@ package intake
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/reflux-dev/reflux/reverse/drift"
 )
 
 // take returns and clears what is known of an object's queued changes;
@@ -65,6 +68,16 @@ func (in *Intake) failed(k Key, c Change, err error) {
 	if in.Deny(c.Owner, k, err) {
 		in.restore(k, c)
 		in.live.AddAfter(k, in.denyWait.When(k))
+		return
+	}
+	if errors.Is(err, drift.ErrStale) {
+		// Evaluated against a copy older than the apiserver's: looked at
+		// again once the cache has caught up (the queue's backoff starts
+		// at milliseconds). The newer version's own event may never
+		// come: reflux's hold is not a change the watch queues.
+		in.opts.Log.V(1).Info("evaluated a stale copy; looking again", "object", k.String())
+		in.restore(k, c)
+		in.live.AddRateLimited(k)
 		return
 	}
 	in.opts.Log.Error(err, "evaluating live change", "object", k.String())

@@ -2,6 +2,7 @@ package intake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/reflux-dev/reflux/reverse"
 	"github.com/reflux-dev/reflux/reverse/desired"
+	"github.com/reflux-dev/reflux/reverse/drift"
 )
 
 // syncWaitMax caps how long a resync item waits between looks at a watch
@@ -77,7 +79,9 @@ func (in *Intake) processResync(ctx context.Context) bool {
 			in.resyncDone(c.Owner, k)
 			return true
 		}
-		in.opts.Log.Error(err, "resyncing live object", "object", k.String())
+		if !errors.Is(err, drift.ErrStale) {
+			in.opts.Log.Error(err, "resyncing live object", "object", k.String())
+		}
 		in.resync.AddRateLimited(k)
 		return true
 	}
