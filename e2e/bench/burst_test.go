@@ -36,8 +36,9 @@ func burstValue(run string, e int) string { return fmt.Sprintf("burst-%s-%d", ru
 
 // burst makes every edit at once, burstWorkers at a time, each a merge
 // patch of VALUE under field manager kubectl-edit (as `kubectl patch`
-// would), and returns how long sending them all took.
-func burst(ctx context.Context, c client.Client, targets []target, run string) (time.Duration, error) {
+// would), calls acked with each edit's index and the moment the apiserver
+// answered it, and returns how long sending them all took.
+func burst(ctx context.Context, c client.Client, targets []target, run string, acked func(int, time.Time)) (time.Duration, error) {
 	work := make(chan int)
 	errs := make(chan error, len(targets))
 	var wg sync.WaitGroup
@@ -53,7 +54,9 @@ func burst(ctx context.Context, c client.Client, targets []target, run string) (
 				patch := fmt.Appendf(nil, `{"data":{"VALUE":%q}}`, burstValue(run, e))
 				if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("kubectl-edit")); err != nil {
 					errs <- fmt.Errorf("editing %s: %w", t, err)
+					continue
 				}
+				acked(e, time.Now())
 			}
 		}()
 	}

@@ -299,3 +299,18 @@ func (o *observer) unheld(ctx context.Context) ([]target, error) {
 	}
 	return out, nil
 }
+
+// progress counts the expected edits seen held, and seen recorded.
+func (o *observer) progress() (held, recorded int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range o.edits {
+		if !e.heldAt.IsZero() {
+			held++
+		}
+		if !e.recordAt.IsZero() {
+			recorded++
+		}
+	}
+	return held, recorded
+}

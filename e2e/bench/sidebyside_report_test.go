@@ -22,6 +22,8 @@ type sideFigures struct {
 	burstGit             gitOutcome
 	burstPushes          int
 	burstWritebacks      float64
+	burstEdits           burstTimes
+	burstTimeline        []burstSample
 	loadWindow, load     float64
 }
 
@@ -64,6 +66,26 @@ func (f sideFigures) report(b *testing.B, c sideCase) {
 		b.ReportMetric(f.burstWritebacks, "burst-writebacks")
 		b.ReportMetric(float64(len(f.burstLostLive)), "burst-lost-live")
 		b.ReportMetric(float64(len(f.burstGit.missing)), "burst-lost-git")
+		b.ReportMetric(f.burstEdits.heldLast.Seconds(), "burst-held-last-s")
+		b.ReportMetric(f.burstEdits.recordedLast.Seconds(), "burst-recorded-last-s")
+		b.ReportMetric(float64(f.burstEdits.unseen), "burst-unseen")
+		if len(f.burstEdits.held) > 0 {
+			b.ReportMetric(ms(percentile(f.burstEdits.held, 99)), "burst-hold-ms-p99")
+			b.ReportMetric(ms(percentile(f.burstEdits.recorded, 99)), "burst-record-ms-p99")
+			parts = append(parts, fmt.Sprintf("burst, each edit from its acknowledgement: held p50 %s p99 %s, recorded p50 %s p99 %s; the last held %s and the last recorded %s after the last acknowledgement; %d not seen by the watches",
+				percentile(f.burstEdits.held, 50).Round(time.Millisecond), percentile(f.burstEdits.held, 99).Round(time.Millisecond),
+				percentile(f.burstEdits.recorded, 50).Round(time.Millisecond), percentile(f.burstEdits.recorded, 99).Round(time.Millisecond),
+				f.burstEdits.heldLast.Round(time.Millisecond), f.burstEdits.recordedLast.Round(time.Millisecond), f.burstEdits.unseen))
+		}
+		if len(f.burstTimeline) > 0 {
+			// A file, not the log: the testing package cuts a benchmark's
+			// log short, and the table is what bench/results.md shows.
+			if path, err := writeTimeline(f.burstTimeline); err != nil {
+				b.Logf("the burst timeline was not written: %v", err)
+			} else {
+				b.Logf("burst timeline (every %s from the first edit sent): %s", burstSampleEvery, path)
+			}
+		}
 		parts = append(parts, fmt.Sprintf("burst of %d edits sent in %s over %d Kustomizations: all held and recorded %s after, lost live %d; on branches %s after, lost in git %d; %d commits (at most %d per Kustomization, per Kustomization %v) on %d branches, %d pushes, %.0f write-back runs",
 			burstEdits, f.burstSend.Round(time.Millisecond), c.kustomizations, f.burstLive.Round(time.Second), len(f.burstLostLive),
 			f.burstInGit.Round(time.Second), len(f.burstGit.missing), total, most, f.burstGit.commits, f.burstGit.branches, f.burstPushes, f.burstWritebacks))

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -121,7 +123,7 @@ func (r *sideRun) startReflux(ctx context.Context) error {
 	began := time.Now()
 	r.reflux = fixture.StartReflux(r.b, r.env, fixture.Options{AsDeployed: true, StartTimeout: 5 * time.Minute,
 		// The test git server speaks plain HTTP on loopback.
-		Args: []string{"--insecure-allow-http"}})
+		Args: append([]string{"--insecure-allow-http"}, strings.Fields(os.Getenv(refluxArgsEnv))...)})
 	if err := waitNoDrift(ctx, r.env, r.c, sideReadyTimeout); err != nil {
 		return fmt.Errorf("waiting for NoDrift on every Kustomization: %w", err)
 	}
@@ -203,12 +205,21 @@ func (r *sideRun) refluxLatency(ctx context.Context) error {
 	return err
 }
 
+// refluxArgsEnv adds flags to reflux's command line in BenchmarkSideBySide,
+// to measure a setting beside its default in the same tree (for example
+// BENCH_REFLUX_ARGS="--kube-api-qps=50 --kube-api-burst=300").
+const refluxArgsEnv = "BENCH_REFLUX_ARGS"
+
 // burstFluxInterval is kustomize-controller's interval during the burst.
 // At 1m it reverts the edits reflux has not held yet: reflux works through
 // 1,000 edits at its client's rate limit (Flux's defaults, 50 QPS and a
 // burst of 300, about four requests an edit), so Flux would be racing it,
 // and what the burst counts is reflux's coalescing, not that race.
 const burstFluxInterval = time.Hour
+
+// burstProfileSeconds is how long the burst's CPU profile runs, from just
+// before the first edit: the burst's send, its holds and its records.
+const burstProfileSeconds = 30
 
 func (r *sideRun) burst(ctx context.Context) error {
 	targets := r.c.burstTargets()
@@ -228,10 +239,44 @@ func (r *sideRun) burst(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.fig.burstSend, err = burst(ctx, editor, targets, r.run); err != nil {
+	// The benchmark's own watches time each edit to its hold and to its
+	// Held record; a sampler reads reflux's queues beside them, and a CPU
+	// profile covers the burst: where its time goes.
+	obsCtx, stopObs := context.WithCancel(ctx)
+	defer stopObs()
+	obs, err := startObserver(obsCtx, r.env.Config, r.env.Scheme)
+	if err != nil {
+		return err
+	}
+	if err := obs.watchEdits(obsCtx, &corev1.ConfigMap{}); err != nil {
+		return err
+	}
+	edits := make([]*edit, len(targets))
+	for e, t := range targets {
+		edits[e] = obs.expect(t, burstValue(r.run, e))
+	}
+	began := time.Now()
+	stopSampling := make(chan struct{})
+	waitSampling := background(func() { r.fig.burstTimeline = timeline(obsCtx, r.reflux.Process, obs, began, stopSampling) })
+	waitProfile := background(func() {
+		path, err := cpuProfile(obsCtx, r.reflux.Process, burstProfileSeconds, profileDir())
+		if err != nil {
+			r.b.Logf("no CPU profile of the burst: %v", err)
+			return
+		}
+		r.b.Logf("CPU profile of reflux over the burst's first %ds: %s (go tool pprof -top %s)", burstProfileSeconds, path, path)
+	})
+	defer waitProfile()
+	r.fig.burstSend, err = burst(ctx, editor, targets, r.run, func(e int, at time.Time) { obs.acknowledged(edits[e], at) })
+	if err != nil {
+		close(stopSampling)
+		waitSampling()
 		return err
 	}
 	sent := time.Now()
+	r.fig.burstEdits = burstOutcomes(ctx, obs, edits, burstTimeout)
+	close(stopSampling)
+	waitSampling()
 	if r.fig.burstLostLive, err = burstLive(ctx, r.env.Client, targets, r.run); err != nil {
 		return err
 	}

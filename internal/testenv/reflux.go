@@ -256,20 +256,51 @@ func (m Metrics) Sum(name string) (sum float64, ok bool) {
 		return 0, false
 	}
 	for _, s := range f.GetMetric() {
-		switch {
-		case s.Counter != nil:
-			sum += s.Counter.GetValue()
-		case s.Gauge != nil:
-			sum += s.Gauge.GetValue()
-		case s.Untyped != nil:
-			sum += s.Untyped.GetValue()
-		case s.Histogram != nil:
-			sum += float64(s.Histogram.GetSampleCount())
-		case s.Summary != nil:
-			sum += float64(s.Summary.GetSampleCount())
-		}
+		sum += seriesValue(s)
 	}
 	return sum, true
+}
+
+// seriesValue is one series' value as Sum and Value add it up.
+func seriesValue(s *dto.Metric) float64 {
+	switch {
+	case s.Counter != nil:
+		return s.Counter.GetValue()
+	case s.Gauge != nil:
+		return s.Gauge.GetValue()
+	case s.Untyped != nil:
+		return s.Untyped.GetValue()
+	case s.Histogram != nil:
+		return float64(s.Histogram.GetSampleCount())
+	case s.Summary != nil:
+		return float64(s.Summary.GetSampleCount())
+	}
+	return 0
+}
+
+// Value adds up, as Sum does, the series of the family name whose labels
+// include every pair of match: one queue's depth out of workqueue_depth,
+// say. ok is false when the family or every matching series is missing.
+func (m Metrics) Value(name string, match map[string]string) (sum float64, ok bool) {
+	for _, s := range m[name].GetMetric() {
+		if hasLabels(s, match) {
+			sum, ok = sum+seriesValue(s), true
+		}
+	}
+	return sum, ok
+}
+
+func hasLabels(s *dto.Metric, match map[string]string) bool {
+	have := map[string]string{}
+	for _, l := range s.GetLabel() {
+		have[l.GetName()] = l.GetValue()
+	}
+	for k, v := range match {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // RSS is reflux's resident set size in bytes now (VmRSS).
