@@ -57,6 +57,11 @@ const (
 //     Kustomizations (5,000-object case): how long sending took, the
 //     commits on reflux's branches, write-back runs, and edits lost live
 //     (no hold or no Held record) or in Git (on no branch);
+//     burst-held-last-s and burst-recorded-last-s, from the last edit's
+//     acknowledgement to the last hold and the last Held record the
+//     benchmark's watches saw (issue 20 §3: 5 s and 10 s), and the
+//     per-edit p99s; the queue timeline and a CPU profile of the burst go
+//     to BENCH_PROFILE_DIR (burst_timeline_test.go);
 //   - load-avg: the one-minute load average when the case ends, and
 //     load-avg-window at the window's end.
 //
