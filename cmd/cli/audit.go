@@ -18,6 +18,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/reflux-dev/reflux/internal/audit"
+	"github.com/reflux-dev/reflux/internal/handover"
 )
 
 // auditReceiver serves the audit webhook. Every replica runs it, leader or
@@ -31,6 +32,9 @@ type auditReceiver struct {
 	// token over HTTPS only (client-go drops a kubeconfig's credentials
 	// for a plain-HTTP server).
 	tls bool
+	// listening is begun as the server starts to serve, for the leader
+	// lock (cmd/cli/handover.go).
+	listening *handover.Listening
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable.
@@ -39,6 +43,7 @@ func (a *auditReceiver) NeedLeaderElection() bool { return false }
 // Start implements manager.Runnable.
 func (a *auditReceiver) Start(ctx context.Context) error {
 	errc := make(chan error, 1)
+	a.listening.Begin(time.Now())
 	go func() {
 		if a.tls {
 			// The certificate comes from TLSConfig.GetCertificate.
@@ -62,7 +67,7 @@ func (a *auditReceiver) Start(ctx context.Context) error {
 
 // addAuditReceiver serves the audit webhook for the hub's apiserver and,
 // told apart by their tokens, the remote clusters'.
-func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, log logr.Logger) (*audit.Store, *audit.Senders, error) {
+func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, listening *handover.Listening, log logr.Logger) (*audit.Store, *audit.Senders, error) {
 	if opts.AuditAddr == "" {
 		return nil, nil, nil
 	}
@@ -107,7 +112,7 @@ func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, log logr.Logger) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("listening for the audit webhook (--audit-addr): %w", err)
 	}
-	if err := mgr.Add(&auditReceiver{server: srv, l: l, tls: serveTLS}); err != nil {
+	if err := mgr.Add(&auditReceiver{server: srv, l: l, tls: serveTLS, listening: listening}); err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("adding audit webhook server: %w", err), l.Close())
 	}
 	return store, senders, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/fluxcd/pkg/runtime/pprof"
 	"github.com/fluxcd/pkg/runtime/probes"
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,6 +30,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/reflux-dev/reflux/cmd/manager"
+	"github.com/reflux-dev/reflux/internal/handover"
 	"github.com/reflux-dev/reflux/kustomize"
 	"github.com/reflux-dev/reflux/reverse/desired"
 	"github.com/reflux-dev/reflux/reverse/drift"
@@ -253,7 +255,10 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := newManager(opts, scheme)
+	// Begun by the audit webhook when it serves: the leader lock asks it
+	// whether this replica heard the audit log while none led.
+	listening := &handover.Listening{}
+	mgr, err := newManager(opts, scheme, listening, log)
 	if err != nil {
 		return err
 	}
@@ -271,7 +276,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	if err != nil {
 		return fmt.Errorf("creating event recorder: %w", err)
 	}
-	auditStore, auditSenders, err := addAuditReceiver(mgr, opts, log)
+	auditStore, auditSenders, err := addAuditReceiver(mgr, opts, listening, log)
 	if err != nil {
 		return err
 	}
@@ -325,12 +330,16 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 	return mgr.Start(ctx)
 }
 
-func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, error) {
+func newManager(opts *ManagerOptions, scheme *runtime.Scheme, listening *handover.Listening, log logr.Logger) (ctrl.Manager, error) {
 	restConfig := runtimeclient.GetConfigOrDie(opts.Client)
 	if !opts.Watch.AllNamespaces && os.Getenv("RUNTIME_NAMESPACE") == "" {
 		return nil, errors.New("--watch-all-namespaces=false needs RUNTIME_NAMESPACE set")
 	}
 	selector, err := watchSelector(opts)
+	if err != nil {
+		return nil, err
+	}
+	lock, events, err := handoverLock(restConfig, opts, listening, log)
 	if err != nil {
 		return nil, err
 	}
@@ -342,17 +351,23 @@ func newManager(opts *ManagerOptions, scheme *runtime.Scheme) (ctrl.Manager, err
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:        opts.HealthAddr,
 		LeaderElection:                opts.LeaderElection.Enable,
-		LeaderElectionID:              "reflux-leader-election",
+		LeaderElectionID:              leaderElectionID,
 		LeaderElectionNamespace:       os.Getenv("RUNTIME_NAMESPACE"),
 		LeaderElectionReleaseOnCancel: opts.LeaderElection.ReleaseOnCancel,
 		LeaseDuration:                 &opts.LeaderElection.LeaseDuration,
 		RenewDeadline:                 &opts.LeaderElection.RenewDeadline,
 		RetryPeriod:                   &opts.LeaderElection.RetryPeriod,
-		Cache:                         manager.CacheOptionsFor(append([]string{watchNamespace(opts)}, opts.WatchNamespaces...), selector),
-		Client:                        manager.ClientOptions(),
+		// Set when the audit webhook is served (internal/handover); when
+		// nil, controller-runtime builds the same Lease lock itself.
+		LeaderElectionResourceLockInterface: leaderLock(lock),
+		Cache:                               manager.CacheOptionsFor(append([]string{watchNamespace(opts)}, opts.WatchNamespaces...), selector),
+		Client:                              manager.ClientOptions(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if events != nil {
+		events.bind(mgr)
 	}
 	return mgr, nil
 }

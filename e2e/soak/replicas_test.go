@@ -116,6 +116,16 @@ func (r *replicas) get(i int) *testenv.RefluxProcess {
 	return r.cur[i]
 }
 
+// peerOf returns the running replica of the slot p is not in.
+func (r *replicas) peerOf(p *testenv.RefluxProcess) *testenv.RefluxProcess {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur[0] == p {
+		return r.cur[1]
+	}
+	return r.cur[0]
+}
+
 // wait waits for the supervisors, once their context ended.
 func (r *replicas) wait() { r.wg.Wait() }
 

@@ -2,15 +2,19 @@ package soak
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
+	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
 // TestADeletionNoLeaderSawIsRecordedOnTakeover (issue 22 §1): the leader
@@ -77,4 +81,71 @@ func TestADeletionNoLeaderSawIsRecordedOnTakeover(t *testing.T) {
 	g.Expect(first.Continue()).To(Succeed())
 	g.Consistently(func() []refluxv1.Drift { return f.Records(g, "ConfigMap", "gone-flags") }, 3*time.Second, 250*time.Millisecond).
 		Should(HaveLen(1))
+}
+
+// TestTheReplicaThatHeardTheGapTakesOver (issue 22 §1): a killed leader
+// is restarted at once in its slot, as a Deployment's pod is, and races
+// its peer for the lease. The restarted replica began listening to the
+// audit log after the dead leader last renewed, so it missed the
+// deletions of the gap that the replay above records, and it leaves the
+// lease to its peer (internal/handover). The soak saw the restarted one
+// win about half the takeovers before; three kills in a row all go to the
+// peer.
+func TestTheReplicaThatHeardTheGapTakesOver(t *testing.T) {
+	g := NewWithT(t)
+	fixture.Shared(t)
+	ctx := context.Background()
+	superCtx, stop := context.WithCancel(ctx)
+	reps, err := startReplicas(superCtx, t)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer reps.wait()
+	defer stop()
+	leader, err := reps.leader(ctx, leaderWait)
+	g.Expect(err).NotTo(HaveOccurred())
+	for round := range 3 {
+		var peer *testenv.RefluxProcess
+		g.Eventually(func() bool {
+			peer = reps.peerOf(leader) // restarted, after the round before
+			select {
+			case <-peer.Done():
+				return false
+			default:
+				return true
+			}
+		}, fixture.Timeout, fixture.Interval).Should(BeTrue(), "round %d: the peer runs", round)
+		// The peer has listened since before the leader last renewed: it
+		// is ready, and the leader renewed twice since, the first time
+		// perhaps before the peer's audit webhook began to serve.
+		g.Expect(renewedTwiceAfter(ctx, time.Now())).To(Succeed())
+		g.Expect(leader.Kill()).To(Succeed())
+		next, err := reps.leader(ctx, leaderWait)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(next).To(BeIdenticalTo(peer), "round %d: the replica restarted in the killed leader's slot took the lease", round)
+		leader = next
+	}
+}
+
+// renewedTwiceAfter waits until the leader Lease was renewed twice after
+// t.
+func renewedTwiceAfter(ctx context.Context, t time.Time) error {
+	ctx, cancel := context.WithTimeout(ctx, fixture.Timeout)
+	defer cancel()
+	for range 2 {
+		for {
+			lease := &coordinationv1.Lease{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: testenv.RefluxNamespace, Name: leaseName}, lease); err != nil {
+				return err
+			}
+			if r := lease.Spec.RenewTime; r != nil && r.After(t) {
+				t = r.Time
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("the Lease was not renewed after %s: %w", t, ctx.Err())
+			case <-time.After(100 * time.Millisecond): // polling the Lease
+			}
+		}
+	}
+	return nil
 }
