@@ -102,7 +102,10 @@ type DriftSpec struct {
 	// +required
 	FirstSeen metav1.Time `json:"firstSeen"`
 
-	// LastSeen is when the divergence was last confirmed.
+	// LastSeen is when the divergence was last confirmed, to within an
+	// hour: confirming the same divergence again moves it only once an
+	// hour has passed, so that reflux's periodic look at every object
+	// does not rewrite every record.
 	// +required
 	LastSeen metav1.Time `json:"lastSeen"`
 }

@@ -81,7 +81,7 @@ func TestDecide(t *testing.T) {
 			want: Create, hold: Release, changed: true, state: refluxv1.DriftDetected},
 		{name: "same drift again within a minute: nothing", in: Input{Record: open, Live: held, Evaluated: true, Observation: observed(t0.Add(30*time.Second), flag(`"true"`)), WantHold: true},
 			want: Keep},
-		{name: "same drift after a minute: last-seen moves, not a new detection", in: Input{Record: open, Live: held, Evaluated: true, Observation: observed(t0.Add(2*time.Minute), flag(`"true"`)), WantHold: true},
+		{name: "same drift past the last-seen resolution: last-seen moves, not a new detection", in: Input{Record: open, Live: held, Evaluated: true, Observation: observed(t0.Add(LastSeenResolution+time.Minute), flag(`"true"`)), WantHold: true},
 			want: Update, state: refluxv1.DriftHeld},
 		{name: "changed drift: update, a new detection", in: Input{Record: open, Live: held, Evaluated: true, Observation: observed(t0.Add(time.Second), flag(`"false"`)), WantHold: true},
 			want: Update, changed: true, state: refluxv1.DriftHeld},
@@ -434,7 +434,7 @@ func TestDecideHotfixMarked(t *testing.T) {
 	plain := recorded(t0, true, flag(`"true"`))
 	marked := Decide(Input{Name: name, Live: unheld, Evaluated: true, Observation: hotfix(t0, `"true"`), WantHold: true, Now: t0}).Record
 	resolved := with(marked, func(d *refluxv1.Drift) { d.Status.State, d.Status.HeldSince = refluxv1.DriftResolved, nil })
-	later := t0.Add(2 * time.Minute)
+	later := t0.Add(LastSeenResolution + time.Minute)
 	tests := []struct {
 		name   string
 		rec    *refluxv1.Drift
@@ -446,7 +446,7 @@ func TestDecideHotfixMarked(t *testing.T) {
 		{"new drift without the annotation: not counted", nil, observed(t0, flag(`"true"`)), Create, false},
 		{"open drift annotated afterwards: counted", plain, hotfix(t0.Add(time.Second), `"true"`), Update, true},
 		{"resync or restart, same hotfix: not counted again", marked, hotfix(t0.Add(30*time.Second), `"true"`), Keep, false},
-		{"same hotfix after a minute (last-seen moves): not counted again", marked, hotfix(later, `"true"`), Update, false},
+		{"same hotfix past the last-seen resolution (last-seen moves): not counted again", marked, hotfix(later, `"true"`), Update, false},
 		{"hotfix changes its value: still one use", marked, hotfix(t0.Add(time.Second), `"false"`), Update, false},
 		{"annotation removed: not counted", marked, observed(t0.Add(time.Second), flag(`"true"`)), Update, false},
 		{"resolved hotfix, then a new one: counted", resolved, hotfix(t0.Add(time.Hour), `"again"`), Reopen, true},
@@ -499,4 +499,25 @@ func TestLostLiveSaysWhoOverwroteTheHold(t *testing.T) {
 			g.Expect(apimeta.FindStatusCondition(again.Record.Status.Conditions, refluxv1.LostLiveCondition)).To(BeNil(), "held again: live again")
 		})
 	}
+}
+
+// TestAResyncConfirmingTheSameDriftWritesNothing: the resync looks at
+// every held object at its Kustomization's interval, and the same drift
+// seen again must not rewrite the record only to move lastSeen, or every
+// record is written at every resync (the soak's drain).
+func TestAResyncConfirmingTheSameDriftWritesNothing(t *testing.T) {
+	g := NewWithT(t)
+	rec := recorded(t0, true, key("B", `"b"`))
+	for _, after := range []time.Duration{time.Minute + time.Second, 5 * time.Minute, 59 * time.Minute} {
+		at := t0.Add(after)
+		d := Decide(Input{Name: name, Record: rec, Live: held, Evaluated: true, WantHold: true,
+			Observation: observed(at, key("B", `"b"`)), Now: at})
+		g.Expect(d.Action).To(Equal(Keep), "confirmed %s later", after)
+		g.Expect(d.WriteSpec || d.WriteStatus).To(BeFalse(), "confirmed %s later", after)
+	}
+	at := t0.Add(LastSeenResolution + time.Second)
+	d := Decide(Input{Name: name, Record: rec, Live: held, Evaluated: true, WantHold: true,
+		Observation: observed(at, key("B", `"b"`)), Now: at})
+	g.Expect(d.WriteSpec).To(BeTrue(), "lastSeen moves once its resolution has passed")
+	g.Expect(d.Record.Spec.LastSeen.Time).To(Equal(at))
 }

@@ -3,6 +3,9 @@ package report
 import (
 	"sort"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/reverse/classify"
 	"github.com/reflux-dev/reflux/reverse/record"
@@ -44,9 +47,12 @@ func Policy(name string, records []refluxv1.Drift) PolicyReport {
 		}
 		entries = append(entries, summary(d))
 		if d.Status.State == refluxv1.DriftProposed && d.Status.Branch != "" {
+			if seen, ok := pending[d.Status.Branch]; ok && !pushedAt(d).After(seen.PushedAt.Time) {
+				continue // the branch's latest push, whichever record knows it
+			}
 			pending[d.Status.Branch] = refluxv1.PendingBranch{
 				Kustomization: d.Spec.Kustomization.Name, Branch: d.Status.Branch, Commit: d.Status.Commit,
-				Action: refluxv1.Action(d.Status.Action), PushedAt: d.Spec.LastSeen, PullRequest: d.Status.PullRequest,
+				Action: refluxv1.Action(d.Status.Action), PushedAt: pushedAt(d), PullRequest: d.Status.PullRequest,
 			}
 		}
 	}
@@ -92,4 +98,16 @@ func sortedPending(m map[string]refluxv1.PendingBranch) []refluxv1.PendingBranch
 		out = out[:maxPendingBranches]
 	}
 	return out
+}
+
+// pushedAt is when reflux pushed d's branch, as its ReverseSynced
+// condition turned True with BranchPushed; lastSeen for a record written
+// before the condition, which moves at most hourly
+// (decide.LastSeenResolution).
+func pushedAt(d *refluxv1.Drift) metav1.Time {
+	if c := apimeta.FindStatusCondition(d.Status.Conditions, refluxv1.ReverseSyncedCondition); c != nil &&
+		c.Status == metav1.ConditionTrue && c.Reason == refluxv1.BranchPushedReason {
+		return c.LastTransitionTime
+	}
+	return d.Spec.LastSeen
 }

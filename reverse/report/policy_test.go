@@ -30,6 +30,9 @@ func TestPolicy(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC))
 	proposed := drift("b-proposed", "p", refluxv1.DriftProposed, field(refluxv1.SeverityHigh, refluxv1.MergeAction))
 	proposed.Status.Branch, proposed.Status.Commit, proposed.Spec.LastSeen = "reflux/apps-shop/0123", "abc", now
+	pushed := metav1.NewTime(now.Add(-time.Hour))
+	proposed.Status.Conditions = []metav1.Condition{{Type: refluxv1.ReverseSyncedCondition, Status: metav1.ConditionTrue,
+		Reason: refluxv1.BranchPushedReason, LastTransitionTime: pushed}}
 	sibling := drift("c-sibling", "p", refluxv1.DriftProposed, field(refluxv1.SeverityLow, refluxv1.MergeAction))
 	sibling.Status.Branch = "reflux/apps-shop/0123" // one branch, two records
 	dismissing := drift("d-dismissing", "p", refluxv1.DriftDetected, field(refluxv1.SeverityCritical, refluxv1.AlertAction))
@@ -57,6 +60,7 @@ func TestPolicy(t *testing.T) {
 	g.Expect(got.Drift.Overflow).To(BeZero())
 	g.Expect(got.PendingBranches).To(HaveLen(1), "a branch is listed once")
 	g.Expect(got.PendingBranches[0].Branch).To(Equal("reflux/apps-shop/0123"))
+	g.Expect(got.PendingBranches[0].PushedAt).To(Equal(pushed), "when the push was recorded, not when the drift was last seen")
 }
 
 // TestPolicyIsBounded: however many records are open, the status lists
