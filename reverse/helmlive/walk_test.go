@@ -287,22 +287,55 @@ func TestAReleaseIsWalkedOnlyByItsClustersGovernor(t *testing.T) {
 
 // TestUpgradeInFlight: fields that differ from the release
 // helm-controller names are an upgrade in flight only when helm-controller
-// owns them live and no writer whose writes can be drift owns any.
+// owns them live and no writer whose writes can be drift owns any. It
+// reads the live object's managedFields through the real detector, the
+// way walk does: a field's owner is its nearest owned ancestor's, and a
+// field the object lacks counts for nobody.
 func TestUpgradeInFlight(t *testing.T) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	at := metav1.NewTime(now.Add(-time.Minute))
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Time: &at, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+	}
+	helmReplicas := entry(release.FieldOwner, metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:replicas":{}}}`)
+	helmSpec := entry(release.FieldOwner, metav1.ManagedFieldsOperationApply, `{"f:spec":{}}`)
+	helmTemplate := entry(release.FieldOwner, metav1.ManagedFieldsOperationApply, `{"f:spec":{"f:template":{}}}`)
+	personReplicas := entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:replicas":{}}}`)
+	personLabel := entry("kubectl-edit", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:labels":{"f:tier":{}}}}`)
 	for _, tc := range []struct {
-		name            string
-		helm, writer    bool
-		upgradeInFlight bool
+		name     string
+		entries  []metav1.ManagedFieldsEntry
+		pointers []string
+		want     bool
 	}{
-		{name: "helm-controller's alone", helm: true, upgradeInFlight: true},
-		{name: "a person's alone"},
-		{name: "both", helm: true, writer: true},
-		{name: "nobody's: a field a person removed"},
+		{name: "helm-controller's alone", entries: []metav1.ManagedFieldsEntry{helmReplicas},
+			pointers: []string{"/spec/replicas"}, want: true},
+		{name: "a person's alone", entries: []metav1.ManagedFieldsEntry{personReplicas}, pointers: []string{"/spec/replicas"}},
+		{name: "both own the field", entries: []metav1.ManagedFieldsEntry{helmReplicas, personReplicas}, pointers: []string{"/spec/replicas"}},
+		{name: "one field each", entries: []metav1.ManagedFieldsEntry{helmReplicas, personLabel},
+			pointers: []string{"/spec/replicas", "/metadata/labels/tier"}},
+		{name: "helm-controller owns the field's nearest owned ancestor", entries: []metav1.ManagedFieldsEntry{helmTemplate},
+			pointers: []string{"/spec/template/spec/containers"}, want: true},
+		{name: "a person's field under helm-controller's parent is the person's", entries: []metav1.ManagedFieldsEntry{helmSpec, personReplicas},
+			pointers: []string{"/spec/replicas"}},
+		{name: "nobody's: a field a person removed", entries: []metav1.ManagedFieldsEntry{helmReplicas},
+			pointers: []string{"/spec/paused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := upgradeInFlight(tc.helm, tc.writer); got != tc.upgradeInFlight {
-				t.Fatalf("upgradeInFlight = %v, want %v", got, tc.upgradeInFlight)
+			g := NewWithT(t)
+			// The detector only reads managedFields here: a client it
+			// called would fail the test.
+			owners, err := drift.New(struct{ client.Client }{}, drift.WithFieldOwner(release.FieldOwner))
+			g.Expect(err).NotTo(HaveOccurred())
+			live := webObject(nil, tc.entries...)
+			live.Object["metadata"].(map[string]any)["labels"].(map[string]any)["tier"] = "web"
+			live.Object["spec"].(map[string]any)["template"] = map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "web"}}}}
+			gv := &Governor{opts: Options{Owners: owners, Log: logr.Discard()}}
+			fields := make([]drift.Field, 0, len(tc.pointers))
+			for _, p := range tc.pointers {
+				fields = append(fields, drift.Field{Pointer: p})
 			}
+			g.Expect(walk{g: gv, live: live}.upgrading(fields)).To(Equal(tc.want))
 		})
 	}
 }
