@@ -72,6 +72,25 @@ func (f *figures) whileLeaderless(edits []timedEdit) (n, deletes int) {
 	return n, deletes
 }
 
+// editTimes lists when each edit was made, in UTC as the replicas log,
+// the deletions as "delete" and those made while no replica led marked
+// "*": what a breach is traced through the replicas' logs by.
+func (f *figures) editTimes(edits []timedEdit) string {
+	parts := make([]string, 0, len(edits))
+	for _, e := range edits {
+		what := e.Pointer
+		if what == "" {
+			what = "delete"
+		}
+		mark := ""
+		if n, _ := f.whileLeaderless([]timedEdit{e}); n > 0 {
+			mark = "*"
+		}
+		parts = append(parts, e.At.UTC().Format("15:04:05.000")+mark+" "+what)
+	}
+	return "{edits: " + strings.Join(parts, ", ") + "}"
+}
+
 // breach records a broken invariant: the soak fails.
 func (f *figures) breach(format string, args ...any) {
 	f.mu.Lock()
@@ -144,8 +163,8 @@ func (f *figures) markdown(c config, began time.Time, took time.Duration) string
 }
 
 // breachKind is what differs between breaches of one kind: names,
-// numbers, record names and the fields listed.
-var breachKind = regexp.MustCompile(`configmap-cm-[0-9]+-[0-9a-f]+|[a-z-]+-[0-9]+/cm-[0-9]+|SOAK_M[0-9]+(: v[0-9]+)?|\(has [^)]*\)|[0-9]+`)
+// numbers, record names, the fields listed and the edits' times.
+var breachKind = regexp.MustCompile(`\{edits: [^}]*\}|configmap-cm-[0-9]+-[0-9a-f]+|[a-z-]+-[0-9]+/cm-[0-9]+|SOAK_M[0-9]+(: v[0-9]+)?|\(has [^)]*\)|[0-9]+`)
 
 // Markers around the soak's section of bench/results.md, which
 // hack/bench.sh keeps when it rewrites the rest.

@@ -99,7 +99,8 @@ func (s *soak) checkTenant(ctx context.Context, t *tenant, v *verdict) error {
 		if err := s.checkObject(k, records[objectName(i)], live[objectName(i)], v); err != nil {
 			// Which gap it may be: edits made while no replica led.
 			n, _ := s.fig.whileLeaderless(v.byObject[k])
-			v.fail("%s/%s: %v [%d of its %d edits made while no replica led]", t.Name, objectName(i), err, n, len(v.byObject[k]))
+			v.fail("%s/%s: %v [%d of its %d edits made while no replica led] %s", t.Name, objectName(i), err, n, len(v.byObject[k]),
+				s.fig.editTimes(v.byObject[k]))
 		}
 	}
 	c, err := s.w.clone(t.Name)
