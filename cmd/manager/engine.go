@@ -326,7 +326,7 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 		Namespaces: opts.WatchNamespaces, IgnoreSecrets: !readSecrets, Log: side.log.WithName("live")})
 	gopts := governor.Options{
 		Sealer: e.sealer,
-		Client: e.mgr.GetClient(), APIReader: e.mgr.GetAPIReader(), Detector: detector, Holder: controllers.Holder{Client: side.client},
+		Client: e.mgr.GetClient(), APIReader: e.mgr.GetAPIReader(), Objects: side.storage, Detector: detector, Holder: controllers.Holder{Client: side.client},
 		Live: watcher, Renders: e.renders, Writer: e.writer, Targets: source.Targets{Reader: e.mgr.GetAPIReader()}, Events: opts.Events,
 		Metrics: e.metrics, Notify: e.notify.Send, Log: side.log.WithName("drift"), LiveWorkers: opts.LiveWorkers,
 		WriteBackTimeout: opts.WriteBackTimeout, InShard: side.inShard,

@@ -3,6 +3,8 @@ package soak
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -148,4 +150,77 @@ func renewedTwiceAfter(ctx context.Context, t time.Time) error {
 		}
 	}
 	return nil
+}
+
+// TestADeletionNoLeaderSawIsWrittenDownBeforeTheRender (issue 22 §1): as
+// above, a deletion made while no replica led, and undone by Flux before
+// the next one led, is known only to the audit log. The replica that
+// takes over writes it down as a Pending record as soon as it governs the
+// Kustomization, before its render lands: in the soak, leaders killed
+// every half minute never got to a render, and those deletions died
+// with the replicas that had heard them. Renders are held back (the
+// gate file) once the first leader has rendered, so only that early
+// write-down can make the record; once the gate goes, the render
+// completes it.
+func TestADeletionNoLeaderSawIsWrittenDownBeforeTheRender(t *testing.T) {
+	g := NewWithT(t)
+	fixture.Shared(t)
+	ctx := context.Background()
+	files := map[string]string{"kustomization.yaml": fixture.Kustomization("flags.yaml"), "flags.yaml": "" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone-flags\ndata:\n  ENABLED: \"false\"\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept-flags\ndata:\n  ENABLED: \"false\"\n"}
+	f := fixture.NewApp(t, env, "early", fixture.AppOptions{Files: files, Unwatched: true})
+	gate := filepath.Join(t.TempDir(), "hold-renders")
+
+	superCtx, stop := context.WithCancel(ctx)
+	reps, err := startReplicas(superCtx, t, "--leader-election-lease-duration=40s", "--leader-election-renew-deadline=30s",
+		"--render-gate-file="+gate)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer reps.wait()
+	defer stop()
+	first, err := reps.leader(ctx, leaderWait)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.WaitClean(ctx, f.Name)).To(Succeed())
+	g.Expect(os.WriteFile(gate, nil, 0o600)).To(Succeed())
+
+	g.Expect(first.Pause()).To(Succeed())
+	paused := true
+	defer func() {
+		if paused {
+			_ = first.Continue()
+		}
+	}()
+	gone := &corev1.ConfigMap{}
+	key := types.NamespacedName{Namespace: f.Name, Name: "gone-flags"}
+	g.Expect(env.Client.Get(ctx, key, gone)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, gone)).To(Succeed())
+	g.Expect(env.Reconcile(ctx, f.Kustomizations[f.Name])).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		back := &corev1.ConfigMap{}
+		g.Expect(env.Client.Get(ctx, key, back)).To(Succeed())
+		g.Expect(back.UID).NotTo(Equal(gone.UID))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed(), "Flux recreated it")
+	g.Expect(reps.leaderOnce(ctx)).Error().To(HaveOccurred(), "no replica has taken over yet: the test would prove nothing")
+
+	next, err := reps.leader(ctx, leaderWait)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(next).NotTo(BeIdenticalTo(first))
+	rec := f.WaitRecord(g, "ConfigMap", "gone-flags", func(d *refluxv1.Drift) error {
+		if d.Status.State != refluxv1.DriftPending {
+			return fmt.Errorf("record %s is %q, want Pending while no render lands", d.Name, d.Status.State)
+		}
+		return nil
+	})
+	g.Expect(rec.Spec.LastModifier).NotTo(BeNil())
+	g.Expect(rec.Spec.LastModifier.Operation).To(Equal(refluxv1.DeleteOperation))
+	g.Expect(rec.Spec.LastModifier.User).NotTo(BeEmpty(), "named from the audit log")
+	g.Expect(f.Records(g, "ConfigMap", "kept-flags")).To(BeEmpty(), "nothing happened to it")
+
+	g.Expect(os.Remove(gate)).To(Succeed())
+	rec = f.WaitRecord(g, "ConfigMap", "gone-flags", fixture.HasField(refluxv1.WholeObjectPointer))
+	g.Expect(rec.Spec.Fields).To(HaveLen(1))
+	g.Expect(rec.Spec.Fields[0].ChangeType).To(Equal(refluxv1.ChangeRemove))
+
+	paused = false
+	g.Expect(first.Continue()).To(Succeed())
 }

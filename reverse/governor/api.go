@@ -60,6 +60,7 @@ func (gv *Governor) status(id types.NamespacedName, s intake.Status) Status {
 // due. It never waits on slow work.
 func (gv *Governor) Publish(g *Governed, render *desired.Render) Status {
 	st := gv.intake.Publish(g, render)
+	gv.markWriteDown(g.Key())
 	if st.Current {
 		gv.markReplay(g.Key())
 	}

@@ -36,9 +36,13 @@ type Options struct {
 	// APIReader reads records straight from the apiserver, where a cached
 	// read could be behind a write the engine just made.
 	APIReader client.Reader
-	Detector  Detector
-	Holder    Holder
-	Live      LiveStore
+	// Objects reads a governed object straight from the apiserver of the
+	// cluster it is in, before any watch of its kind runs (writeDown);
+	// nil reads through APIReader, the hub's.
+	Objects  client.Reader
+	Detector Detector
+	Holder   Holder
+	Live     LiveStore
 	// Sealer seals every record the engine writes, and the engine acts
 	// only on records whose seal verifies (see reverse/record).
 	Sealer *record.Sealer
@@ -129,6 +133,10 @@ type Governor struct {
 	replays  workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	replayMu sync.Mutex
 	replayed map[types.NamespacedName]bool
+	// writeDowns are the Kustomizations whose audited deletions are to be
+	// written down before any render, once each (replay.go, writeDown).
+	writeDowns workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	wroteDown  map[types.NamespacedName]bool
 }
 
 // HelmOptions are what the live path of HelmReleases' objects reads
@@ -163,7 +171,8 @@ func New(opts Options) (*Governor, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	gv := &Governor{opts: opts, replays: newReplays(), replayed: map[types.NamespacedName]bool{}}
+	gv := &Governor{opts: opts, replays: newReplays("reflux-replay"), replayed: map[types.NamespacedName]bool{},
+		writeDowns: newReplays("reflux-write-down"), wroteDown: map[types.NamespacedName]bool{}}
 	var err error
 	eopts := evaluate.Options{Detector: opts.Detector, Attributor: opts.Attributor, Live: opts.Live, Metrics: opts.Metrics,
 		ResyncQPS: opts.ResyncQPS, Now: opts.Now}
@@ -234,7 +243,8 @@ func (gv *Governor) Start(ctx context.Context) error {
 		run(gv.sched.Start)
 	}
 	run(gv.intake.Start)
-	run(gv.runReplays)
+	run(func(ctx context.Context) { gv.runReplays(ctx, gv.replays, gv.replay) })
+	run(func(ctx context.Context) { gv.runReplays(ctx, gv.writeDowns, gv.writeDown) })
 	run(gv.timers.Start)
 	run(gv.owed.Start)
 	if gv.helm != nil {

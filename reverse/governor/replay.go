@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/object"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,32 +67,121 @@ func (gv *Governor) markReplay(id types.NamespacedName) {
 	gv.replays.Add(id)
 }
 
+// markWriteDown queues, the first time a Kustomization is governed in
+// this engine, the writing down of the deletions of its inventory the
+// audit log saw (writeDown), before any render.
+func (gv *Governor) markWriteDown(id types.NamespacedName) {
+	gv.replayMu.Lock()
+	defer gv.replayMu.Unlock()
+	if gv.wroteDown[id] {
+		return
+	}
+	gv.wroteDown[id] = true
+	gv.writeDowns.Add(id)
+}
+
 // forgetReplay lets a Kustomization governed again replay again.
 func (gv *Governor) forgetReplay(id types.NamespacedName) {
 	gv.replayMu.Lock()
 	defer gv.replayMu.Unlock()
 	delete(gv.replayed, id)
+	delete(gv.wroteDown, id)
 }
 
-// runReplays replays queued Kustomizations' deletions until ctx ends.
-func (gv *Governor) runReplays(ctx context.Context) {
+// runReplays runs fn for the Kustomizations queued on q until ctx ends,
+// again later for one fn reports not done.
+func (gv *Governor) runReplays(ctx context.Context, q workqueue.TypedRateLimitingInterface[types.NamespacedName],
+	fn func(context.Context, types.NamespacedName) bool) {
 	go func() {
 		<-ctx.Done()
-		gv.replays.ShutDown()
+		q.ShutDown()
 	}()
 	for {
-		id, shutdown := gv.replays.Get()
+		id, shutdown := q.Get()
 		if shutdown {
 			return
 		}
-		if !gv.replay(ctx, id) {
-			// A watch still listing: what it misses would look deleted.
-			gv.replays.AddRateLimited(id)
+		if !fn(ctx, id) {
+			q.AddRateLimited(id)
 		} else {
-			gv.replays.Forget(id)
+			q.Forget(id)
 		}
-		gv.replays.Done(id)
+		q.Done(id)
 	}
+}
+
+// writeDown writes down, as Pending records, the deletions of id's
+// inventory the audit log saw within replayWindow, of objects gone or
+// created since, that Flux did not make; the first time id is governed
+// in this engine, without waiting for its render. The replay above
+// decides them once the render is current, but a new leader's render of
+// a large Kustomization takes tens of seconds, and under repeated
+// failovers the leaders died before theirs landed: the deletions made
+// while none led were then held only in the memory of replicas that
+// died in turn (the soak lost some 180 deletions a run so). Written down,
+// any later leader replays them from the records (writtenDown). It reads
+// the objects from the apiserver: no watch of the render's kinds runs
+// yet. It reports false to be tried again when a read or write failed.
+func (gv *Governor) writeDown(ctx context.Context, id types.NamespacedName) bool {
+	snap, governed := gv.intake.Snapshot(id)
+	if !governed || gv.opts.Deletions == nil || snap.Gov.Kustomization.Status.Inventory == nil ||
+		!snap.Gov.Kustomization.DeletionTimestamp.IsZero() {
+		return true
+	}
+	since, n := gv.now().Add(-replayWindow), 0
+	for _, e := range snap.Gov.Kustomization.Status.Inventory.Entries {
+		obj, err := inventoryObject(e.ID, e.Version)
+		if err != nil {
+			continue // not one Flux wrote; nothing to replay
+		}
+		at, deleted := gv.opts.Deletions.DeletedSince(obj, since)
+		if !deleted {
+			continue
+		}
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(obj.GroupVersionKind())
+		objects := gv.opts.Objects
+		if objects == nil {
+			objects = gv.opts.APIReader
+		}
+		err = objects.Get(ctx, client.ObjectKeyFromObject(obj), live)
+		if err != nil && !apierrors.IsNotFound(err) {
+			gv.opts.Log.Error(err, "reading an object the audit log saw deleted; trying again", "kustomization", id.String())
+			return false
+		}
+		if !replayable(at, live, err == nil) {
+			continue
+		}
+		k := intake.Key{GVK: obj.GroupVersionKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+		c := intake.Change{Owner: id, Object: intake.ObjectRef(k.GVK, obj), Seen: at, Deleted: obj}
+		deleter, _ := gv.deleter(obj, c)
+		if deleter.Flux {
+			continue // a prune
+		}
+		if err := gv.writePendingDeletion(ctx, k, c, snap, deleter); err != nil {
+			gv.opts.Log.Error(err, "writing down a deletion the audit log saw; trying again", "object", k.String())
+			return false
+		}
+		n++
+	}
+	if n > 0 {
+		gv.opts.Log.Info("deletions the audit log saw written down on taking over, before the render", "kustomization", id.String(), "objects", n)
+	}
+	return true
+}
+
+// inventoryObject is the object an entry of a Kustomization's inventory
+// names, with no more than its kind, namespace and name.
+func inventoryObject(id, version string) (*unstructured.Unstructured, error) {
+	m, err := object.ParseObjMetadata(id)
+	if err != nil {
+		return nil, fmt.Errorf("parsing inventory entry %q: %w", id, err)
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(schema.GroupVersionKind{Group: m.GroupKind.Group, Version: version, Kind: m.GroupKind.Kind})
+	obj.SetNamespace(m.Namespace)
+	obj.SetName(m.Name)
+	return obj, nil
 }
 
 // replay hands the intake, as deletions to decide, what says an object
@@ -174,9 +266,9 @@ func (gv *Governor) writtenDown(ctx context.Context, id types.NamespacedName) ([
 	return keys, changes, nil
 }
 
-// newReplays is the queue of Kustomizations whose deletions are to be
-// replayed.
-func newReplays() workqueue.TypedRateLimitingInterface[types.NamespacedName] {
+// newReplays is a queue of Kustomizations whose deletions are to be
+// replayed or written down.
+func newReplays(name string) workqueue.TypedRateLimitingInterface[types.NamespacedName] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "reflux-replay"})
+		workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: name})
 }

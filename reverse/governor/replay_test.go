@@ -37,3 +37,23 @@ func TestReplayable(t *testing.T) {
 		})
 	}
 }
+
+// TestInventoryObject: an entry of a Kustomization's inventory names the
+// object the audit log's deletions are looked up by.
+func TestInventoryObject(t *testing.T) {
+	obj, err := inventoryObject("apps_web_apps_Deployment", "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gvk := obj.GroupVersionKind(); gvk.Group != "apps" || gvk.Version != "v1" || gvk.Kind != "Deployment" ||
+		obj.GetNamespace() != "apps" || obj.GetName() != "web" {
+		t.Fatalf("inventoryObject = %s %s/%s", gvk, obj.GetNamespace(), obj.GetName())
+	}
+	core, err := inventoryObject("apps_flags__ConfigMap", "v1")
+	if err != nil || core.GroupVersionKind().Group != "" || core.GetKind() != "ConfigMap" {
+		t.Fatalf("inventoryObject of a core kind = %v, %v", core, err)
+	}
+	if _, err := inventoryObject("not-an-id", "v1"); err == nil {
+		t.Fatal("a malformed entry parsed")
+	}
+}
