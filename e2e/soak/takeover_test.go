@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,44 +32,8 @@ import (
 // object before the other replica takes over, whatever the machine's load.
 func TestADeletionNoLeaderSawIsRecordedOnTakeover(t *testing.T) {
 	g := NewWithT(t)
-	fixture.Shared(t)
-	ctx := context.Background()
-	files := map[string]string{"kustomization.yaml": fixture.Kustomization("flags.yaml"), "flags.yaml": "" +
-		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone-flags\ndata:\n  ENABLED: \"false\"\n---\n" +
-		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept-flags\ndata:\n  ENABLED: \"false\"\n"}
-	f := fixture.NewApp(t, env, "takeover", fixture.AppOptions{Files: files, Unwatched: true})
-
-	superCtx, stop := context.WithCancel(ctx)
-	reps, err := startReplicas(superCtx, t, "--leader-election-lease-duration=40s", "--leader-election-renew-deadline=30s")
-	g.Expect(err).NotTo(HaveOccurred())
-	defer reps.wait()
-	defer stop()
-	first, err := reps.leader(ctx, leaderWait)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(f.WaitClean(ctx, f.Name)).To(Succeed())
-
-	g.Expect(first.Pause()).To(Succeed())
-	paused := true
-	defer func() {
-		if paused {
-			_ = first.Continue()
-		}
-	}()
-	gone := &corev1.ConfigMap{}
-	key := types.NamespacedName{Namespace: f.Name, Name: "gone-flags"}
-	g.Expect(env.Client.Get(ctx, key, gone)).To(Succeed())
-	g.Expect(env.Client.Delete(ctx, gone)).To(Succeed())
-	g.Expect(env.Reconcile(ctx, f.Kustomizations[f.Name])).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		back := &corev1.ConfigMap{}
-		g.Expect(env.Client.Get(ctx, key, back)).To(Succeed())
-		g.Expect(back.UID).NotTo(Equal(gone.UID))
-	}, fixture.Timeout, fixture.Interval).Should(Succeed(), "Flux recreated it")
-	g.Expect(reps.leaderOnce(ctx)).Error().To(HaveOccurred(), "no replica has taken over yet: the test would prove nothing")
-
-	next, err := reps.leader(ctx, leaderWait)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(next).NotTo(BeIdenticalTo(first))
+	gap := deleteWhileNoneLeads(t, g, "takeover", nil)
+	f := gap.f
 	rec := f.WaitRecord(g, "ConfigMap", "gone-flags", fixture.HasField(refluxv1.WholeObjectPointer))
 	g.Expect(rec.Spec.Fields).To(HaveLen(1))
 	g.Expect(rec.Spec.Fields[0].ChangeType).To(Equal(refluxv1.ChangeRemove))
@@ -79,8 +44,7 @@ func TestADeletionNoLeaderSawIsRecordedOnTakeover(t *testing.T) {
 
 	// The paused replica wakes past its lease and must step down without
 	// writing: the record stays one.
-	paused = false
-	g.Expect(first.Continue()).To(Succeed())
+	g.Expect(gap.resume()).To(Succeed())
 	g.Consistently(func() []refluxv1.Drift { return f.Records(g, "ConfigMap", "gone-flags") }, 3*time.Second, 250*time.Millisecond).
 		Should(HaveLen(1))
 }
@@ -164,47 +128,10 @@ func renewedTwiceAfter(ctx context.Context, t time.Time) error {
 // completes it.
 func TestADeletionNoLeaderSawIsWrittenDownBeforeTheRender(t *testing.T) {
 	g := NewWithT(t)
-	fixture.Shared(t)
-	ctx := context.Background()
-	files := map[string]string{"kustomization.yaml": fixture.Kustomization("flags.yaml"), "flags.yaml": "" +
-		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone-flags\ndata:\n  ENABLED: \"false\"\n---\n" +
-		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept-flags\ndata:\n  ENABLED: \"false\"\n"}
-	f := fixture.NewApp(t, env, "early", fixture.AppOptions{Files: files, Unwatched: true})
 	gate := filepath.Join(t.TempDir(), "hold-renders")
-
-	superCtx, stop := context.WithCancel(ctx)
-	reps, err := startReplicas(superCtx, t, "--leader-election-lease-duration=40s", "--leader-election-renew-deadline=30s",
+	gap := deleteWhileNoneLeads(t, g, "early", func() { g.Expect(os.WriteFile(gate, nil, 0o600)).To(Succeed()) },
 		"--render-gate-file="+gate)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer reps.wait()
-	defer stop()
-	first, err := reps.leader(ctx, leaderWait)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(f.WaitClean(ctx, f.Name)).To(Succeed())
-	g.Expect(os.WriteFile(gate, nil, 0o600)).To(Succeed())
-
-	g.Expect(first.Pause()).To(Succeed())
-	paused := true
-	defer func() {
-		if paused {
-			_ = first.Continue()
-		}
-	}()
-	gone := &corev1.ConfigMap{}
-	key := types.NamespacedName{Namespace: f.Name, Name: "gone-flags"}
-	g.Expect(env.Client.Get(ctx, key, gone)).To(Succeed())
-	g.Expect(env.Client.Delete(ctx, gone)).To(Succeed())
-	g.Expect(env.Reconcile(ctx, f.Kustomizations[f.Name])).To(Succeed())
-	g.Eventually(func(g Gomega) {
-		back := &corev1.ConfigMap{}
-		g.Expect(env.Client.Get(ctx, key, back)).To(Succeed())
-		g.Expect(back.UID).NotTo(Equal(gone.UID))
-	}, fixture.Timeout, fixture.Interval).Should(Succeed(), "Flux recreated it")
-	g.Expect(reps.leaderOnce(ctx)).Error().To(HaveOccurred(), "no replica has taken over yet: the test would prove nothing")
-
-	next, err := reps.leader(ctx, leaderWait)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(next).NotTo(BeIdenticalTo(first))
+	f := gap.f
 	rec := f.WaitRecord(g, "ConfigMap", "gone-flags", func(d *refluxv1.Drift) error {
 		if d.Status.State != refluxv1.DriftPending {
 			return fmt.Errorf("record %s is %q, want Pending while no render lands", d.Name, d.Status.State)
@@ -220,7 +147,69 @@ func TestADeletionNoLeaderSawIsWrittenDownBeforeTheRender(t *testing.T) {
 	rec = f.WaitRecord(g, "ConfigMap", "gone-flags", fixture.HasField(refluxv1.WholeObjectPointer))
 	g.Expect(rec.Spec.Fields).To(HaveLen(1))
 	g.Expect(rec.Spec.Fields[0].ChangeType).To(Equal(refluxv1.ChangeRemove))
+}
 
-	paused = false
-	g.Expect(first.Continue()).To(Succeed())
+// gap is what deleteWhileNoneLeads leaves: the app, and its leaders
+// before and after the gap.
+type gap struct {
+	f           *fixture.App
+	first, next *testenv.RefluxProcess
+	// resume wakes the first leader, paused since the gap began; the
+	// test's cleanup does it otherwise.
+	resume func() error
+}
+
+// deleteWhileNoneLeads runs two replicas over an app of two ConfigMaps,
+// with a lease long enough that Flux recreates what is deleted before
+// the other replica takes over, whatever the machine's load. Once the
+// first leader governs the app cleanly, it runs beforeGap (when not nil),
+// pauses the leader, deletes gone-flags, has Flux recreate it, and
+// returns once the other replica leads: no watch of either saw the
+// deletion, and only the audit log knows of it.
+func deleteWhileNoneLeads(t *testing.T, g Gomega, name string, beforeGap func(), args ...string) gap {
+	t.Helper()
+	fixture.Shared(t)
+	ctx := context.Background()
+	files := map[string]string{"kustomization.yaml": fixture.Kustomization("flags.yaml"), "flags.yaml": "" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone-flags\ndata:\n  ENABLED: \"false\"\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept-flags\ndata:\n  ENABLED: \"false\"\n"}
+	f := fixture.NewApp(t, env, name, fixture.AppOptions{Files: files, Unwatched: true})
+
+	superCtx, stop := context.WithCancel(ctx)
+	reps, err := startReplicas(superCtx, t, append([]string{"--leader-election-lease-duration=40s",
+		"--leader-election-renew-deadline=30s"}, args...)...)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(reps.wait) // after stop, below
+	t.Cleanup(stop)
+	first, err := reps.leader(ctx, leaderWait)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.WaitClean(ctx, f.Name)).To(Succeed())
+	if beforeGap != nil {
+		beforeGap()
+	}
+
+	g.Expect(first.Pause()).To(Succeed())
+	var once sync.Once
+	var resumed error
+	resume := func() error {
+		once.Do(func() { resumed = first.Continue() })
+		return resumed
+	}
+	t.Cleanup(func() { _ = resume() })
+	gone := &corev1.ConfigMap{}
+	key := types.NamespacedName{Namespace: f.Name, Name: "gone-flags"}
+	g.Expect(env.Client.Get(ctx, key, gone)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, gone)).To(Succeed())
+	g.Expect(env.Reconcile(ctx, f.Kustomizations[f.Name])).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		back := &corev1.ConfigMap{}
+		g.Expect(env.Client.Get(ctx, key, back)).To(Succeed())
+		g.Expect(back.UID).NotTo(Equal(gone.UID))
+	}, fixture.Timeout, fixture.Interval).Should(Succeed(), "Flux recreated it")
+	g.Expect(reps.leaderOnce(ctx)).Error().To(HaveOccurred(), "no replica has taken over yet: the test would prove nothing")
+
+	next, err := reps.leader(ctx, leaderWait)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(next).NotTo(BeIdenticalTo(first))
+	return gap{f: f, first: first, next: next, resume: resume}
 }

@@ -8,7 +8,7 @@
 // no resync can tell it went. The replica that takes over replays the
 // deletions its own store holds (reverse/governor's replay), so a replica
 // restarted in the dead leader's place, whose store is empty, loses them
-// when it wins the race for the lease, as it did after most of the soak's
+// when it wins the race for the lease, as it did after many of the soak's
 // takeovers (issue 22 §1). Such a replica leaves the lease to a peer for a
 // grace period, and takes it after, so a lone replica still leads.
 package handover
@@ -114,7 +114,15 @@ func (l *Lock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord
 	if err := l.admit(ler); err != nil {
 		return err
 	}
-	return l.Interface.Update(ctx, ler)
+	if err := l.Interface.Update(ctx, ler); err != nil {
+		return err
+	}
+	// The elector renews without a Get: what it wrote is what the lease
+	// holds, so a renewal is never taken for a take from the last holder.
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = &ler
+	return nil
 }
 
 // admit returns an error while this replica should leave the lease ler

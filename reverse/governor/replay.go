@@ -57,27 +57,24 @@ func replayable(deletedAt time.Time, live *unstructured.Unstructured, exists boo
 // (which list what exists) nor its resync (which finds what is missing)
 // would ever see it (issue 22 §1: the soak's "deleted live, and no record
 // says so").
-func (gv *Governor) markReplay(id types.NamespacedName) {
-	gv.replayMu.Lock()
-	defer gv.replayMu.Unlock()
-	if gv.replayed[id] {
-		return
-	}
-	gv.replayed[id] = true
-	gv.replays.Add(id)
-}
+func (gv *Governor) markReplay(id types.NamespacedName) { gv.once(gv.replayed, gv.replays, id) }
 
 // markWriteDown queues, the first time a Kustomization is governed in
 // this engine, the writing down of the deletions of its inventory the
 // audit log saw (writeDown), before any render.
-func (gv *Governor) markWriteDown(id types.NamespacedName) {
+func (gv *Governor) markWriteDown(id types.NamespacedName) { gv.once(gv.wroteDown, gv.writeDowns, id) }
+
+// once queues id on q unless done says it was queued since it was last
+// governed.
+func (gv *Governor) once(done map[types.NamespacedName]bool, q workqueue.TypedRateLimitingInterface[types.NamespacedName],
+	id types.NamespacedName) {
 	gv.replayMu.Lock()
 	defer gv.replayMu.Unlock()
-	if gv.wroteDown[id] {
+	if done[id] {
 		return
 	}
-	gv.wroteDown[id] = true
-	gv.writeDowns.Add(id)
+	done[id] = true
+	q.Add(id)
 }
 
 // forgetReplay lets a Kustomization governed again replay again.
