@@ -399,10 +399,12 @@ func newDetector(config *rest.Config, cl client.Client, opts Options) (*drift.De
 	return detector, nil
 }
 
-// keepAudited makes the audit store remember only writes to objects of
-// the kinds reflux watches, and Secrets when their drift comes from the
-// audit log alone: the apiserver sends every write of the cluster, and
-// the rest must cost nothing that grows (issue 22 §2).
+// keepAudited makes the audit store remember writes to objects of the
+// kinds reflux watches, and Secrets when their drift comes from the audit
+// log alone: the apiserver sends every write of the cluster, and the
+// rest must cost nothing that grows (issue 22 §2). The rest are kept
+// within a small bound of their own, for a kind watched only after its
+// object was edited.
 func keepAudited(store *audit.Store, secrets bool, watchers ...*controllers.Watcher) {
 	store.Keep(func(k audit.ObjectKey) bool {
 		if secrets && k.APIGroup == "" && k.Resource == "secrets" {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
@@ -108,4 +109,54 @@ func TestEveryChangeNamesItsAuthor(t *testing.T) {
 	fl, _ := fixture.Field(rec, "/data/GONE")
 	g.Expect(fl.Modifier.Manager).To(Equal("kubectl-patch"), "the request's field manager, from the audit event")
 	g.Expect(fl.Modifier.Time).NotTo(BeNil(), "when the audit log says it was removed")
+}
+
+// TestAnEditBeforeItsKindIsWatchedNamesItsAuthor: a person edits an
+// object whose kind reflux watches for no Kustomization yet, and its
+// Kustomization is governed a moment later, as in the demo, where the
+// hotfix follows the policy's Ready by no time at all. The audit store
+// kept only writes to watched kinds then, so the record was written
+// without the author's name (the demo's CI failure of stop 43).
+//
+// The edit's audit event must have reached reflux before the policy
+// selects the app, or the write is simply kept: a second app, governed
+// from the start, is edited after it and its record must name alice
+// first. Nothing else in this suite applies a ResourceQuota.
+func TestAnEditBeforeItsKindIsWatchedNamesItsAuthor(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ctx := context.Background()
+	const quota = `apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: quota
+spec:
+  hard:
+    pods: "10"
+`
+	late := fixture.NewApp(t, env, "governed-late", fixture.AppOptions{Files: fixture.OneFile("quota.yaml", quota), Unwatched: true,
+		Policy: func(p *refluxv1.ReverseSyncPolicy) {
+			p.Spec.KustomizationSelector.MatchLabels = map[string]string{fixture.AppLabel: "not-yet"}
+		}})
+	barrier := fixture.NewApp(t, env, "governed-early", fixture.AppOptions{Files: fixture.OneFile("flags.yaml", `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: flags
+data:
+  A: "1"
+`)})
+
+	_, err := env.KubectlAs(ctx, alice.User, "-n", late.Name, "patch", "resourcequota/quota", "--type=merge", "-p", `{"spec":{"hard":{"pods":"20"}}}`)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = env.KubectlAs(ctx, alice.User, "-n", barrier.Name, "patch", "configmap/flags", "--type=merge", "-p", `{"data":{"A":"2"}}`)
+	g.Expect(err).NotTo(HaveOccurred())
+	barrier.WaitRecord(g, "ConfigMap", "flags", fixture.Attributed("/data/A"))
+
+	policy := late.Policy.DeepCopy()
+	policy.Spec.KustomizationSelector.MatchLabels = map[string]string{fixture.AppLabel: late.Name}
+	g.Expect(env.Client.Patch(ctx, policy, client.MergeFrom(late.Policy))).To(Succeed())
+	rec := late.WaitRecord(g, "ResourceQuota", "quota", fixture.Attributed("/spec/hard/pods"))
+	fl, _ := fixture.Field(rec, "/spec/hard/pods")
+	g.Expect(fl.Modifier.User).To(Equal(aliceName))
+	g.Expect(fl.Modifier.Manager).To(Equal("kubectl-patch"))
 }

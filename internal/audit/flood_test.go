@@ -119,7 +119,9 @@ func BenchmarkRecordFlood(b *testing.B) {
 }
 
 // TestKeepLeavesOutWhatIsNotWatched: writes to objects the engine does
-// not watch are not remembered, nor passed to Notify's subscribers.
+// not watch are not among the store's writes (only in their own bound,
+// TestRefusedWritesHaveTheirOwnBound), nor passed to Notify's
+// subscribers.
 func TestKeepLeavesOutWhatIsNotWatched(t *testing.T) {
 	g := NewWithT(t)
 	now := at("2026-11-29T10:00:00Z")
@@ -158,4 +160,65 @@ func TestDeletionsAreKeptWhateverIsWatched(t *testing.T) {
 	g.Expect(ok).To(BeFalse(), "none after since")
 	_, ok = s.DeletedSince(ObjectKey{Resource: "configmaps", Namespace: "apps", Name: "other"}, now.Add(-5*time.Minute))
 	g.Expect(ok).To(BeFalse())
+}
+
+// TestAWriteBeforeItsKindIsWatchedStillAnswers: a person edits an object
+// a moment before reflux watches its kind (the Kustomization governed
+// just after, a replica taking over). Keep refused the write then, and
+// the lookup made once the kind is watched still names the person; a
+// later write Keep accepted wins over it.
+func TestAWriteBeforeItsKindIsWatchedStillAnswers(t *testing.T) {
+	g := NewWithT(t)
+	now := at("2026-11-29T10:00:00Z")
+	s := NewStore(WithClock(func() time.Time { return now }))
+	watched := false
+	s.Keep(func(ObjectKey) bool { return watched })
+	dep := ObjectKey{APIGroup: "apps", Resource: "deployments", Namespace: "a", Name: "web"}
+	s.Record(dep, Write{User: "alice", FieldManager: "kubectl-edit", Time: now})
+	g.Expect(s.Writes()).To(BeZero(), "refused: counted apart")
+
+	watched = true
+	w, ok := s.Lookup(dep, "kubectl-edit", now)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("alice"))
+	w, ok = s.Latest(dep, now, func(w Write) bool { return w.User != "flux" })
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("alice"))
+
+	s.Record(dep, Write{User: "bob", FieldManager: "kubectl-edit", Time: now.Add(time.Minute)})
+	w, _ = s.Lookup(dep, "kubectl-edit", now.Add(time.Minute))
+	g.Expect(w.User).To(Equal("bob"), "the later write, kept")
+	w, _ = s.Lookup(dep, "kubectl-edit", now)
+	g.Expect(w.User).To(Equal("alice"), "at the first write's time, still the refused one")
+}
+
+// TestRefusedWritesHaveTheirOwnBound: a flood of writes to what is never
+// watched fills only its own bound, and evicts none of the writes to
+// what is.
+func TestRefusedWritesHaveTheirOwnBound(t *testing.T) {
+	g := NewWithT(t)
+	now := at("2026-11-29T10:00:00Z")
+	s := NewStore(WithMaxWrites(10), WithMaxRefused(100), WithClock(func() time.Time { return now }))
+	s.Keep(func(k ObjectKey) bool { return k.Resource == "deployments" })
+	dep := ObjectKey{APIGroup: "apps", Resource: "deployments", Namespace: "a", Name: "web"}
+	s.Record(dep, Write{User: "alice", Time: now})
+	for i := 0; i < 10_000; i++ {
+		s.Record(ObjectKey{Resource: "leases", Name: fmt.Sprint(i)}, Write{Time: now})
+	}
+	g.Expect(s.Evicted()).To(BeZero(), "the kept writes were not evicted")
+	g.Expect(s.refused.Writes()).To(Equal(100))
+	g.Expect(s.refused.Evicted()).To(Equal(uint64(9_900)))
+	_, ok := s.Lookup(ObjectKey{Resource: "leases", Name: "9999"}, "", now)
+	g.Expect(ok).To(BeTrue(), "the newest refused write answers")
+	_, ok = s.Lookup(ObjectKey{Resource: "leases", Name: "0"}, "", now)
+	g.Expect(ok).To(BeFalse(), "the oldest went first")
+	w, ok := s.Lookup(dep, "", now)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("alice"))
+
+	none := NewStore(WithMaxRefused(0))
+	none.Keep(func(ObjectKey) bool { return false })
+	none.Record(dep, Write{User: "alice", Time: now})
+	_, ok = none.Lookup(dep, "", now)
+	g.Expect(ok).To(BeFalse(), "WithMaxRefused(0) remembers none")
 }

@@ -62,7 +62,15 @@ type Store struct {
 	// notify are called with every write recorded (Notify).
 	notify []func(ObjectKey, Write)
 	// keep, when set, says which objects' writes are worth remembering.
-	keep func(ObjectKey) bool
+	keep       func(ObjectKey) bool
+	maxRefused int
+	// refused remembers, within a budget of its own, the writes keep
+	// refused: keep answers for the kinds watched now, and an object may
+	// be watched a moment after it was written (a Kustomization governed
+	// after the edit, a replica taking over). Its own budget keeps a
+	// flood of writes to what is never watched from evicting the writes
+	// to what is.
+	refused *Store
 }
 
 // stored is a write with its number, which its queue entry names.
@@ -95,6 +103,15 @@ func WithClock(now func() time.Time) StoreOption { return func(s *Store) { s.now
 // go first, before their TTL.
 func WithMaxWrites(n int) StoreOption { return func(s *Store) { s.max = n } }
 
+// WithMaxRefused bounds the writes remembered that Keep refused
+// (DefaultMaxRefused); zero remembers none.
+func WithMaxRefused(n int) StoreOption { return func(s *Store) { s.maxRefused = n } }
+
+// DefaultMaxRefused bounds the memory of the writes Keep refused (some
+// 5 MiB): in a cluster of a few hundred writes a second, the minutes
+// between an edit and its kind's watch starting; under a flood, less.
+const DefaultMaxRefused = 20_000
+
 // DefaultMaxWrites bounds the store's memory (a write is a few hundred
 // bytes: some 50 MiB) under a flood: 200,000 writes is 20 s of 10,000
 // writes a second, longer than a live change takes to be attributed. A
@@ -103,16 +120,24 @@ const DefaultMaxWrites = 200_000
 
 // NewStore returns an empty store.
 func NewStore(opts ...StoreOption) *Store {
-	s := &Store{writes: map[ObjectKey][]stored{}, perObject: 16, ttl: 15 * time.Minute, now: time.Now, max: DefaultMaxWrites}
+	s := &Store{writes: map[ObjectKey][]stored{}, perObject: 16, ttl: 15 * time.Minute, now: time.Now, max: DefaultMaxWrites,
+		maxRefused: DefaultMaxRefused}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.maxRefused > 0 {
+		s.refused = &Store{writes: map[ObjectKey][]stored{}, perObject: s.perObject, ttl: s.ttl, now: s.now, max: s.maxRefused}
 	}
 	return s
 }
 
 // Keep makes the store remember only writes to the objects keep accepts,
 // from now on: the drift engine knows which kinds it watches once it
-// runs, after the webhook was set up. keep is called under the store's
+// runs, after the webhook was set up. The writes keep refuses are
+// remembered apart, within their own bound (WithMaxRefused), and still
+// answer lookups: a kind is watched only once a Kustomization that
+// declares it is governed, which may be a moment after a person edited
+// one of its objects. keep is called under the store's
 // lock, for every write, and must be cheap. Deletions are remembered
 // whatever keep says: a replica that does not lead watches nothing, and
 // when it takes over, the deletions its predecessor saw and did not
@@ -123,7 +148,8 @@ func (s *Store) Keep(keep func(ObjectKey) bool) {
 	s.keep = keep
 }
 
-// Record remembers a write, unless Keep's function refuses its object.
+// Record remembers a write: apart, within their own bound, when Keep's
+// function refuses its object.
 func (s *Store) Record(key ObjectKey, w Write) {
 	s.record(key, w, true)
 }
@@ -135,6 +161,9 @@ func (s *Store) record(key ObjectKey, w Write, filter bool) {
 	s.mu.Lock()
 	if filter && s.keep != nil && w.Verb != "delete" && !s.keep(key) {
 		s.mu.Unlock()
+		if s.refused != nil {
+			s.refused.record(key, w, false)
+		}
 		return
 	}
 	s.seq++
@@ -170,6 +199,15 @@ func (s *Store) Notify(fn func(ObjectKey, Write)) {
 // of clock skew between apiserver and reflux), made by fieldManager when it
 // is not empty.
 func (s *Store) Lookup(key ObjectKey, fieldManager string, at time.Time) (Write, bool) {
+	w, ok := s.lookup(key, fieldManager, at)
+	if s.refused == nil {
+		return w, ok
+	}
+	r, rok := s.refused.lookup(key, fieldManager, at)
+	return later(w, ok, r, rok)
+}
+
+func (s *Store) lookup(key ObjectKey, fieldManager string, at time.Time) (Write, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.writes[key]
@@ -192,6 +230,25 @@ func (s *Store) Lookup(key ObjectKey, fieldManager string, at time.Time) (Write,
 // change no managedFields entry records, such as a removed field, where
 // the caller's match leaves out its own writes and Flux's.
 func (s *Store) Latest(key ObjectKey, at time.Time, match func(Write) bool) (Write, bool) {
+	w, ok := s.latest(key, at, match)
+	if s.refused == nil {
+		return w, ok
+	}
+	r, rok := s.refused.latest(key, at, match)
+	return later(w, ok, r, rok)
+}
+
+// later is the later of two lookups' answers: a write Keep refused and
+// one it kept may both answer, for an object whose kind came to be
+// watched between them.
+func later(w Write, ok bool, r Write, rok bool) (Write, bool) {
+	if !ok || (rok && r.Time.After(w.Time)) {
+		return r, rok
+	}
+	return w, ok
+}
+
+func (s *Store) latest(key ObjectKey, at time.Time, match func(Write) bool) (Write, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.writes[key]
