@@ -28,6 +28,9 @@ type Input struct {
 	// Resync is true for the resync's own checks, whose dry runs are
 	// throttled.
 	Resync bool
+	// Edits are the object as the watch saw it after the writes that
+	// queued the change (intake.Change.Edits).
+	Edits []*unstructured.Unstructured
 }
 
 // Result is the decision, and what the intake keeps of the evaluation.
@@ -68,8 +71,12 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 			return Result{}, err
 		}
 	}
+	lostOnly := false
 	if res.Skipped != "" {
 		res.Fields = nil // Flux does not apply it at all
+	} else if lost := e.lostEdits(in.Edits, res.Fields, want, in.Live, drIn.IgnorePaths); len(lost) > 0 {
+		lostOnly = len(res.Fields) == 0
+		res.Fields = withLost(res.Fields, lost)
 	}
 	obs := observe.Observe(observe.Input{
 		Kustomization: snap.Gov.Ref(), Policy: snap.Gov.Policy.Name, Revision: snap.Revision(),
@@ -77,6 +84,12 @@ func (e *Evaluator) Live(ctx context.Context, in Input) (Result, error) {
 		Attribute: e.attributor(in.Live), Remover: e.remover(in.Live), Now: e.opts.Now(),
 	})
 	dIn.Observation, dIn.WantHold, dIn.HoldFor = obs.Observation, obs.Hold, obs.HoldFor
+	if lostOnly {
+		// Flux undid all of it before this look: nothing live to keep
+		// from Flux (a hold the hold lane took meanwhile is released),
+		// and the record is the evidence.
+		dIn.WantHold = false
+	}
 	dIn.Revision = snap.Revision()
 	if in.Record != nil {
 		dIn.Declared = decide.Declares(want, in.Record.Spec.Fields)

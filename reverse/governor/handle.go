@@ -122,7 +122,7 @@ func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p
 		// change waits on it, so the resync is first to record it.
 		p.Seen = gv.intake.Sighting(owner, k)
 	}
-	res, err := gv.eval.Live(ctx, evaluate.Input{Snapshot: snap, Live: live, Record: rec, Name: p.Name, Resync: resync})
+	res, err := gv.eval.Live(ctx, evaluate.Input{Snapshot: snap, Live: live, Record: rec, Name: p.Name, Resync: resync, Edits: c.Edits})
 	if err != nil {
 		return decide.Decision{}, err
 	}

@@ -68,7 +68,18 @@ type Change struct {
 	// Audited is the latest write to a Secret the audit log reported,
 	// under --secrets=metadata, where no watch sees Secrets (secrets.go).
 	Audited *reverse.AuditedWrite
+	// Edits are the object as the watch delivered it just after writes
+	// Flux reverts, the latest MaxEdits of them, oldest first. Flux's
+	// apply may undo a write before a worker takes the change, and then
+	// only these say what was written (evaluate.lostEdits). They are
+	// the informer's own objects, shared and never modified.
+	Edits []*unstructured.Unstructured
 }
+
+// MaxEdits bounds the edits a queued change keeps: a change waits
+// seconds at most, and an object edited more often than this meanwhile
+// keeps its latest ones.
+const MaxEdits = 4
 
 // merge folds an earlier change of the same object into c.
 func (c Change) merge(earlier Change) Change {
@@ -93,6 +104,10 @@ func (c Change) merge(earlier Change) Change {
 	}
 	if out.Audited == nil {
 		out.Audited = earlier.Audited
+	}
+	if len(earlier.Edits) > 0 {
+		edits := append(append(make([]*unstructured.Unstructured, 0, len(earlier.Edits)+len(c.Edits)), earlier.Edits...), c.Edits...)
+		out.Edits = edits[max(0, len(edits)-MaxEdits):]
 	}
 	return out
 }

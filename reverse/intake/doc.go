@@ -14,8 +14,8 @@
 //
 //   - The watch handlers only classify the writers and queue the object,
 //     keyed by object: repeated updates coalesce (earliest sighting, every
-//     writer), so the queue never holds more entries than there are
-//     governed objects.
+//     writer, the latest objects written by a writer Flux reverts), so
+//     the queue never holds more entries than there are governed objects.
 //   - A change that arrives while the render of the applied revision is
 //     not current is parked, keyed by object, and evaluated the moment the
 //     render is current (Publish flushes it to the live queue).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -32,6 +33,35 @@ func TestChangesCoalesce(t *testing.T) {
 	resync := Change{Owner: owner}
 	g.Expect(resync.merge(flux).Seen).To(Equal(flux.Seen), "a resync keeps a live change's sighting")
 	g.Expect(resync.merge(flux).Benign).To(BeFalse(), "a resync always looks")
+}
+
+// TestEditsCoalesce: a queued change keeps what the watch saw after each
+// write Flux reverts, oldest first, the latest MaxEdits of them, so that
+// an edit Flux undoes before a worker looks is still known.
+func TestEditsCoalesce(t *testing.T) {
+	g := NewWithT(t)
+	owner := types.NamespacedName{Namespace: "flux-system", Name: "podinfo"}
+	edit := func(rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetResourceVersion(rv)
+		return u
+	}
+	versions := func(c Change) []string {
+		var out []string
+		for _, e := range c.Edits {
+			out = append(out, e.GetResourceVersion())
+		}
+		return out
+	}
+	c := Change{Owner: owner, Reverted: true, Edits: []*unstructured.Unstructured{edit("1")}}
+	flux := Change{Owner: owner, Benign: true}
+	c = flux.merge(c)
+	g.Expect(versions(c)).To(Equal([]string{"1"}), "Flux's revert after the edit keeps the edit")
+	for _, rv := range []string{"2", "3", "4", "5"} {
+		c = Change{Owner: owner, Reverted: true, Edits: []*unstructured.Unstructured{edit(rv)}}.merge(c)
+	}
+	g.Expect(versions(c)).To(Equal([]string{"2", "3", "4", "5"}), "the latest MaxEdits, oldest first")
+	g.Expect(versions(Change{Owner: owner}.merge(c))).To(Equal([]string{"2", "3", "4", "5"}), "a resync keeps them")
 }
 
 // A resync that records a drift before the live worker gets to it still

@@ -42,6 +42,11 @@ func (in *Intake) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructur
 		c.Benign, c.Reverted = false, true
 	}
 	in.classify(&c, writers)
+	if c.Reverted && len(writers) > 0 {
+		// What was written, for when Flux undoes it before a worker
+		// looks (Change.Edits): a pointer, not a copy.
+		c.Edits = []*unstructured.Unstructured{cur}
+	}
 	in.enqueue(KeyOf(gvk, cur), c)
 }
 
