@@ -57,17 +57,16 @@ func (e *Evaluator) lostEdits(edits []*unstructured.Unstructured, found []drift.
 	return out
 }
 
-// lostWrites returns, as drifted fields, what w held that is neither
-// seen (found by the comparison, or lost in a later edit) nor live any
-// more, because Flux wrote the object at or
-// after w (managedFields times have one-second resolution, so Flux's
-// write in w's second counts as after it).
-//
-// A written field counts when Git declares another value (or none), the
+// lostWrites returns, as drifted fields, what w held that Flux took off
+// the live object: a field not seen (found by the comparison, or lost in
+// a later edit) counts when Git declares another value (or none), the
 // live object no longer has the written value, and Flux wrote the object
-// at or after the write. Metadata is left out: the writer's managedFields
-// there are annotations tools add (kubectl's last-applied), not the
-// change. So are the Kustomization's ignore rules.
+// at or after the write. managedFields times have one-second resolution,
+// so Flux's write in w's second counts as after it, which keeps the
+// evidence in the ambiguous case. Metadata is left out: the writer's
+// managedFields there are annotations tools add (kubectl's
+// last-applied), not the change. So are the Kustomization's ignore
+// rules.
 func lostWrites(w write, seen map[string]bool, want, live *unstructured.Unstructured, fluxApplied time.Time,
 	ignore []string) []drift.Field {
 	if w.by == nil || w.by.Time == nil || fluxApplied.IsZero() || fluxApplied.Before(w.by.Time.Truncate(time.Second)) {
