@@ -94,8 +94,9 @@ RACE_PACKAGES ?= ./controllers/... ./cmd/manager/... ./reverse/...
 RACE_JOURNEYS ?= ./e2e/drift/... ./e2e/livepath/... ./e2e/journey/... ./e2e/tenancy/... ./e2e/profiles/... ./e2e/pullrequest/... ./e2e/fleet/... ./e2e/helmlive/...
 
 .PHONY: test-race
-test-race: testbin build ## Run the engine's packages and the journeys through it under the race detector.
+test-race: testbin build ## Run the engine's packages, the journeys through it and the short soak under the race detector.
 	RACE_PACKAGES="$(RACE_PACKAGES) $(RACE_JOURNEYS)" TEST_TIMEOUT="$(TEST_TIMEOUT)" TEST_FLAGS="$(TEST_FLAGS)" hack/test.sh race
+	$(MAKE) soak-short
 
 # The suites that pin down what reflux expects of Flux: the smoke journey
 # and Flux's own behaviour (e2e), the faithful build (e2e/faithful) and the
@@ -131,9 +132,12 @@ bench: testbin ## Run the benchmarks and write bench/results.md.
 # from SOAK_SEED (random unless set; the run prints it) kills, pauses and
 # cuts them off. Its figures go to bench/results.md, between the soak
 # markers, which make bench keeps. make soak-short runs a short variant
-# (2 minutes, a few of each fault) under the race detector; it is kept out
-# of make test and make test-race until it passes every time (it passed 3
-# runs of 5 when written).
+# (2 minutes, a few of each fault) under the race detector. make test-race
+# runs it last, after the journeys rather than beside them: it checks
+# invariants under faults, and the journeys' load on the same cores is a
+# fault it does not schedule. It is kept out of make test, which CI runs:
+# it passed 3 runs of 5 when written and 3 of 3 on e44811d, which is not
+# yet every time.
 SOAK_DURATION ?= 10m
 SOAK_RATE ?= 20
 SOAK_KUSTOMIZATIONS ?= 10
