@@ -71,3 +71,9 @@ func Append(ptr string, tokens ...string) string {
 	}
 	return b.String()
 }
+
+// Under reports whether ptr is prefix or lies below it: "/data" is under
+// "/data" and "/data/A" is, "/database" is not.
+func Under(ptr, prefix string) bool {
+	return ptr == prefix || strings.HasPrefix(ptr, prefix+"/")
+}

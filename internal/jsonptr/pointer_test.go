@@ -150,3 +150,21 @@ func canonical(ptr string) bool {
 	}
 	return true
 }
+
+func TestUnder(t *testing.T) {
+	for _, tt := range []struct {
+		ptr, prefix string
+		want        bool
+	}{
+		{"/data", "/data", true},
+		{"/data/A", "/data", true},
+		{"/data/A/b", "/data", true},
+		{"/database", "/data", false},
+		{"/dat", "/data", false},
+		{"/spec", "/data", false},
+	} {
+		if got := jsonptr.Under(tt.ptr, tt.prefix); got != tt.want {
+			t.Errorf("Under(%q, %q) = %v, want %v", tt.ptr, tt.prefix, got, tt.want)
+		}
+	}
+}

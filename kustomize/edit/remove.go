@@ -58,7 +58,7 @@ func (p *planner) remove(ch Change) (string, error) {
 func (p *planner) under(ptr string) []origin.Field {
 	var out []origin.Field
 	for _, f := range p.fields {
-		if f.Pointer == ptr || strings.HasPrefix(f.Pointer, ptr+"/") {
+		if jsonptr.Under(f.Pointer, ptr) {
 			out = append(out, f)
 		}
 	}

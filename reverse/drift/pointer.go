@@ -95,11 +95,6 @@ func keyMatches(item any, key value.FieldList) bool {
 	return true
 }
 
-// under reports whether pointer equals prefix or lies below it.
-func under(pointer, prefix string) bool {
-	return pointer == prefix || strings.HasPrefix(pointer, prefix+"/")
-}
-
 // touches reports whether set owns path itself or anything below it.
 func touches(set *fieldpath.Set, path fieldpath.Path) bool {
 	if len(path) == 0 {

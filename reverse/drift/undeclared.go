@@ -40,7 +40,7 @@ func (d *Detector) undeclared(live, src map[string]any, entries []entry, declare
 	var out []added
 	for _, q := range deepest(tops) {
 		ptr, val, ok := resolve(live, q)
-		if !ok || under(ptr, "/status") || bookkeeping[ptr] {
+		if !ok || jsonptr.Under(ptr, "/status") || bookkeeping[ptr] {
 			continue
 		}
 		var owners []int

@@ -3,7 +3,6 @@ package evaluate
 import (
 	"encoding/json"
 	"sort"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,7 +73,7 @@ func lostWrites(w write, seen map[string]bool, want, live *unstructured.Unstruct
 	}
 	var out []drift.Field
 	for _, f := range w.fields {
-		if seen[f.Pointer] || f.LiveValue == "" || under(f.Pointer, "/metadata") || under(f.Pointer, "/status") || ignored(f.Pointer, ignore) {
+		if seen[f.Pointer] || f.LiveValue == "" || jsonptr.Under(f.Pointer, "/metadata") || jsonptr.Under(f.Pointer, "/status") || ignored(f.Pointer, ignore) {
 			continue
 		}
 		git, declared := jsonptr.Get(want.Object, f.Pointer)
@@ -97,11 +96,9 @@ func lostWrites(w write, seen map[string]bool, want, live *unstructured.Unstruct
 	return out
 }
 
-func under(ptr, prefix string) bool { return ptr == prefix || strings.HasPrefix(ptr, prefix+"/") }
-
 func ignored(ptr string, paths []string) bool {
 	for _, p := range paths {
-		if under(ptr, p) {
+		if jsonptr.Under(ptr, p) {
 			return true
 		}
 	}
