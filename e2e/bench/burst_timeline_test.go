@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/reflux-dev/reflux/internal/testenv"
 )
 
@@ -83,33 +85,61 @@ func formatTimeline(samples []burstSample) string {
 // the file's path once the profile is in.
 func cpuProfile(ctx context.Context, p *testenv.Process, seconds int, dir string) (string, error) {
 	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.MetricsAddr, seconds)
+	return fetchProfile(ctx, http.DefaultClient, url, seconds, filepath.Join(dir, fmt.Sprintf("burst-cpu-%d.pprof", time.Now().Unix())))
+}
+
+// apiserverProfile fetches a CPU profile of seconds from the
+// kube-apiserver's own pprof endpoint, as cfg's user (an admin): on two
+// cores the apiserver, not reflux, takes most of a burst's processor
+// time, and this says on what.
+func apiserverProfile(ctx context.Context, cfg *rest.Config, seconds int, dir string) (string, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return "", err
+	}
+	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cfg.Host, "/"), seconds)
+	return fetchProfile(ctx, hc, url, seconds, filepath.Join(dir, fmt.Sprintf("burst-apiserver-cpu-%d.pprof", time.Now().Unix())))
+}
+
+// fetchProfile fetches a CPU profile of seconds from url into path, and
+// returns path once the profile is in.
+func fetchProfile(ctx context.Context, hc *http.Client, url string, seconds int, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(seconds+30)*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := get(ctx, hc, url)
 	if err != nil {
 		return "", err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("fetching %s: %w", url, err)
-	}
-	defer resp.Body.Close() //nolint:errcheck // read-only
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("fetching %s: %s", url, resp.Status)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	defer body.Close() //nolint:errcheck // read-only
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, fmt.Sprintf("burst-cpu-%d.pprof", time.Now().Unix()))
 	f, err := os.Create(path)
 	if err != nil {
 		return "", err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	if _, err := io.Copy(f, body); err != nil {
 		_ = f.Close()
 		return "", fmt.Errorf("reading the profile: %w", err)
 	}
 	return path, f.Close()
+}
+
+// get starts a GET of url and returns its body once the status is 200.
+func get(ctx context.Context, hc *http.Client, url string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("fetching %s: %s", url, resp.Status)
+	}
+	return resp.Body, nil
 }
 
 // writeTimeline writes the timeline's table into profileDir and returns

@@ -260,6 +260,10 @@ func (r *sideRun) burst(ctx context.Context) error {
 	for e, t := range targets {
 		edits[e] = obs.expect(t, burstValue(r.run, e))
 	}
+	served0, err := apiserverRequests(ctx, r.env.Config)
+	if err != nil {
+		return err
+	}
 	began := time.Now()
 	stopSampling := make(chan struct{})
 	waitSampling := background(func() { r.fig.burstTimeline = timeline(obsCtx, r.reflux.Process, obs, began, stopSampling) })
@@ -272,6 +276,15 @@ func (r *sideRun) burst(ctx context.Context) error {
 		r.b.Logf("CPU profile of reflux over the burst's first %ds: %s (go tool pprof -top %s)", burstProfileSeconds, path, path)
 	})
 	defer waitProfile()
+	waitAPIProfile := background(func() {
+		path, err := apiserverProfile(obsCtx, r.env.Config, burstProfileSeconds, profileDir())
+		if err != nil {
+			r.b.Logf("no CPU profile of the apiserver over the burst: %v", err)
+			return
+		}
+		r.b.Logf("CPU profile of the kube-apiserver over the burst's first %ds: %s", burstProfileSeconds, path)
+	})
+	defer waitAPIProfile()
 	r.fig.burstSend, err = burst(ctx, editor, targets, r.run, func(e int, at time.Time) { obs.acknowledged(edits[e], at) })
 	if err != nil {
 		close(stopSampling)
@@ -280,6 +293,12 @@ func (r *sideRun) burst(ctx context.Context) error {
 	}
 	sent := time.Now()
 	r.fig.burstEdits = burstOutcomes(ctx, obs, edits, burstTimeout)
+	served1, err := apiserverRequests(ctx, r.env.Config)
+	if err != nil {
+		return err
+	}
+	r.b.Logf("the apiserver served, from the first edit until every edit was held and recorded: %s",
+		formatRequests(requestsBetween(served0, served1, 10)))
 	close(stopSampling)
 	waitSampling()
 	if r.fig.burstLostLive, err = burstLive(ctx, r.env.Client, targets, r.run); err != nil {
