@@ -32,7 +32,7 @@ func (r *ReverseSyncPolicyReconciler) SetupWithManager(ctx context.Context, mgr 
 			builder.WithPredicates(predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
 				// A spec that gains or drops spec.kubeConfig changes what is governed.
 				predicate.GenerationChangedPredicate{}))).
-		Watches(&refluxv1.Drift{}, coalesce(policyOfRecord, summaryDelay)).
+		Watches(&refluxv1.Drift{}, coalesce(every(policyOfRecord, summaryDelay))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
 		Complete(r)
 }

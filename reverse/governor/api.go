@@ -215,3 +215,7 @@ func RollingOut(g *Governed) bool { return reverse.RollingOut(g) }
 func keyOfRef(o refluxv1.ObjectRef) intake.Key {
 	return intake.Key{GVK: schema.FromAPIVersionAndKind(o.APIVersion, o.Kind), Namespace: o.Namespace, Name: o.Name}
 }
+
+// Busy reports whether the live path is working through a burst
+// (intake.Busy): reporting and write-back yield to it.
+func (gv *Governor) Busy() bool { return gv.intake.Busy() }

@@ -123,3 +123,18 @@ func (in *Intake) processLive(ctx context.Context) bool {
 	in.denyWait.Forget(k)
 	return true
 }
+
+// BurstBacklog is the live backlog that makes a burst: about a second of
+// the live path's work at the rate a burst of 1,000 edits is recorded on
+// two cores (issue 20 §3). A steady trickle of edits never builds one.
+// While it lasts, the work the live path does not wait on (write-back,
+// reporting) yields the apiserver and the cores to it.
+const BurstBacklog = 100
+
+// Backlog is how many live changes wait for a worker, on the live lane
+// and the hold lane. Changes parked for a render, or waiting out a
+// backoff, are not in it.
+func (in *Intake) Backlog() int { return in.live.Len() + in.holds.Len() }
+
+// Busy reports whether the live path is working through a burst.
+func (in *Intake) Busy() bool { return in.Backlog() >= BurstBacklog }

@@ -166,3 +166,27 @@ func TestAStaleEvaluationIsLookedAtAgain(t *testing.T) {
 	g.Expect(h.count(k)).To(Equal(2), "looked at again")
 	g.Expect(in.pending).NotTo(HaveKey(k), "decided the second time")
 }
+
+// TestBacklogCountsBothLanes: write-back yields to what waits for a
+// worker on either lane, and to nothing a worker has taken.
+func TestBacklogCountsBothLanes(t *testing.T) {
+	g := NewWithT(t)
+	in := newTestIntake(t, time.Date(2026, 12, 7, 2, 0, 0, 0, time.UTC))
+	g.Expect(in.Backlog()).To(BeZero())
+	key := func(n int) Key {
+		return Key{GVK: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, Namespace: "apps", Name: fmt.Sprint("cm-", n)}
+	}
+	for n := range 3 {
+		in.live.Add(key(n))
+	}
+	in.holds.Add(key(0))
+	g.Expect(in.Backlog()).To(Equal(4))
+	k, _ := in.live.Get()
+	g.Expect(in.Backlog()).To(Equal(3), "a change a worker took is no longer waiting")
+	in.live.Done(k)
+	g.Expect(in.Busy()).To(BeFalse())
+	for n := 3; in.Backlog() < BurstBacklog; n++ {
+		in.live.Add(key(n))
+	}
+	g.Expect(in.Busy()).To(BeTrue(), "a burst")
+}

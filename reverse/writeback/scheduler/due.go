@@ -32,7 +32,10 @@ type state struct {
 	// failing is set while a failed run waits for its backoff: reports
 	// must not queue it sooner.
 	failing bool
-	last    *WriteBackStatus
+	// yieldingSince is when a due run began to wait for the live path's
+	// backlog (yield.go); zero while it does not.
+	yieldingSince time.Time
+	last          *WriteBackStatus
 }
 
 // dueInput is what decides whether write-back has work.

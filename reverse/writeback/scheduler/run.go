@@ -34,6 +34,11 @@ func (s *Scheduler) writeBack(ctx context.Context, id types.NamespacedName) erro
 	if !ok {
 		return nil
 	}
+	if s.yield(id) {
+		// Before the list below: that read is itself a share of the
+		// apiserver the live path is waiting on.
+		return errWriteLater
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
 	start := s.now()

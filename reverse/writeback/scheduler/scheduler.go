@@ -40,6 +40,9 @@ type Engine interface {
 	// AwaitingAttribution reports whether the writer of obj, governed by
 	// id, is still awaited from the audit log.
 	AwaitingAttribution(id types.NamespacedName, obj refluxv1.ObjectRef) bool
+	// Busy reports whether the live path is working through a burst,
+	// which write-back yields to (yield.go).
+	Busy() bool
 }
 
 // Records applies a decision to a record (execute.Executor).
