@@ -119,9 +119,10 @@ func addAuditReceiver(mgr ctrl.Manager, opts *ManagerOptions, listening *handove
 }
 
 // registerAuditMetrics exports what the audit store holds, so that its
-// bound under a flood is seen, not assumed (issue 22 §2): the writes it
+// bounds under a flood are seen, not assumed (issue 22 §2): the writes it
 // remembers, at most audit.DefaultMaxWrites, and those it dropped early
-// because it was full.
+// because it was full; and the same of the writes to kinds not watched,
+// kept apart within audit.DefaultMaxRefused.
 func registerAuditMetrics(reg prometheus.Registerer, store *audit.Store) error {
 	for _, c := range []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "reflux_audit_writes",
@@ -130,6 +131,13 @@ func registerAuditMetrics(reg prometheus.Registerer, store *audit.Store) error {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "reflux_audit_evicted_total",
 			Help: "Writes the audit webhook dropped before their TTL because its store was full."},
 			func() float64 { return float64(store.Evicted()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "reflux_audit_unwatched_writes",
+			Help: fmt.Sprintf("Writes to kinds not watched (yet) the audit webhook remembers apart (at most %d).",
+				audit.DefaultMaxRefused)},
+			func() float64 { n, _ := store.Unwatched(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "reflux_audit_unwatched_evicted_total",
+			Help: "Writes to kinds not watched the audit webhook dropped before their TTL because their bound was full."},
+			func() float64 { _, n := store.Unwatched(); return float64(n) }),
 	} {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("registering audit metrics: %w", err)

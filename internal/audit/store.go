@@ -328,6 +328,16 @@ func (s *Store) Evicted() uint64 {
 	return s.evicted
 }
 
+// Unwatched returns the writes remembered apart because Keep refused
+// them (WithMaxRefused), and those of them dropped before their TTL
+// because that bound was full; zero when none are kept apart.
+func (s *Store) Unwatched() (writes int, evicted uint64) {
+	if s.refused == nil {
+		return 0, 0
+	}
+	return s.refused.Writes(), s.refused.Evicted()
+}
+
 // expireLocked pops the front of the queue while its write is older than
 // the TTL or the store holds more than its maximum, dropping that write
 // (still there unless the per-object bound dropped it first). Each
