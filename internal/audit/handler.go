@@ -178,6 +178,7 @@ func toWrite(ev *auditv1.Event) (ObjectKey, Write, bool) {
 		Verb:         ev.Verb,
 		UserAgent:    ev.UserAgent,
 		Time:         ev.StageTimestamp.Time,
+		Received:     ev.RequestReceivedTimestamp.Time,
 	}, true
 }
 

@@ -217,3 +217,36 @@ func TestNotifySeesEveryRecordedWrite(t *testing.T) {
 	s.Record(cm, Write{User: "bob@example.com", Verb: "update", Time: now})
 	g.Expect(got).To(Equal([]ObjectKey{secret, cm}))
 }
+
+// TestASlowWriteMatchesItsManagedFieldsTime: a loaded apiserver received
+// alice's patch at 10:00:05.8, set the object's managedFields time then
+// (10:00:05, at one-second resolution), and completed it at 10:00:08.5.
+// The change is matched by when the request began: by its completion
+// alone it would look three seconds too late, and its author would never
+// be named (the demo, on a loaded CI machine).
+func TestASlowWriteMatchesItsManagedFieldsTime(t *testing.T) {
+	g := NewWithT(t)
+	h := newTestHandler("")
+	slow := `{"kind": "EventList", "apiVersion": "audit.k8s.io/v1", "items": [
+    {"level": "Metadata", "auditID": "1", "stage": "ResponseComplete", "verb": "patch",
+     "requestURI": "/apis/apps/v1/namespaces/apps/deployments/web?fieldManager=kubectl-edit",
+     "user": {"username": "alice@example.com"},
+     "objectRef": {"resource": "deployments", "namespace": "apps", "name": "web", "apiGroup": "apps", "apiVersion": "v1"},
+     "responseStatus": {"code": 200},
+     "requestReceivedTimestamp": "2026-11-29T10:00:05.800000Z",
+     "stageTimestamp": "2026-11-29T10:00:08.500000Z"}]}`
+	g.Expect(post(h, slow, "").Code).To(Equal(http.StatusOK))
+	deploy := ObjectKey{APIGroup: "apps", Resource: "deployments", Namespace: "apps", Name: "web"}
+	managedFieldsTime := at("2026-11-29T10:00:05Z")
+
+	w, ok := h.Store.Lookup(deploy, "kubectl-edit", managedFieldsTime)
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("alice@example.com"))
+	w, ok = h.Store.Latest(deploy, managedFieldsTime, func(Write) bool { return true })
+	g.Expect(ok).To(BeTrue())
+	g.Expect(w.User).To(Equal("alice@example.com"))
+
+	// A write whose request began after the change is still not its author.
+	_, ok = h.Store.Lookup(deploy, "kubectl-edit", at("2026-11-29T10:00:03Z"))
+	g.Expect(ok).To(BeFalse())
+}

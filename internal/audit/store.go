@@ -34,6 +34,20 @@ type Write struct {
 	UserAgent string
 	// Time the apiserver completed the request.
 	Time time.Time
+	// Received is when the apiserver received the request; zero when the
+	// event did not say. The object's managedFields time falls between
+	// Received and Time, and a loaded apiserver can take seconds between
+	// them: matching a change to its write compares with this one.
+	Received time.Time
+}
+
+// began is when w's request began, as far as the event says: what the
+// object's managedFields time can be compared with.
+func (w Write) began() time.Time {
+	if w.Received.IsZero() {
+		return w.Time
+	}
+	return w.Received
 }
 
 // Store keeps the most recent writes per object for a bounded time, and at
@@ -195,9 +209,11 @@ func (s *Store) Notify(fn func(ObjectKey, Write)) {
 	s.notify = append(slices.Clone(s.notify), fn)
 }
 
-// Lookup returns the latest write to key at or before at (allowing a second
-// of clock skew between apiserver and reflux), made by fieldManager when it
-// is not empty.
+// Lookup returns the latest write to key made at or before at (allowing a
+// second of clock skew between apiserver and reflux, and for at's
+// one-second resolution), made by fieldManager when it is not empty. A
+// write is made when its request began: one a loaded apiserver completed
+// seconds after it set the object's managedFields time still matches.
 func (s *Store) Lookup(key ObjectKey, fieldManager string, at time.Time) (Write, bool) {
 	w, ok := s.lookup(key, fieldManager, at)
 	if s.refused == nil {
@@ -214,7 +230,7 @@ func (s *Store) lookup(key ObjectKey, fieldManager string, at time.Time) (Write,
 	limit := at.Add(time.Second)
 	for i := len(list) - 1; i >= 0; i-- {
 		w := list[i].Write
-		if w.Time.After(limit) {
+		if w.began().After(limit) {
 			continue
 		}
 		if fieldManager != "" && w.FieldManager != "" && w.FieldManager != fieldManager {
@@ -254,7 +270,7 @@ func (s *Store) latest(key ObjectKey, at time.Time, match func(Write) bool) (Wri
 	list := s.writes[key]
 	limit := at.Add(time.Second)
 	for i := len(list) - 1; i >= 0; i-- {
-		if w := list[i].Write; !w.Time.After(limit) && match(w) {
+		if w := list[i].Write; !w.began().After(limit) && match(w) {
 			return w, true
 		}
 	}
