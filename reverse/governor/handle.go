@@ -86,12 +86,24 @@ func (gv *Governor) Handle(ctx context.Context, k intake.Key, c intake.Change, r
 	return err
 }
 
+// listedSeen is the decision's reason for a predecessor's hold whose
+// record has seen the object's latest write; the e2e takeover test finds
+// it in the log.
+const listedSeen = "held under a record that has seen its latest write"
+
 // decide decides for a governed live object under its record's lock:
 // skip what is known clean, park what cannot be evaluated yet (no render
 // describes the object as Flux applied it), evaluate the rest.
 func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p *execute.Plan, snap reverse.Snapshot,
 	live *unstructured.Unstructured, rec *refluxv1.Drift, resync bool) (decide.Decision, error) {
 	owner := snap.Gov.Key()
+	if c.Listed && evaluate.RecordSawLatestWrite(rec, live, p.Name, gv.opts.Detector.Allowed, gv.opts.Attributor != nil) {
+		// A predecessor's hold, listed as this replica took over: the
+		// record already says what a look would find, so the live lane
+		// spends no dry run on it, and no render is waited for. The
+		// resync checks it against this replica's render.
+		return decide.Decision{Why: listedSeen}, nil
+	}
 	if rec == nil && !evaluate.Held(live, p.Name) {
 		if c.Benign && !gv.intake.IsParked(owner, k) {
 			// Flux applying, reflux holding or the control plane: never

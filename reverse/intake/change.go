@@ -58,6 +58,11 @@ type Change struct {
 	Reverted bool
 	// Held is true once the object was held before evaluation.
 	Held bool
+	// Listed is true for an object reflux holds that a watch listed as it
+	// started, and no update of which came since: a replica that took
+	// over finds its predecessor's holds so. Its record may have seen its
+	// latest write already (evaluate.RecordSawLatestWrite).
+	Listed bool
 	// Deleted is the object as last seen when a watch saw it deleted: a
 	// deletion is drift when the applied revision still declares it.
 	Deleted *unstructured.Unstructured
@@ -96,6 +101,7 @@ func (c Change) merge(earlier Change) Change {
 	out.Benign = c.Benign && earlier.Benign
 	out.Reverted = c.Reverted || earlier.Reverted
 	out.Held = c.Held || earlier.Held
+	out.Listed = c.Listed && earlier.Listed
 	if out.Deleted == nil {
 		out.Deleted = earlier.Deleted
 	}

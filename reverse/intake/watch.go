@@ -64,18 +64,21 @@ func (in *Intake) OnLiveUpdate(gvk schema.GroupVersionKind, old, cur *unstructur
 // then. It waits for nothing else: the resync, which would also find it,
 // paces its dry runs over every rendered object and starts again at each
 // failover (the soak saw such holds outlive the drain with no record).
-// Evaluating one whose record is written costs a dry run and decides
-// nothing new.
+// One whose record has seen its latest write is left to the resync
+// (Change.Listed): after a failover there are thousands of those, and a
+// dry run each kept the live queue 90 s behind the edits that came in
+// meanwhile.
 func (in *Intake) OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstructured, seen time.Time) {
 	owner := OwnerOf(cur)
 	if !in.Governs(owner) {
 		return
 	}
-	if _, ours := refluxv1.HeldBy(cur.GetAnnotations()); drift.Unreverted(cur) && !ours {
+	_, ours := refluxv1.HeldBy(cur.GetAnnotations())
+	if drift.Unreverted(cur) && !ours {
 		// Held by a person, or merged by Flux: nothing Flux erases.
 		return
 	}
-	c := Change{Owner: owner, Object: ObjectRef(gvk, cur), Seen: seen, Benign: true}
+	c := Change{Owner: owner, Object: ObjectRef(gvk, cur), Seen: seen, Benign: true, Listed: ours}
 	in.classify(&c, drift.Writers(nil, cur))
 	if c.Reverted {
 		in.enqueue(KeyOf(gvk, cur), c)

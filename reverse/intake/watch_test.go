@@ -94,10 +94,12 @@ func TestOnLiveAddTakesWhatRefluxHolds(t *testing.T) {
 		annotations map[string]string
 		writers     []metav1.ManagedFieldsEntry
 		taken       bool
+		// listed: its record may have seen it all (Change.Listed).
+		listed bool
 	}{
 		{name: "a person's edit", writers: []metav1.ManagedFieldsEntry{flux, edit}, taken: true},
 		{name: "a person's edit reflux holds", annotations: refluxv1.HoldAnnotations("configmap-web-0123456789", at.Time, false),
-			writers: []metav1.ManagedFieldsEntry{flux, edit}, taken: true},
+			writers: []metav1.ManagedFieldsEntry{flux, edit}, taken: true, listed: true},
 		{name: "a person's edit they excluded from Flux", annotations: excluded, writers: []metav1.ManagedFieldsEntry{flux, edit}},
 		{name: "an allowed writer's own", writers: []metav1.ManagedFieldsEntry{agent}},
 	}
@@ -114,8 +116,15 @@ func TestOnLiveAddTakesWhatRefluxHolds(t *testing.T) {
 			u.SetAnnotations(tt.annotations)
 			u.SetManagedFields(tt.writers)
 			in.OnLiveAdd(gvk, u, time.Now())
-			_, queued := in.pending[KeyOf(gvk, u)]
+			c, queued := in.pending[KeyOf(gvk, u)]
 			g.Expect(queued).To(Equal(tt.taken))
+			g.Expect(c.Listed).To(Equal(tt.listed))
+			if queued {
+				// An update the watch delivers after the listing is a
+				// write no record can have seen.
+				in.OnLiveUpdate(gvk, u, u.DeepCopy(), time.Now())
+				g.Expect(in.pending[KeyOf(gvk, u)].Listed).To(BeFalse(), "an update since the listing")
+			}
 		})
 	}
 }

@@ -1,0 +1,63 @@
+package evaluate
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
+	"github.com/reflux-dev/reflux/reverse/decide"
+	"github.com/reflux-dev/reflux/reverse/record"
+)
+
+// RecordSawLatestWrite reports whether rec, the record named name whose
+// hold live carries, has seen every write to live that can be drift, so
+// that looking at live again would find what rec already says. It is how
+// a replica that takes over leaves alone the objects its predecessor held
+// and recorded, instead of a dry run each while its own backlog waits
+// (the soak's live queue fell 90 s behind so). The resync still checks
+// them, paced, against the revision this replica renders.
+//
+// It holds only for a record that is complete as written: open, past
+// Pending, no field left out, no dismissal asked, its spec acted on, and,
+// where the audit log names writers (audited), every writer named.
+// allowed reports the writers whose writes are never drift (Flux,
+// reflux, the allow-listed). managedFields times have
+// one-second resolution, so a write in the same second as the latest one
+// the record names counts as seen; the resync is what finds such a write.
+func RecordSawLatestWrite(rec *refluxv1.Drift, live *unstructured.Unstructured, name string, allowed func(manager string) bool,
+	audited bool) bool {
+	if rec == nil || !Held(live, name) || !record.IsOpen(rec) || decide.DismissRequested(rec) ||
+		rec.Status.State == refluxv1.DriftPending || rec.Status.ObservedGeneration != rec.Generation ||
+		rec.Spec.OmittedFields > 0 || len(rec.Spec.Fields) == 0 || (audited && Unattributed(rec.Spec.Fields)) {
+		return false
+	}
+	seen := latestRecorded(rec)
+	if seen.IsZero() {
+		return false
+	}
+	for _, e := range live.GetManagedFields() {
+		if e.Subresource == "status" || e.Time == nil || allowed(e.Manager) {
+			continue
+		}
+		if e.Time.Unix() > seen.Unix() {
+			return false
+		}
+	}
+	return true
+}
+
+// latestRecorded is the time of the latest write a record names: its
+// last modifier's, or a field's.
+func latestRecorded(rec *refluxv1.Drift) time.Time {
+	var last time.Time
+	if m := rec.Spec.LastModifier; m != nil && m.Time != nil {
+		last = m.Time.Time
+	}
+	for _, f := range rec.Spec.Fields {
+		if m := f.Modifier; m != nil && m.Time != nil && m.Time.After(last) {
+			last = m.Time.Time
+		}
+	}
+	return last
+}
