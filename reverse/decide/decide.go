@@ -435,7 +435,7 @@ func drifted(in Input, heldByUs, finish bool) Decision {
 	if rec == nil {
 		action = Create
 	} else if !record.IsOpen(rec) {
-		if !rec.DeletionTimestamp.IsZero() || rec.Status.Fingerprint == record.Fingerprint(record.Merge(nil, obs)) {
+		if !rec.DeletionTimestamp.IsZero() || closedFingerprint(rec) == record.Fingerprint(record.Merge(nil, obs)) {
 			return finishRelease(in, Decision{Why: "the closed drift persists while Flux restores Git"}, finish)
 		}
 		if closedPending(rec) && sawWrite(rec, obs.LastModifier(), liveValues(obs.Fields)) {
@@ -518,6 +518,20 @@ func status(next *refluxv1.Drift, hold bool, heldSince time.Time) refluxv1.Drift
 		}
 	}
 	return s
+}
+
+// closedFingerprint is what a closed record's drift was: the fingerprint
+// its status recorded or, when it closed before its first status write
+// (a dismissal between its create and that write, whose retry then
+// closes it), that of the fields it holds. An empty one matched no drift,
+// so the same drift seen again reopened the record, without its
+// dismissal, and proposed it (TestDismissedMergeRecordIsNeverProposed
+// failed so, under load).
+func closedFingerprint(rec *refluxv1.Drift) string {
+	if rec.Status.Fingerprint != "" || len(rec.Spec.Fields) == 0 {
+		return rec.Status.Fingerprint
+	}
+	return record.Fingerprint(rec)
 }
 
 // closedPending reports whether rec closed while Pending: it names what

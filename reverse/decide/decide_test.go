@@ -141,6 +141,12 @@ func TestDecide(t *testing.T) {
 		{name: "dismissed, same drift while Flux restores: nothing", in: Input{Record: with(open, func(d *refluxv1.Drift) {
 			d.Status.State, d.Status.HeldSince = refluxv1.DriftDismissed, nil
 		}), Live: unheld, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep},
+		{name: "dismissed before its status was first written, same drift while Flux restores: nothing", in: Input{Record: with(open, func(d *refluxv1.Drift) {
+			// A reviewer's dismissal between the record's create and its
+			// status write: the executor's status write conflicts, and the
+			// retry dismisses a record whose status says nothing else.
+			d.Status = refluxv1.DriftStatus{State: refluxv1.DriftDismissed, Closed: Dismissal(d, t0)}
+		}), Live: unheld, Evaluated: true, Observation: observed(t0, flag(`"true"`)), WantHold: true}, want: Keep},
 		// The closed records below keep heldSince: their release is owed
 		// (OwesRelease), so finishing it is an Expire, which writes that
 		// it happened.
