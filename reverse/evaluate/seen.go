@@ -19,8 +19,11 @@ import (
 // them, paced, against the revision this replica renders.
 //
 // It holds only for a record that is complete as written: open, past
-// Pending, no field left out, no dismissal asked, its spec acted on, and,
-// where the audit log names writers (audited), every writer named.
+// Pending, no field left out, no dismissal asked and, where the audit log
+// names writers (audited), every writer named. Its generation is not
+// compared with its status: reflux rewrites the spec alone when only a
+// writer's name or lastSeen moved, and a spec reflux did not write fails
+// its seal before this is asked (execute.WithRecord).
 // allowed reports the writers whose writes are never drift (Flux,
 // reflux, the allow-listed). managedFields times have
 // one-second resolution, so a write in the same second as the latest one
@@ -28,8 +31,7 @@ import (
 func RecordSawLatestWrite(rec *refluxv1.Drift, live *unstructured.Unstructured, name string, allowed func(manager string) bool,
 	audited bool) bool {
 	if rec == nil || !Held(live, name) || !record.IsOpen(rec) || decide.DismissRequested(rec) ||
-		rec.Status.State == refluxv1.DriftPending || rec.Status.ObservedGeneration != rec.Generation ||
-		rec.Spec.OmittedFields > 0 || len(rec.Spec.Fields) == 0 || (audited && Unattributed(rec.Spec.Fields)) {
+		rec.Status.State == refluxv1.DriftPending || rec.Spec.OmittedFields > 0 || len(rec.Spec.Fields) == 0 || (audited && Unattributed(rec.Spec.Fields)) {
 		return false
 	}
 	seen := latestRecorded(rec)
