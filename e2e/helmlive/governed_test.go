@@ -199,9 +199,7 @@ func TestAnEditOfAChartsObjectIsHeldAndRecorded(t *testing.T) {
 		return v
 	}, fixture.Timeout, fixture.Interval).Should(Equal(1.0))
 
-	patch := []byte(`{"metadata":{"annotations":{"` + refluxv1.DismissAnnotation + `":"true"}}}`)
-	g.Expect(env.Client.Patch(context.Background(), rec, client.RawPatch(client.Merge.Type(), patch),
-		client.FieldOwner("kubectl-annotate"))).To(Succeed())
+	fixture.Dismiss(g, env.Client, rec)
 	app.WaitRecord(g, "Deployment", "app", fixture.InState(refluxv1.DriftDismissed))
 	g.Eventually(func(g Gomega) {
 		d := app.Get(g, "app", &appsv1.Deployment{}).(*appsv1.Deployment)

@@ -101,8 +101,7 @@ func TestARemoteClustersReleaseIsHeldAndRecorded(t *testing.T) {
 	g.Eventually(func(g Gomega) string { return releaseSays(g, app, refluxv1.ReverseDriftedCondition) }, fixture.Timeout, fixture.Interval).
 		Should(HavePrefix("True/" + refluxv1.DriftDetectedReason + ": 1 field(s) in 1 object(s) drifted"))
 
-	patch := []byte(`{"metadata":{"annotations":{"` + refluxv1.DismissAnnotation + `":"true"}}}`)
-	g.Expect(env.Client.Patch(ctx, rec, client.RawPatch(client.Merge.Type(), patch), client.FieldOwner("kubectl-annotate"))).To(Succeed())
+	fixture.Dismiss(g, env.Client, rec)
 	app.WaitRecord(g, "Deployment", "app", fixture.InState(refluxv1.DriftDismissed))
 	g.Eventually(func(g Gomega) {
 		d := inSpoke(g)

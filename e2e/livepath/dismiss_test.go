@@ -1,14 +1,12 @@
 package livepath
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
@@ -77,9 +75,7 @@ func TestADismissalBeforeTheFirstStatusWriteStays(t *testing.T) {
 	g.Eventually(gate.held, timeout, interval).Should(BeClosed(), "the record's first status write waits")
 	rec := f.WaitRecord(g, "ConfigMap", "search-flags", func(*refluxv1.Drift) error { return nil })
 	g.Expect(rec.Status.State).To(BeEmpty(), "no status written yet")
-	patch := []byte(`{"metadata":{"annotations":{"` + refluxv1.DismissAnnotation + `":"true"}}}`)
-	g.Expect(env.Client.Patch(context.Background(), rec, client.RawPatch("application/merge-patch+json", patch),
-		client.FieldOwner("kubectl-annotate"))).To(Succeed())
+	fixture.Dismiss(g, env.Client, rec)
 	close(gate.opened)
 
 	f.WaitRecord(g, "ConfigMap", "search-flags", fixture.InState(refluxv1.DriftDismissed))

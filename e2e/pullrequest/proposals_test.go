@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	refluxv1 "github.com/reflux-dev/reflux/api/v1alpha1"
 	"github.com/reflux-dev/reflux/e2e/internal/fixture"
@@ -147,9 +146,7 @@ func branchExists(repo, branch string) bool {
 
 func dismiss(g Gomega, ns, object string) {
 	rec := recordIn(g, ns, object, func(*refluxv1.Drift) error { return nil })
-	patch := []byte(`{"metadata":{"annotations":{"` + refluxv1.DismissAnnotation + `":"true"}}}`)
-	g.Expect(env.Client.Patch(context.Background(), rec, client.RawPatch("application/merge-patch+json", patch),
-		client.FieldOwner("kubectl-annotate"))).To(Succeed())
+	fixture.Dismiss(g, env.Client, rec)
 }
 
 func isState(state refluxv1.DriftState) func(*refluxv1.Drift) error {
