@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,30 +24,48 @@ import (
 // names writers (audited), every writer named. Its generation is not
 // compared with its status: reflux rewrites the spec alone when only a
 // writer's name or lastSeen moved, and a spec reflux did not write fails
-// its seal before this is asked (execute.WithRecord).
-// allowed reports the writers whose writes are never drift (Flux,
-// reflux, the allow-listed). managedFields times have
-// one-second resolution, so a write in the same second as the latest one
-// the record names counts as seen; the resync is what finds such a write.
+// its seal before this is asked (execute.WithRecord). allowed reports the
+// writers whose writes are never drift (Flux, reflux, the allow-listed).
+// managedFields times have one-second resolution, so a write in the same
+// second as the latest one the record names counts as seen; the resync is
+// what finds such a write.
 func RecordSawLatestWrite(rec *refluxv1.Drift, live *unstructured.Unstructured, name string, allowed func(manager string) bool,
 	audited bool) bool {
-	if rec == nil || !Held(live, name) || !record.IsOpen(rec) || decide.DismissRequested(rec) ||
-		rec.Status.State == refluxv1.DriftPending || rec.Spec.OmittedFields > 0 || len(rec.Spec.Fields) == 0 || (audited && Unattributed(rec.Spec.Fields)) {
-		return false
+	return UnseenBecause(rec, live, name, allowed, audited) == ""
+}
+
+// UnseenBecause is why RecordSawLatestWrite does not hold, for the
+// debug log; "" when it holds.
+func UnseenBecause(rec *refluxv1.Drift, live *unstructured.Unstructured, name string, allowed func(manager string) bool,
+	audited bool) string {
+	switch {
+	case rec == nil:
+		return "no record"
+	case !Held(live, name):
+		return "not held under its record"
+	case !record.IsOpen(rec) || decide.DismissRequested(rec):
+		return "the record is closed or being dismissed"
+	case rec.Status.State == refluxv1.DriftPending:
+		return "the record is Pending"
+	case rec.Spec.OmittedFields > 0 || len(rec.Spec.Fields) == 0:
+		return "the record does not list every field"
+	case audited && Unattributed(rec.Spec.Fields):
+		return "the audit log has not named a writer yet"
 	}
 	seen := latestRecorded(rec)
 	if seen.IsZero() {
-		return false
+		return "the record names no write time"
 	}
 	for _, e := range live.GetManagedFields() {
 		if e.Subresource == "status" || e.Time == nil || allowed(e.Manager) {
 			continue
 		}
 		if e.Time.Unix() > seen.Unix() {
-			return false
+			return fmt.Sprintf("%s wrote at %s, after the record's latest write at %s", e.Manager,
+				e.Time.UTC().Format(time.RFC3339), seen.UTC().Format(time.RFC3339))
 		}
 	}
-	return true
+	return ""
 }
 
 // latestRecorded is the time of the latest write a record names: its

@@ -92,6 +92,12 @@ func TestRecordSawLatestWrite(t *testing.T) {
 			}
 			live.SetManagedFields(tt.writers)
 			g.Expect(RecordSawLatestWrite(rec, live, name, allowed, !tt.unaudited)).To(Equal(tt.want))
+			why := UnseenBecause(rec, live, name, allowed, !tt.unaudited)
+			if tt.want {
+				g.Expect(why).To(BeEmpty())
+			} else {
+				g.Expect(why).NotTo(BeEmpty(), "the debug log says why")
+			}
 		})
 	}
 	g := NewWithT(t)

@@ -97,12 +97,16 @@ const listedSeen = "held under a record that has seen its latest write"
 func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p *execute.Plan, snap reverse.Snapshot,
 	live *unstructured.Unstructured, rec *refluxv1.Drift, resync bool) (decide.Decision, error) {
 	owner := snap.Gov.Key()
-	if c.Listed && evaluate.RecordSawLatestWrite(rec, live, p.Name, gv.opts.Detector.Allowed, gv.opts.Attributor != nil) {
-		// A predecessor's hold, listed as this replica took over: the
-		// record already says what a look would find, so the live lane
-		// spends no dry run on it, and no render is waited for. The
+	if c.Listed {
+		// A predecessor's hold, listed as this replica took over. When
+		// the record already says what a look would find, the live lane
+		// spends no dry run on it, and no render is waited for; the
 		// resync checks it against this replica's render.
-		return decide.Decision{Why: listedSeen}, nil
+		why := evaluate.UnseenBecause(rec, live, p.Name, gv.opts.Detector.Allowed, gv.opts.Attributor != nil)
+		if why == "" {
+			return decide.Decision{Why: listedSeen}, nil
+		}
+		gv.opts.Log.V(1).Info("a listed hold is looked at again", "record", p.Name, "object", k.String(), "why", why)
 	}
 	if rec == nil && !evaluate.Held(live, p.Name) {
 		if c.Benign && !gv.intake.IsParked(owner, k) {
