@@ -28,15 +28,16 @@ import (
 // writers whose writes are never drift (Flux, reflux, the allow-listed).
 // managedFields times have one-second resolution, so a write in the same
 // second as the latest one the record names counts as seen; the resync is
-// what finds such a write.
+// what finds such a write. When it does not hold, why says what stands in
+// the way, for the debug log.
 func RecordSawLatestWrite(rec *refluxv1.Drift, live *unstructured.Unstructured, name string, allowed func(manager string) bool,
-	audited bool) bool {
-	return UnseenBecause(rec, live, name, allowed, audited) == ""
+	audited bool) (seen bool, why string) {
+	why = unseenBecause(rec, live, name, allowed, audited)
+	return why == "", why
 }
 
-// UnseenBecause is why RecordSawLatestWrite does not hold, for the
-// debug log; "" when it holds.
-func UnseenBecause(rec *refluxv1.Drift, live *unstructured.Unstructured, name string, allowed func(manager string) bool,
+// unseenBecause is RecordSawLatestWrite's why; "" when it holds.
+func unseenBecause(rec *refluxv1.Drift, live *unstructured.Unstructured, name string, allowed func(manager string) bool,
 	audited bool) string {
 	switch {
 	case rec == nil:

@@ -91,8 +91,8 @@ func TestRecordSawLatestWrite(t *testing.T) {
 				live.SetAnnotations(refluxv1.HoldAnnotations(tt.held, at, false))
 			}
 			live.SetManagedFields(tt.writers)
-			g.Expect(RecordSawLatestWrite(rec, live, name, allowed, !tt.unaudited)).To(Equal(tt.want))
-			why := UnseenBecause(rec, live, name, allowed, !tt.unaudited)
+			seen, why := RecordSawLatestWrite(rec, live, name, allowed, !tt.unaudited)
+			g.Expect(seen).To(Equal(tt.want))
 			if tt.want {
 				g.Expect(why).To(BeEmpty())
 			} else {
@@ -101,5 +101,6 @@ func TestRecordSawLatestWrite(t *testing.T) {
 		})
 	}
 	g := NewWithT(t)
-	g.Expect(RecordSawLatestWrite(nil, &unstructured.Unstructured{Object: map[string]any{}}, name, allowed, true)).To(BeFalse(), "no record")
+	seen, _ := RecordSawLatestWrite(nil, &unstructured.Unstructured{Object: map[string]any{}}, name, allowed, true)
+	g.Expect(seen).To(BeFalse(), "no record")
 }

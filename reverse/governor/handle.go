@@ -102,8 +102,8 @@ func (gv *Governor) decide(ctx context.Context, k intake.Key, c intake.Change, p
 		// the record already says what a look would find, the live lane
 		// spends no dry run on it, and no render is waited for; the
 		// resync checks it against this replica's render.
-		why := evaluate.UnseenBecause(rec, live, p.Name, gv.opts.Detector.Allowed, gv.opts.Attributor != nil)
-		if why == "" {
+		seen, why := evaluate.RecordSawLatestWrite(rec, live, p.Name, gv.opts.Detector.Allowed, gv.opts.Attributor != nil)
+		if seen {
 			return decide.Decision{Why: listedSeen}, nil
 		}
 		gv.opts.Log.V(1).Info("a listed hold is looked at again", "record", p.Name, "object", k.String(), "why", why)
