@@ -88,17 +88,28 @@ func (in *Intake) OnLiveAdd(gvk schema.GroupVersionKind, cur *unstructured.Unstr
 // classify marks c as not benign when a writer's writes can be drift, and
 // reverted when Flux reverts one of those.
 func (in *Intake) classify(c *Change, writers []metav1.ManagedFieldsEntry) {
+	benign, reverted := Classify(in.opts.Writers, writers)
+	c.Benign = c.Benign && benign
+	c.Reverted = c.Reverted || reverted
+}
+
+// Classify tells of writers (drift.Writers) whether all of them write
+// what is never drift (benign), and whether Flux reverts what one of the
+// others wrote (reverted).
+func Classify(ws Writers, writers []metav1.ManagedFieldsEntry) (benign, reverted bool) {
+	benign = true
 	for _, w := range writers {
 		if w.Subresource == "status" {
 			continue // status is never drift, whoever writes it
 		}
-		if !in.opts.Writers.Allowed(w.Manager) {
-			c.Benign = false
-		}
-		if in.opts.Writers.Reverted(w.Manager) && !in.opts.Writers.Allowed(w.Manager) {
-			c.Reverted = true
+		if !ws.Allowed(w.Manager) {
+			benign = false
+			if ws.Reverted(w.Manager) {
+				reverted = true
+			}
 		}
 	}
+	return benign, reverted
 }
 
 // OnLiveDelete is the live watches' delete handler. A deletion is queued
