@@ -223,6 +223,15 @@ func (w *Watcher) Synced(gvk schema.GroupVersionKind) bool {
 	return !ok || inf.hasSynced()
 }
 
+// Listed reports whether gvk is watched and its watch has listed every
+// object: unlike Synced, a kind not watched yet has listed nothing.
+func (w *Watcher) Listed(gvk schema.GroupVersionKind) bool {
+	w.mu.Lock()
+	inf, ok := w.informers[gvk]
+	w.mu.Unlock()
+	return ok && inf.hasSynced()
+}
+
 // Complete reports whether objects of gvk in namespace are watched, the
 // watch allowed and listed: only then is one missing from the store known
 // not to exist. A kind reflux does not watch (Secrets under

@@ -110,6 +110,9 @@ type ManagerOptions struct {
 	DefaultServiceAccount string
 	// ACL mirrors kustomize-controller's --no-cross-namespace-refs.
 	ACL acl.Options
+	// StandbyHolds makes a replica that does not lead hold, while no
+	// replica leads, what Flux would revert (reverse/standby).
+	StandbyHolds bool
 
 	// KubeConfig mirrors kustomize-controller's kubeconfig rules for
 	// remote clusters (--insecure-kubeconfig-exec, --insecure-kubeconfig-tls).
@@ -215,6 +218,8 @@ func NewManagerCommand() *cobra.Command {
 		"How often each remote cluster a Kustomization targets through spec.kubeConfig is probed, and its kubeconfig Secret read again: how soon an unreachable cluster, or a rotated kubeconfig, is noticed.")
 	fs.StringVar(&opts.DefaultKubeConfigServiceAccount, auth.ControllerFlagDefaultKubeConfigServiceAccount, "",
 		"The ServiceAccount whose workload identity reaches a remote cluster named by spec.kubeConfig.configMapRef when its ConfigMap names none, as kustomize-controller's flag of the same name; set both alike.")
+	fs.BoolVar(&opts.StandbyHolds, "standby-holds", true,
+		"With --enable-leader-election, a replica that does not lead watches the governed objects too, and holds an edit Flux would revert while no replica leads (after the leader died, before the next one has listed), for the next leader to record. Costs each such replica the live watches' memory.")
 	opts.FeatureGates.BindFlags(fs)
 	opts.TokenCache.BindFlags(fs, tokenCacheDefaultMaxSize)
 	opts.KubeConfig.BindFlags(fs)
@@ -321,6 +326,7 @@ func RunManager(cmd *cobra.Command, opts *ManagerOptions) error {
 		KubeConfig:            opts.KubeConfig,
 		ClusterProbeInterval:  opts.ClusterProbeInterval,
 		TokenCache:            tokenCache,
+		Standby:               standbyOptions(opts),
 		Registerer:            crmetrics.Registry,
 		Log:                   log,
 	}); err != nil {
@@ -426,4 +432,14 @@ func fileGate(path string) func(context.Context) error {
 			}
 		}
 	}
+}
+
+// standbyOptions are the standby's (reverse/standby): nil, for none,
+// without leader election, since then no other replica takes over.
+func standbyOptions(opts *ManagerOptions) *manager.StandbyOptions {
+	if !opts.LeaderElection.Enable || !opts.StandbyHolds {
+		return nil
+	}
+	return &manager.StandbyOptions{Lease: types.NamespacedName{Namespace: os.Getenv("RUNTIME_NAMESPACE"), Name: leaderElectionID},
+		RenewDeadline: opts.LeaderElection.RenewDeadline, RetryPeriod: opts.LeaderElection.RetryPeriod}
 }

@@ -132,7 +132,10 @@ type Options struct {
 	ImpersonationCacheSize int
 	// Registerer takes reflux's metrics; nil skips registration.
 	Registerer prometheus.Registerer
-	Log        logr.Logger
+	// Standby, when set, makes a replica that does not lead hold what
+	// Flux would revert while no replica leads (reverse/standby).
+	Standby *StandbyOptions
+	Log     logr.Logger
 }
 
 // SecretAccess is how reflux treats the Secrets Flux applies.

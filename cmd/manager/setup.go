@@ -91,6 +91,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) (*governor.Gover
 			return nil, err
 		}
 	}
+	if opts.Standby != nil {
+		if err := addStandby(mgr, opts, gov, watcher); err != nil {
+			return nil, err
+		}
+	}
 	ks := &controllers.KustomizationReconciler{
 		Client: mgr.GetClient(), Metrics: runtimectrl.NewMetrics(mgr, recorder), Governor: gov, Watcher: watcher, Remote: remote,
 		Renderer: renderer, Drift: m, Events: opts.Events, APIReader: mgr.GetAPIReader(),
