@@ -223,13 +223,36 @@ func (w *Watcher) Synced(gvk schema.GroupVersionKind) bool {
 	return !ok || inf.hasSynced()
 }
 
-// Listed reports whether gvk is watched and its watch has listed every
-// object: unlike Synced, a kind not watched yet has listed nothing.
-func (w *Watcher) Listed(gvk schema.GroupVersionKind) bool {
+// ListedFor reports whether the Kustomization ks is watched and each of
+// its watches has listed every object. Unlike Synced, a Kustomization
+// not watched yet has listed nothing; a kind it uses that is never
+// watched (Secrets under --secrets=ignore, a cluster-scoped kind under a
+// namespace restriction) or whose watch RBAC refuses waits for nothing.
+func (w *Watcher) ListedFor(ks types.NamespacedName) bool {
 	w.mu.Lock()
-	inf, ok := w.informers[gvk]
-	w.mu.Unlock()
-	return ok && inf.hasSynced()
+	defer w.mu.Unlock()
+	kinds, ok := w.users[ks]
+	if !ok {
+		return false
+	}
+	for gvk := range kinds {
+		if inf, ok := w.informers[gvk]; ok && !inf.listedOrRefused() {
+			return false
+		}
+	}
+	return true
+}
+
+// listedOrRefused reports whether each of the kind's informers has listed
+// its objects, or had its watch refused: nothing more comes from those
+// until RBAC changes.
+func (g *gvkInformer) listedOrRefused() bool {
+	for key, inf := range g.byNamespace {
+		if a := g.access[key]; !inf.HasSynced() && (a == nil || a.refused() == nil) {
+			return false
+		}
+	}
+	return true
 }
 
 // Complete reports whether objects of gvk in namespace are watched, the

@@ -91,6 +91,7 @@ func TestWatcherReportsForbiddenWatch(t *testing.T) {
 	ks := types.NamespacedName{Namespace: ns, Name: "app"}
 	cm := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	g.Expect(w.Watches(schema.GroupResource{Resource: "configmaps"})).To(BeFalse())
+	g.Expect(w.ListedFor(ks)).To(BeFalse(), "a Kustomization not watched yet has listed nothing")
 	g.Expect(w.Ensure(ks, []schema.GroupVersionKind{cm})).To(Succeed())
 	t.Cleanup(w.Stop)
 	// What the audit webhook keeps: the watched kind's resource, by the
@@ -107,6 +108,7 @@ func TestWatcherReportsForbiddenWatch(t *testing.T) {
 	g.Expect(denied[0].Verb).To(BeElementOf("list", "watch"))
 	g.Expect(denied[0].Err).To(MatchError(ContainSubstring(`User "reflux-watcher" cannot`)))
 	g.Expect(w.Synced(cm)).To(BeFalse())
+	g.Expect(w.ListedFor(ks)).To(BeTrue(), "a refused watch has nothing more to list: a standby waits for it no longer")
 	g.Expect(w.Forbidden(types.NamespacedName{Namespace: ns, Name: "other"})).To(BeEmpty(), "only the Kustomizations using the kind")
 
 	for len(changed) > 0 {

@@ -58,17 +58,9 @@ func (s StandbyGovernance) Governed(ctx context.Context) ([]standby.Governed, er
 
 // EngineCovers reports whether the engine of gov and its watches w have
 // taken over what a standby watched of g: the Kustomization governed, and
-// each of its kinds watched and listed.
+// its watches listed.
 func EngineCovers(gov interface {
 	Governs(id types.NamespacedName) bool
 }, w *Watcher, g standby.Governed) bool {
-	if !gov.Governs(g.Key()) {
-		return false
-	}
-	for _, gvk := range g.Kinds {
-		if !w.Listed(gvk) {
-			return false
-		}
-	}
-	return true
+	return gov.Governs(g.Key()) && w.ListedFor(g.Key())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -176,7 +177,13 @@ func (s *Standby) Start(ctx context.Context) error {
 		}
 		st := State{Now: now, Lease: lease, Silence: s.opts.RenewDeadline + s.opts.Poll, Elected: !elected.IsZero()}
 		if st.Elected {
-			st.EngineReady = s.covered() || now.Sub(elected) > s.opts.MaxOverlap
+			uncovered := s.uncovered()
+			st.EngineReady = len(uncovered) == 0
+			if !st.EngineReady && now.Sub(elected) > s.opts.MaxOverlap {
+				s.opts.Log.Info("the engine of this replica has not taken these Kustomizations over in time: the standby stops anyway",
+					"kustomizations", uncovered, "after", s.opts.MaxOverlap.String())
+				st.EngineReady = true
+			}
 		}
 		acting := Acting(st)
 		s.step(acting, st.Elected, quiet, lease.Lease)
@@ -215,15 +222,17 @@ func (s *Standby) step(acting, elected bool, quiet time.Time, lease Lease) {
 	s.acting = acting
 }
 
-// covered reports whether the engine of this replica covers every
-// Kustomization the standby stands by for.
-func (s *Standby) covered() bool {
+// uncovered names the Kustomizations the standby stands by for that the
+// engine of this replica has not taken over yet.
+func (s *Standby) uncovered() []string {
+	var out []string
 	for _, g := range s.list() {
 		if !s.opts.EngineCovers(g) {
-			return false
+			out = append(out, g.Key().String())
 		}
 	}
-	return true
+	sort.Strings(out)
+	return out
 }
 
 // keep is how long a change stays due-able: the silence that makes a
