@@ -48,7 +48,11 @@ type WatcherOptions struct {
 	// kustomize-controller label by default, helmlive.NameLabel for the
 	// objects helm-controller renders.
 	Selector string
-	Log      logr.Logger
+	// OwnerOf, when set, names the Kustomization an object belongs to
+	// (intake.OwnerOf): a Kustomization that starts using a kind whose
+	// watch has already listed is handed the objects it owns (Ensure).
+	OwnerOf func(metav1.Object) types.NamespacedName
+	Log     logr.Logger
 }
 
 // namespaces returns the namespaces the watches are restricted to, or nil
@@ -145,20 +149,33 @@ func (w *Watcher) Handle(h LiveHandler) {
 // informers start for new kinds and stop for kinds no Kustomization uses
 // any more. It does not wait for a new informer to list its objects: the
 // live path must not wait, and the resync waits for Synced itself.
+//
+// A kind already watched for another Kustomization listed its objects
+// before ks was governed, and its handler took none of ks's then: with
+// OwnerOf set, Ensure hands the handler each object of ks such a watch
+// holds, as listed, when ks is first watched. A takeover publishes
+// Kustomizations one reconcile at a time while the first one's watches
+// list, and the objects of the later ones, held or edited while no
+// replica led, would otherwise wait for the resync.
 func (w *Watcher) Ensure(ks types.NamespacedName, gvks []schema.GroupVersionKind) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.handler == nil {
+		w.mu.Unlock()
 		return fmt.Errorf("watching live objects of %s: the watcher has no handler", ks)
 	}
+	_, known := w.users[ks]
 	want := make(map[schema.GroupVersionKind]bool, len(gvks))
+	var replay []listedObject
 	var errs []error
 	for _, gvk := range gvks {
 		if w.skipped[gvk] {
 			continue
 		}
 		want[gvk] = true
-		if _, ok := w.informers[gvk]; ok {
+		if inf, ok := w.informers[gvk]; ok {
+			if !known && w.opts.OwnerOf != nil {
+				replay = append(replay, inf.owned(gvk, ks, w.opts.OwnerOf)...)
+			}
 			continue
 		}
 		inf, err := w.newInformer(gvk)
@@ -176,10 +193,37 @@ func (w *Watcher) Ensure(ks types.NamespacedName, gvks []schema.GroupVersionKind
 	}
 	w.users[ks] = want
 	w.gcLocked()
+	h := w.handler
+	w.mu.Unlock()
+	now := time.Now()
+	for _, o := range replay {
+		h.OnLiveAdd(o.gvk, o.obj, now)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("watching live objects of %s: %v", ks, errs)
 	}
 	return nil
+}
+
+// listedObject is an object a watch holds, of kind gvk.
+type listedObject struct {
+	gvk schema.GroupVersionKind
+	obj *unstructured.Unstructured
+}
+
+// owned returns the objects of the kind's stores that ownerOf says ks
+// owns.
+func (g *gvkInformer) owned(gvk schema.GroupVersionKind, ks types.NamespacedName,
+	ownerOf func(metav1.Object) types.NamespacedName) []listedObject {
+	var out []listedObject
+	for _, inf := range g.byNamespace {
+		for _, item := range inf.GetStore().List() {
+			if u, ok := item.(*unstructured.Unstructured); ok && ownerOf(u) == ks {
+				out = append(out, listedObject{gvk: gvk, obj: u})
+			}
+		}
+	}
+	return out
 }
 
 // Forget drops a Kustomization's watches.

@@ -30,6 +30,7 @@ import (
 	"github.com/reflux-dev/reflux/reverse/fleet"
 	"github.com/reflux-dev/reflux/reverse/governor"
 	"github.com/reflux-dev/reflux/reverse/helmlive"
+	"github.com/reflux-dev/reflux/reverse/intake"
 	"github.com/reflux-dev/reflux/reverse/record"
 	"github.com/reflux-dev/reflux/reverse/release"
 	"github.com/reflux-dev/reflux/reverse/source"
@@ -323,7 +324,7 @@ func (e *engines) build(side clusterSide) (*governor.Governor, *controllers.Watc
 	}
 	readSecrets := opts.Secrets == "" || opts.Secrets == SecretsRead
 	watcher := controllers.NewWatcher(dyn, side.mapper, controllers.WatcherOptions{Namespace: opts.WatchNamespace,
-		Namespaces: opts.WatchNamespaces, IgnoreSecrets: !readSecrets, Log: side.log.WithName("live")})
+		Namespaces: opts.WatchNamespaces, IgnoreSecrets: !readSecrets, OwnerOf: intake.OwnerOf, Log: side.log.WithName("live")})
 	gopts := governor.Options{
 		Sealer: e.sealer,
 		Client: e.mgr.GetClient(), APIReader: e.mgr.GetAPIReader(), Objects: side.storage, Detector: detector, Holder: controllers.Holder{Client: side.client},

@@ -18,6 +18,7 @@ import (
 	"github.com/reflux-dev/reflux/controllers"
 	"github.com/reflux-dev/reflux/reverse/drift"
 	"github.com/reflux-dev/reflux/reverse/governor"
+	"github.com/reflux-dev/reflux/reverse/intake"
 	"github.com/reflux-dev/reflux/reverse/standby"
 	"github.com/reflux-dev/reflux/reverse/tenancy"
 )
@@ -52,7 +53,7 @@ func addStandby(mgr ctrl.Manager, opts Options, gov *governor.Governor, watcher 
 	}
 	readSecrets := opts.Secrets == "" || opts.Secrets == SecretsRead
 	watches := controllers.NewWatcher(dyn, mgr.GetRESTMapper(), controllers.WatcherOptions{Namespace: opts.WatchNamespace,
-		Namespaces: opts.WatchNamespaces, IgnoreSecrets: !readSecrets, Log: opts.Log.WithName("standby-live")})
+		Namespaces: opts.WatchNamespaces, IgnoreSecrets: !readSecrets, OwnerOf: intake.OwnerOf, Log: opts.Log.WithName("standby-live")})
 	writers, err := drift.New(mgr.GetClient(), drift.WithAllowedManagers(append(drift.DefaultAllowedManagers(), opts.AllowedManagers...)...),
 		drift.WithOverrideManagers(opts.OverrideManagers...))
 	if err != nil {
