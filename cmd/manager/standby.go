@@ -72,14 +72,12 @@ func addStandby(mgr ctrl.Manager, opts Options, gov *governor.Governor, watcher 
 		Watches: watches,
 		Writers: writers,
 		HolderFor: func(identity string) (standby.Holder, error) {
+			// As the engine's executor does (execute.HolderFor): "" is
+			// reflux's own identity, anyone else is impersonated.
 			if identity == "" {
 				return controllers.Holder{Client: mgr.GetClient()}, nil
 			}
-			c, err := clients.For(identity)
-			if err != nil {
-				return nil, err
-			}
-			return controllers.Holder{Client: c}, nil
+			return impersonation{clients: clients}.Holder(identity)
 		},
 		Records:       reader,
 		Elected:       mgr.Elected(),
